@@ -1,0 +1,23 @@
+//! Groth16 over the backend traits.
+//!
+//! Groth 2016, "On the Size of Pairing-based Non-interactive Arguments" (EUROCRYPT 2016), in the
+//! formulation of bellman/bellperson, whose parameter and proof formats we read and write:
+//! - [`synthesis`]: run a `bellpepper_core::Circuit` into A, B, C evaluations and assignments;
+//! - [`prover`]: split `start` / `finalize`, device MSMs and NTTs through a [`crate::Backend`],
+//!   the G2 MSM on CPU threads in between;
+//! - [`verifier`]: single and batched verification;
+//! - [`params`], [`proof`], [`io`]: keys and proofs, and bellperson's file formats;
+//! - [`setup`]: a real trusted setup for small circuits and a fast benchmark-only generator.
+
+pub mod host_msm;
+pub mod io;
+pub mod params;
+pub mod proof;
+pub mod prover;
+pub mod quotient;
+pub mod setup;
+pub mod synthesis;
+pub mod verifier;
+
+pub use params::{ParamsKind, Parameters, VerifyingKey};
+pub use proof::Proof;

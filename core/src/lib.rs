@@ -1,0 +1,26 @@
+//! # bellows-core
+//!
+//! The prover core of Bellows, a multi-backend Groth16 prover for BLS12-381:
+//! - [`layout`]: the `#[repr(C)]` layout in which scalars and points cross to a backend;
+//! - [`backend`]: the [`backend::Ntt`], [`backend::Msm`], [`backend::MemoryPool`] and
+//!   [`backend::Backend`] traits;
+//! - [`registry`]: built-in backends selected by name;
+//! - [`groth16`]: synthesis, the split prover, verification, parameter and proof files, setup.
+//!
+//! Proofs are bit-for-bit identical across backends for the same inputs and randomness: every
+//! backend computes the same mathematical values, and encodings are canonical.
+
+#![warn(missing_docs)]
+
+pub mod backend;
+pub mod error;
+pub mod groth16;
+pub mod layout;
+pub mod registry;
+pub mod rng;
+
+pub use backend::{Backend, BackendConfig, BackendInfo, Capabilities};
+pub use error::{Error, Result};
+
+/// Largest NTT size (log2) Fr supports: its two-adicity.
+pub const MAX_LOG_NTT: u32 = 32;
