@@ -44,3 +44,9 @@ pub fn create_builtin(name: &str, cfg: &BackendConfig) -> Result<Arc<dyn Backend
         }),
     }
 }
+
+/// Resolves a `--backend` argument to a backend: a built-in name first; plugins (a name found on
+/// the plugin search path, or a path to a `.so`) are resolved by the plugin loader.
+pub fn resolve(name_or_path: &str, cfg: &BackendConfig) -> Result<Arc<dyn Backend>> {
+    create_builtin(name_or_path, cfg)
+}

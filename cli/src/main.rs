@@ -1,0 +1,2 @@
+//! The `bellows` command (in progress).
+fn main() {}

@@ -1,0 +1,1 @@
+//! # bellows-conformance (in progress)
