@@ -13,9 +13,11 @@
 #![warn(missing_docs)]
 
 pub mod backend;
+pub mod circuits;
 pub mod error;
 pub mod groth16;
 pub mod layout;
+pub mod plugin;
 pub mod registry;
 pub mod rng;
 

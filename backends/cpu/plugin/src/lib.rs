@@ -1,0 +1,1 @@
+//! The CPU backend as a plugin (in progress).

@@ -1,0 +1,1 @@
+//! Backend plugins (in progress).
