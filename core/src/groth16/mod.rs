@@ -9,8 +9,10 @@
 //! - [`params`], [`proof`], [`io`]: keys and proofs, and bellperson's file formats;
 //! - [`setup`]: a real trusted setup for small circuits and a fast benchmark-only generator.
 
+pub mod encoding;
 pub mod host_msm;
 pub mod io;
+pub mod keypair;
 pub mod params;
 pub mod proof;
 pub mod prover;
