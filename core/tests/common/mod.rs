@@ -1,0 +1,67 @@
+//! Shared test circuit: a small chain with every density case (an input used in B, an aux
+//! variable used only in C, aux variables in A and B).
+
+#![allow(dead_code)]
+
+use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
+use blstrs::Scalar;
+use ff::Field;
+
+/// x_{i+1} = x_i² + x_i for `rounds` rounds; public inputs: the last value and 7·x_0.
+#[derive(Clone, Debug)]
+pub struct ChainCircuit {
+    /// Private start value (None for setup).
+    pub x0: Option<Scalar>,
+    /// Number of rounds.
+    pub rounds: usize,
+    /// Deliberately break the witness (for unsatisfied-circuit tests).
+    pub corrupt: bool,
+}
+
+impl ChainCircuit {
+    pub fn new(x0: u64, rounds: usize) -> Self {
+        Self { x0: Some(Scalar::from(x0)), rounds, corrupt: false }
+    }
+    pub fn blank(rounds: usize) -> Self {
+        Self { x0: None, rounds, corrupt: false }
+    }
+    /// The public inputs a correct witness yields.
+    pub fn public_inputs(&self) -> Vec<Scalar> {
+        let x0 = self.x0.unwrap();
+        let mut x = x0;
+        for _ in 0..self.rounds {
+            x = x * x + x;
+        }
+        vec![x, x0 * Scalar::from(7u64)]
+    }
+}
+
+impl Circuit<Scalar> for ChainCircuit {
+    fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
+        let x0_val = self.x0;
+        let x0 = cs.alloc(|| "x0", || x0_val.ok_or(SynthesisError::AssignmentMissing))?;
+        let (mut x, mut xv) = (x0, x0_val);
+        for i in 0..self.rounds {
+            let sq_val = xv.map(|v| v * v);
+            let sq = cs.alloc(|| format!("sq{i}"), || sq_val.ok_or(SynthesisError::AssignmentMissing))?;
+            cs.enforce(|| format!("square{i}"), |lc| lc + x, |lc| lc + x, |lc| lc + sq);
+            let mut next_val = sq_val.zip(xv).map(|(a, b)| a + b);
+            if self.corrupt && i == self.rounds / 2 {
+                next_val = next_val.map(|v| v + Scalar::ONE);
+            }
+            let next = cs.alloc(|| format!("x{}", i + 1), || next_val.ok_or(SynthesisError::AssignmentMissing))?;
+            cs.enforce(|| format!("add{i}"), |lc| lc + sq + x, |lc| lc + CS::one(), |lc| lc + next);
+            x = next;
+            xv = next_val;
+        }
+        let out = cs.alloc_input(|| "out", || xv.ok_or(SynthesisError::AssignmentMissing))?;
+        cs.enforce(|| "out", |lc| lc + x, |lc| lc + CS::one(), |lc| lc + out);
+        // Public 7·x0, used in B (input density in B).
+        let seven = cs.alloc_input(|| "7x0", || x0_val.map(|v| v * Scalar::from(7u64)).ok_or(SynthesisError::AssignmentMissing))?;
+        cs.enforce(|| "seven", |lc| lc + CS::one(), |lc| lc + seven, |lc| lc + (Scalar::from(7u64), x0));
+        // An aux variable that occurs only in C: t = 3·x0.
+        let t = cs.alloc(|| "t", || x0_val.map(|v| v * Scalar::from(3u64)).ok_or(SynthesisError::AssignmentMissing))?;
+        cs.enforce(|| "t", |lc| lc + (Scalar::from(3u64), CS::one()), |lc| lc + x0, |lc| lc + t);
+        Ok(())
+    }
+}
