@@ -1,12 +1,458 @@
-//! (in progress)
+//! Groth16 parameter generation: a real trusted setup for small circuits, and a fast
+//! benchmark-only generator.
+//!
+//! [`generate_parameters`] is the setup of Groth 2016, §3.2, with the toxic waste explicit
+//! ([`ToxicWaste`]) so that test vectors are reproducible. It computes exactly what bellperson
+//! 0.27's `groth16::generate_parameters` computes for the same inputs (same constraint assembly,
+//! same domain, same filtering of the a/b queries), so the files written are byte-identical.
+//! Whoever knows the toxic waste can forge proofs: use it for tests and small private circuits,
+//! never for a deployment where a multi-party ceremony is needed.
+//!
+//! [`generate_benchmark_parameters`] makes **benchmark-only** parameters: valid points of the
+//! right shape for a circuit, drawn from a seed, with no trusted setup behind them. Proving with
+//! them costs exactly what proving with real parameters costs, but
+//! **proofs made with benchmark-only parameters do not verify**. They are recognised by their
+//! `vk.alpha_g1` ([`benchmark_marker_g1`], see [`crate::groth16::ParamsKind`]).
+
+#![allow(unsafe_code)]
+
+use std::sync::Arc;
+
+use bellpepper_core::Circuit;
+use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+use ff::{Field, PrimeField};
+use group::{prime::PrimeCurveAffine, Curve, Group, Wnaf};
+use rand_chacha::ChaCha20Rng;
+use rand_core::{RngCore, SeedableRng};
+use rayon::prelude::*;
+
+use super::keypair::{CircuitShape, Column, ConstraintMatrices};
+use super::{Parameters, VerifyingKey};
+use crate::{Error, Result};
 
 /// Marker α of benchmark-only parameters: a fixed point nobody knows the discrete log of.
 pub fn benchmark_marker_g1() -> blstrs::G1Affine {
-    use group::Curve;
     blstrs::G1Projective::hash_to_curve(
         b"bellows benchmark-only parameters: proofs made with them do not verify",
         b"BELLOWS-BENCH-MARKER-V1",
         &[],
     )
     .to_affine()
+}
+
+/// The secrets of a Groth16 setup. Whoever holds them can forge proofs: drop them after setup.
+#[derive(Clone)]
+pub struct ToxicWaste {
+    /// The evaluation point τ.
+    pub tau: Scalar,
+    /// α.
+    pub alpha: Scalar,
+    /// β.
+    pub beta: Scalar,
+    /// γ (must be non-zero).
+    pub gamma: Scalar,
+    /// δ (must be non-zero).
+    pub delta: Scalar,
+    /// The G1 generator the parameters are built on (must not be the identity).
+    pub g1: G1Projective,
+    /// The G2 generator the parameters are built on (must not be the identity).
+    pub g2: G2Projective,
+}
+
+impl ToxicWaste {
+    /// Draws fresh toxic waste, in bellperson's order (g1, g2, α, β, γ, δ, τ): the same RNG state
+    /// gives the same parameters as bellperson's `generate_random_parameters`.
+    pub fn random<R: RngCore + ?Sized>(rng: &mut R) -> Self {
+        let g1 = G1Projective::random(&mut *rng);
+        let g2 = G2Projective::random(&mut *rng);
+        let alpha = Scalar::random(&mut *rng);
+        let beta = Scalar::random(&mut *rng);
+        let gamma = Scalar::random(&mut *rng);
+        let delta = Scalar::random(&mut *rng);
+        let tau = Scalar::random(&mut *rng);
+        ToxicWaste {
+            tau,
+            alpha,
+            beta,
+            gamma,
+            delta,
+            g1,
+            g2,
+        }
+    }
+}
+
+/// Generates parameters for `circuit` with fresh toxic waste from `rng`, then forgets the waste.
+pub fn generate_random_parameters<C, R>(circuit: C, rng: &mut R) -> Result<Parameters>
+where
+    C: Circuit<Scalar>,
+    R: RngCore + ?Sized,
+{
+    generate_parameters(circuit, &ToxicWaste::random(rng))
+}
+
+/// The Groth16 setup (Groth 2016, §3.2) of `circuit` with the given toxic waste.
+///
+/// With n the domain size and L_j the Lagrange basis of the n-th roots of unity, each variable k
+/// gets u_k(τ) = Σ_j A_jk·L_j(τ) (and v_k, w_k from B and C); then
+/// - `h[i] = g1·(τ^i·Z(τ)/δ)` for i < n − 1, Z(X) = X^n − 1;
+/// - `ic[k] = g1·((β·u_k + α·v_k + w_k)/γ)` for inputs, `l[k] = g1·(…/δ)` for aux variables;
+/// - `a = g1·u_k`, `b_g1 = g1·v_k`, `b_g2 = g2·v_k`, the identity points dropped.
+///
+/// The L_j(τ) come from an inverse FFT of (1, τ, …, τ^{n−1}). Errors: a circuit without
+/// constraints, a domain over 2^32, an auxiliary variable in no constraint, γ or δ zero, a
+/// generator at infinity, or τ a root of unity of the domain.
+pub fn generate_parameters<C: Circuit<Scalar>>(
+    circuit: C,
+    waste: &ToxicWaste,
+) -> Result<Parameters> {
+    let m = ConstraintMatrices::of(circuit)?;
+    let (n, log_n) = m.domain()?;
+    if bool::from(waste.g1.is_identity()) || bool::from(waste.g2.is_identity()) {
+        return Err(Error::invalid(
+            "setup: a generator (g1 or g2) is the point at infinity",
+        ));
+    }
+    let gamma_inv = Option::<Scalar>::from(waste.gamma.invert())
+        .ok_or_else(|| Error::invalid("setup: γ is zero"))?;
+    let delta_inv = Option::<Scalar>::from(waste.delta.invert())
+        .ok_or_else(|| Error::invalid("setup: δ is zero"))?;
+
+    let tau = waste.tau;
+    let powers = powers_of(tau, n);
+    let z = powers[n - 1] * tau - Scalar::ONE;
+    if bool::from(z.is_zero()) {
+        return Err(Error::invalid(format!(
+            "setup: τ is an n-th root of unity (n = {n}), so Z(τ) = 0"
+        )));
+    }
+    let g1 = waste.g1;
+    let g2 = waste.g2;
+    let vars = m.num_inputs + m.num_aux;
+    // Window tables sized as bellperson sizes them (only speed depends on it).
+    let mut g1_table = Wnaf::new();
+    let g1_wnaf = g1_table.base(g1, (n - 1) + 3 * vars);
+    let mut g2_table = Wnaf::new();
+    let g2_wnaf = g2_table.base(g2, vars);
+    let mul_g1 = |scalars: &[Scalar]| -> Vec<G1Affine> {
+        let pts: Vec<G1Projective> = scalars
+            .par_iter()
+            .map_init(|| g1_wnaf.shared(), |w, s| w.scalar(s))
+            .collect();
+        normalize_g1(&pts)
+    };
+
+    let coeff = z * delta_inv;
+    let h_scalars: Vec<Scalar> = powers[..n - 1].par_iter().map(|p| *p * coeff).collect();
+    let h = mul_g1(&h_scalars);
+    drop(h_scalars);
+
+    let mut lagrange = powers;
+    inverse_fft(&mut lagrange, log_n);
+
+    let eval = |cols: &[Column]| -> Vec<Scalar> {
+        cols.par_iter()
+            .map(|col| col.iter().map(|(c, row)| *c * lagrange[*row]).sum())
+            .collect()
+    };
+    let (u_in, v_in, w_in) = (eval(&m.at_inputs), eval(&m.bt_inputs), eval(&m.ct_inputs));
+    let (u_aux, v_aux, w_aux) = (eval(&m.at_aux), eval(&m.bt_aux), eval(&m.ct_aux));
+    let ext = |u: &[Scalar], v: &[Scalar], w: &[Scalar], inv: Scalar| -> Vec<Scalar> {
+        (u, v, w)
+            .into_par_iter()
+            .map(|(u, v, w)| (waste.beta * u + waste.alpha * v + w) * inv)
+            .collect()
+    };
+    let ic = mul_g1(&ext(&u_in, &v_in, &w_in, gamma_inv));
+    let l = mul_g1(&ext(&u_aux, &v_aux, &w_aux, delta_inv));
+    if let Some(j) = l.iter().position(|p| bool::from(p.is_identity())) {
+        return Err(Error::Synthesis(format!(
+            "auxiliary variable {j} is unconstrained (it occurs in no constraint)"
+        )));
+    }
+    let u: Vec<Scalar> = u_in.into_iter().chain(u_aux).collect();
+    let v: Vec<Scalar> = v_in.into_iter().chain(v_aux).collect();
+    let a = drop_identity(mul_g1(&u));
+    let b_g1 = drop_identity(mul_g1(&v));
+    let b_g2_pts: Vec<G2Projective> = v
+        .par_iter()
+        .map_init(|| g2_wnaf.shared(), |w, s| w.scalar(s))
+        .collect();
+    let b_g2 = drop_identity(normalize_g2(&b_g2_pts));
+
+    let (g1a, g2a) = (g1.to_affine(), g2.to_affine());
+    let vk = VerifyingKey {
+        alpha_g1: (g1a * waste.alpha).to_affine(),
+        beta_g1: (g1a * waste.beta).to_affine(),
+        beta_g2: (g2a * waste.beta).to_affine(),
+        gamma_g2: (g2a * waste.gamma).to_affine(),
+        delta_g1: (g1a * waste.delta).to_affine(),
+        delta_g2: (g2a * waste.delta).to_affine(),
+        ic,
+    };
+    Ok(Parameters {
+        vk,
+        h: Arc::new(h),
+        l: Arc::new(l),
+        a: Arc::new(a),
+        b_g1: Arc::new(b_g1),
+        b_g2: Arc::new(b_g2),
+    })
+}
+
+fn drop_identity<P: PrimeCurveAffine>(points: Vec<P>) -> Vec<P> {
+    points
+        .into_iter()
+        .filter(|p| !bool::from(p.is_identity()))
+        .collect()
+}
+
+/// (1, x, x², …, x^{n−1}), computed in parallel chunks.
+fn powers_of(x: Scalar, n: usize) -> Vec<Scalar> {
+    const CHUNK: usize = 1 << 12;
+    let mut out = vec![Scalar::ZERO; n];
+    out.par_chunks_mut(CHUNK)
+        .enumerate()
+        .for_each(|(c, chunk)| {
+            let mut p = x.pow_vartime([(c * CHUNK) as u64]);
+            for o in chunk {
+                *o = p;
+                p *= x;
+            }
+        });
+    out
+}
+
+/// In-place inverse DFT over the 2^log_n-th roots of unity: radix-2 Cooley–Tukey (Cooley and
+/// Tukey 1965) with ω⁻¹, then scaling by n⁻¹. ω is Fr's 2^32-th root of unity squared down to
+/// order n, the same ω bellperson uses. Setup-sized inputs only: serial.
+fn inverse_fft(a: &mut [Scalar], log_n: u32) {
+    let n = a.len();
+    debug_assert_eq!(n, 1usize << log_n);
+    let mut omega = Scalar::ROOT_OF_UNITY;
+    for _ in log_n..Scalar::S {
+        omega = omega.square();
+    }
+    let omega_inv = omega.invert().expect("a root of unity is invertible");
+    for i in 0..n {
+        let j = if log_n == 0 {
+            0
+        } else {
+            i.reverse_bits() >> (usize::BITS - log_n)
+        };
+        if i < j {
+            a.swap(i, j);
+        }
+    }
+    let mut half = 1;
+    while half < n {
+        let w_len = omega_inv.pow_vartime([(n / (2 * half)) as u64]);
+        for start in (0..n).step_by(2 * half) {
+            let mut w = Scalar::ONE;
+            for k in start..start + half {
+                let t = a[k + half] * w;
+                a[k + half] = a[k] - t;
+                a[k] += t;
+                w *= w_len;
+            }
+        }
+        half *= 2;
+    }
+    let n_inv = Scalar::from(n as u64)
+        .invert()
+        .expect("n < r is invertible");
+    a.par_iter_mut().for_each(|x| *x *= n_inv);
+}
+
+/// Points per batch normalisation (one field inversion each).
+const NORMALIZE_CHUNK: usize = 1 << 12;
+
+macro_rules! normalize_impl {
+    ($name:ident, $proj:ty, $aff:ty, $blst_p:ty, $blst_aff:ty, $to_affine:path) => {
+        /// Jacobian → affine for many points, one inversion per chunk (Montgomery's trick, in
+        /// blst), chunks on rayon threads. Identity points become the all-zero affine identity.
+        fn $name(points: &[$proj]) -> Vec<$aff> {
+            let mut out = vec![<$aff>::identity(); points.len()];
+            out.par_chunks_mut(NORMALIZE_CHUNK)
+                .zip(points.par_chunks(NORMALIZE_CHUNK))
+                .for_each(|(dst, src)| {
+                    // blst walks a contiguous array when the pointer list is (first, NULL).
+                    let list: [*const $blst_p; 2] =
+                        [src.as_ptr().cast::<$blst_p>(), std::ptr::null()];
+                    // SAFETY: blstrs' projective and affine types are `#[repr(transparent)]` over
+                    // blst's (sizes and alignment asserted in `crate::layout`); `src` holds
+                    // `src.len()` initialised points and `dst` as many writable slots (par_chunks
+                    // of equal-length slices pair equal lengths); `list` outlives the call.
+                    unsafe {
+                        $to_affine(
+                            dst.as_mut_ptr().cast::<$blst_aff>(),
+                            list.as_ptr(),
+                            src.len(),
+                        )
+                    };
+                });
+            out
+        }
+    };
+}
+normalize_impl!(
+    normalize_g1,
+    G1Projective,
+    G1Affine,
+    blst::blst_p1,
+    blst::blst_p1_affine,
+    blst::blst_p1s_to_affine
+);
+normalize_impl!(
+    normalize_g2,
+    G2Projective,
+    G2Affine,
+    blst::blst_p2,
+    blst::blst_p2_affine,
+    blst::blst_p2s_to_affine
+);
+
+/// **Benchmark-only** parameters for `circuit`: exactly the shape a real setup would give
+/// (h: n − 1 points, l: one per aux variable, ic: one per input, a/b_g1/b_g2: the variables that
+/// occur in A / B), every point a valid subgroup point, and `vk.alpha_g1` =
+/// [`benchmark_marker_g1`].
+///
+/// **No trusted setup stands behind these points: proofs made with them do not verify.** They
+/// exist so that benchmarks at 2^20 constraints and above do not wait for a real setup. The same
+/// `seed` gives the same parameters on every machine and thread count.
+///
+/// Cost: the circuit runs once in a constraint system that only counts; each section is then
+/// generated in chunks that start at a random multiple of the generator and walk by adding a
+/// fixed random point (one mixed addition per point), followed by one batch normalisation per
+/// chunk. No per-point scalar multiplication.
+pub fn generate_benchmark_parameters<C: Circuit<Scalar>>(
+    circuit: C,
+    seed: u64,
+) -> Result<Parameters> {
+    let shape = CircuitShape::of(circuit)?;
+    let (n, _) = shape.domain()?;
+    let mut rng = ChaCha20Rng::seed_from_u64(seed);
+    let g1 = |rng: &mut ChaCha20Rng| (G1Affine::generator() * Scalar::random(rng)).to_affine();
+    let g2 = |rng: &mut ChaCha20Rng| (G2Affine::generator() * Scalar::random(rng)).to_affine();
+    let (beta_g1, beta_g2) = (g1(&mut rng), g2(&mut rng));
+    let gamma_g2 = g2(&mut rng);
+    let (delta_g1, delta_g2) = (g1(&mut rng), g2(&mut rng));
+    let ic = walk(shape.num_inputs, &mut rng, normalize_g1);
+    let h = walk(n - 1, &mut rng, normalize_g1);
+    let l = walk(shape.num_aux, &mut rng, normalize_g1);
+    let a = walk(shape.a_query_len(), &mut rng, normalize_g1);
+    let b_g1 = walk(shape.b_query_len(), &mut rng, normalize_g1);
+    let b_g2 = walk(shape.b_query_len(), &mut rng, normalize_g2);
+    Ok(Parameters {
+        vk: VerifyingKey {
+            alpha_g1: benchmark_marker_g1(),
+            beta_g1,
+            beta_g2,
+            gamma_g2,
+            delta_g1,
+            delta_g2,
+            ic,
+        },
+        h: Arc::new(h),
+        l: Arc::new(l),
+        a: Arc::new(a),
+        b_g1: Arc::new(b_g1),
+        b_g2: Arc::new(b_g2),
+    })
+}
+
+/// Points per walk chunk (one scalar multiplication and one inversion per chunk).
+const WALK_CHUNK: usize = 1 << 13;
+
+/// `len` pseudo-random subgroup points: chunk c is s_c·G + k·Q for k = 0, 1, …, with Q fixed per
+/// call and s_c from a ChaCha20 stream keyed by `rng` and numbered c (independent of threads).
+fn walk<G>(
+    len: usize,
+    rng: &mut ChaCha20Rng,
+    normalize: fn(&[G]) -> Vec<G::AffineRepr>,
+) -> Vec<G::AffineRepr>
+where
+    G: Curve<Scalar = Scalar> + Send + Sync,
+    G::AffineRepr: Copy + Send + Sync,
+{
+    let mut key = [0u8; 32];
+    rng.fill_bytes(&mut key);
+    let step = (G::generator() * Scalar::random(&mut *rng)).to_affine();
+    let chunks: Vec<Vec<G::AffineRepr>> = (0..len.div_ceil(WALK_CHUNK))
+        .into_par_iter()
+        .map(|c| {
+            let mut chunk_rng = ChaCha20Rng::from_seed(key);
+            chunk_rng.set_stream(c as u64);
+            let mut acc = G::generator() * Scalar::random(&mut chunk_rng);
+            let count = WALK_CHUNK.min(len - c * WALK_CHUNK);
+            let mut pts = Vec::with_capacity(count);
+            for _ in 0..count {
+                pts.push(acc);
+                acc += step;
+            }
+            normalize(&pts)
+        })
+        .collect();
+    let mut out = Vec::with_capacity(len);
+    for c in chunks {
+        out.extend(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The inverse FFT of the powers of τ equals the closed form of the Lagrange basis at τ:
+    /// L_i(τ) = ω^i·(τ^n − 1) / (n·(τ − ω^i)).
+    #[test]
+    fn inverse_fft_gives_lagrange_coefficients() {
+        let mut rng = ChaCha20Rng::seed_from_u64(1);
+        for log_n in [0u32, 1, 2, 5, 8] {
+            let n = 1usize << log_n;
+            let tau = Scalar::random(&mut rng);
+            let mut l = powers_of(tau, n);
+            inverse_fft(&mut l, log_n);
+            let mut omega = Scalar::ROOT_OF_UNITY;
+            for _ in log_n..Scalar::S {
+                omega = omega.square();
+            }
+            let z = tau.pow_vartime([n as u64]) - Scalar::ONE;
+            let n_s = Scalar::from(n as u64);
+            let mut w = Scalar::ONE;
+            for (i, li) in l.iter().enumerate() {
+                let expect = w * z * (n_s * (tau - w)).invert().unwrap();
+                assert_eq!(*li, expect, "n = {n}, i = {i}");
+                w *= omega;
+            }
+        }
+    }
+
+    #[test]
+    fn powers_cross_chunk_boundaries() {
+        let x = Scalar::from(3u64);
+        let p = powers_of(x, 10_000);
+        assert_eq!(p[0], Scalar::ONE);
+        assert_eq!(p[4096], x.pow_vartime([4096]));
+        assert_eq!(p[9999], x.pow_vartime([9999]));
+    }
+
+    #[test]
+    fn batch_normalization_matches_to_affine() {
+        let mut rng = ChaCha20Rng::seed_from_u64(2);
+        let mut pts: Vec<G1Projective> = (0..NORMALIZE_CHUNK + 3)
+            .map(|_| G1Projective::random(&mut rng))
+            .collect();
+        pts[5] = G1Projective::identity();
+        let aff = normalize_g1(&pts);
+        for (p, a) in pts.iter().zip(&aff) {
+            assert_eq!(p.to_affine(), *a);
+        }
+        let pts2: Vec<G2Projective> = (0..9).map(|_| G2Projective::random(&mut rng)).collect();
+        let aff2 = normalize_g2(&pts2);
+        for (p, a) in pts2.iter().zip(&aff2) {
+            assert_eq!(p.to_affine(), *a);
+        }
+    }
 }
