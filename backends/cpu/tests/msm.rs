@@ -1,0 +1,401 @@
+//! MSM of the CPU backend against a naive sum of scalar multiplications, with edge cases, and
+//! the life cycle of resident-bases handles.
+
+use std::sync::Arc;
+
+use bellows_core::{
+    backend::{BasesHandle, Group, Msm, MsmJob, SharedPoints},
+    layout::{fr_slice, G1Affine, G1Jacobian, G2Affine, G2Jacobian},
+    Error,
+};
+use bellows_cpu::CpuBackend;
+use blstrs::{G1Projective, G2Projective, Scalar};
+use ff::Field;
+use group::{prime::PrimeCurveAffine, Curve, Group as _};
+use rand::SeedableRng;
+
+type Rng = rand_chacha::ChaCha8Rng;
+
+/// `n` distinct-looking points `R + i·S` (cheap to make: additions only).
+fn g1_points(n: usize, rng: &mut Rng) -> Vec<blstrs::G1Affine> {
+    let (mut p, s) = (
+        G1Projective::random(&mut *rng),
+        G1Projective::random(&mut *rng),
+    );
+    let proj: Vec<G1Projective> = (0..n)
+        .map(|_| {
+            p += s;
+            p
+        })
+        .collect();
+    let mut out = vec![blstrs::G1Affine::identity(); n];
+    G1Projective::batch_normalize(&proj, &mut out);
+    out
+}
+
+fn g2_points(n: usize, rng: &mut Rng) -> Vec<blstrs::G2Affine> {
+    let (mut p, s) = (
+        G2Projective::random(&mut *rng),
+        G2Projective::random(&mut *rng),
+    );
+    let proj: Vec<G2Projective> = (0..n)
+        .map(|_| {
+            p += s;
+            p
+        })
+        .collect();
+    let mut out = vec![blstrs::G2Affine::identity(); n];
+    G2Projective::batch_normalize(&proj, &mut out);
+    out
+}
+
+fn naive_g1(b: &[blstrs::G1Affine], s: &[Scalar]) -> G1Projective {
+    b.iter()
+        .zip(s)
+        .fold(G1Projective::identity(), |acc, (p, k)| acc + *p * k)
+}
+
+fn naive_g2(b: &[blstrs::G2Affine], s: &[Scalar]) -> G2Projective {
+    b.iter()
+        .zip(s)
+        .fold(G2Projective::identity(), |acc, (p, k)| acc + *p * k)
+}
+
+fn shared_g1(v: Vec<blstrs::G1Affine>) -> SharedPoints<G1Affine> {
+    Arc::new(v)
+}
+
+fn shared_g2(v: Vec<blstrs::G2Affine>) -> SharedPoints<G2Affine> {
+    Arc::new(v)
+}
+
+/// Scalar patterns that stress Pippenger's windows and edge cases.
+fn scalar_cases(n: usize, rng: &mut Rng) -> Vec<(&'static str, Vec<Scalar>)> {
+    let random: Vec<Scalar> = (0..n).map(|_| Scalar::random(&mut *rng)).collect();
+    let mut mixed = random.clone();
+    for (i, s) in mixed.iter_mut().enumerate() {
+        match i % 5 {
+            0 => *s = Scalar::ZERO,
+            1 => *s = -Scalar::ONE, // r − 1
+            2 => *s = Scalar::ONE,
+            _ => {}
+        }
+    }
+    vec![
+        ("random", random),
+        ("zeros", vec![Scalar::ZERO; n]),
+        ("r-1", vec![-Scalar::ONE; n]),
+        ("all equal", vec![Scalar::from(0xdead_beef_u64); n]),
+        ("mixed", mixed),
+    ]
+}
+
+fn run_g1(backend: &CpuBackend, h: BasesHandle, start: usize, s: &[Scalar]) -> G1Projective {
+    let mut out = [G1Jacobian::default()];
+    backend
+        .msm_g1(
+            h,
+            &[MsmJob {
+                start,
+                scalars: fr_slice(s),
+            }],
+            &mut out,
+        )
+        .unwrap();
+    out[0].into()
+}
+
+fn run_g2(backend: &CpuBackend, h: BasesHandle, start: usize, s: &[Scalar]) -> G2Projective {
+    let mut out = [G2Jacobian::default()];
+    backend
+        .msm_g2(
+            h,
+            &[MsmJob {
+                start,
+                scalars: fr_slice(s),
+            }],
+            &mut out,
+        )
+        .unwrap();
+    out[0].into()
+}
+
+#[test]
+fn g1_matches_naive_around_power_of_two_sizes() {
+    let backend = CpuBackend::new();
+    let mut rng = Rng::seed_from_u64(1);
+    let max = 4097;
+    let mut bases = g1_points(max, &mut rng);
+    bases[3] = blstrs::G1Affine::identity(); // identity points
+    bases[100] = blstrs::G1Affine::identity();
+    bases[7] = bases[5]; // repeated points
+    bases[8] = bases[5];
+    bases[4000] = bases[6];
+    let h = backend.load_bases_g1(shared_g1(bases.clone())).unwrap();
+    assert_eq!(h.len, max as u64);
+    assert_eq!(h.group, Group::G1);
+    for n in [0usize, 1, 2, 3, 31, 32, 33, 255, 256, 257] {
+        for (name, s) in scalar_cases(n, &mut rng) {
+            assert_eq!(
+                run_g1(&backend, h, 0, &s),
+                naive_g1(&bases[..n], &s),
+                "n={n} {name}"
+            );
+        }
+    }
+    // Around host_msm's per-thread chunk boundary (2^12).
+    for n in [4095usize, 4096, 4097] {
+        let s: Vec<Scalar> = (0..n).map(|_| Scalar::random(&mut rng)).collect();
+        assert_eq!(
+            run_g1(&backend, h, 0, &s),
+            naive_g1(&bases[..n], &s),
+            "n={n}"
+        );
+    }
+    // An offset range.
+    let s: Vec<Scalar> = (0..40).map(|_| Scalar::random(&mut rng)).collect();
+    assert_eq!(run_g1(&backend, h, 4057, &s), naive_g1(&bases[4057..], &s));
+}
+
+#[test]
+fn g1_one_point_and_identity_only() {
+    let backend = CpuBackend::new();
+    let gen = blstrs::G1Affine::generator();
+    let h = backend.load_bases_g1(shared_g1(vec![gen])).unwrap();
+    let k = Scalar::from(5u64);
+    assert_eq!(run_g1(&backend, h, 0, &[k]), G1Projective::generator() * k);
+    assert_eq!(
+        run_g1(&backend, h, 0, &[-Scalar::ONE]),
+        -G1Projective::generator()
+    );
+    let empty = run_g1(&backend, h, 1, &[]);
+    assert!(
+        bool::from(empty.is_identity()),
+        "empty job gives the identity"
+    );
+    let hid = backend
+        .load_bases_g1(shared_g1(vec![blstrs::G1Affine::identity(); 10]))
+        .unwrap();
+    let s = vec![Scalar::from(3u64); 10];
+    assert!(bool::from(run_g1(&backend, hid, 0, &s).is_identity()));
+}
+
+#[test]
+fn g2_matches_naive() {
+    let backend = CpuBackend::new();
+    let mut rng = Rng::seed_from_u64(2);
+    let mut bases = g2_points(129, &mut rng);
+    bases[2] = blstrs::G2Affine::identity();
+    bases[9] = bases[4];
+    let h = backend.load_bases_g2(shared_g2(bases.clone())).unwrap();
+    assert_eq!(h.group, Group::G2);
+    for n in [0usize, 1, 2, 7, 8, 9, 63, 64, 65, 129] {
+        for (name, s) in scalar_cases(n, &mut rng) {
+            assert_eq!(
+                run_g2(&backend, h, 0, &s),
+                naive_g2(&bases[..n], &s),
+                "n={n} {name}"
+            );
+        }
+    }
+}
+
+#[test]
+fn batches_of_jobs_fill_each_output() {
+    let backend = CpuBackend::new();
+    let mut rng = Rng::seed_from_u64(3);
+    let b1 = g1_points(300, &mut rng);
+    let b2 = g2_points(40, &mut rng);
+    let h1 = backend.load_bases_g1(shared_g1(b1.clone())).unwrap();
+    let h2 = backend.load_bases_g2(shared_g2(b2.clone())).unwrap();
+    let s: Vec<Scalar> = (0..300).map(|_| Scalar::random(&mut rng)).collect();
+    let jobs = [
+        MsmJob {
+            start: 0,
+            scalars: fr_slice(&s[..300]),
+        },
+        MsmJob {
+            start: 10,
+            scalars: fr_slice(&s[..50]),
+        },
+        MsmJob {
+            start: 299,
+            scalars: fr_slice(&s[..1]),
+        },
+        MsmJob {
+            start: 300,
+            scalars: &[],
+        },
+    ];
+    let mut out = vec![G1Jacobian::default(); 4];
+    backend.msm_g1(h1, &jobs, &mut out).unwrap();
+    let got: Vec<G1Projective> = out.iter().map(|&p| p.into()).collect();
+    assert_eq!(got[0], naive_g1(&b1, &s));
+    assert_eq!(got[1], naive_g1(&b1[10..60], &s[..50]));
+    assert_eq!(got[2], naive_g1(&b1[299..], &s[..1]));
+    assert!(bool::from(got[3].is_identity()));
+    let jobs = [
+        MsmJob {
+            start: 0,
+            scalars: fr_slice(&s[..40]),
+        },
+        MsmJob {
+            start: 20,
+            scalars: fr_slice(&s[..20]),
+        },
+    ];
+    let mut out = vec![G2Jacobian::default(); 2];
+    backend.msm_g2(h2, &jobs, &mut out).unwrap();
+    assert_eq!(G2Projective::from(out[0]), naive_g2(&b2, &s[..40]));
+    assert_eq!(G2Projective::from(out[1]), naive_g2(&b2[20..], &s[..20]));
+    // No jobs, no outputs.
+    backend.msm_g1(h1, &[], &mut []).unwrap();
+}
+
+fn assert_invalid<T: std::fmt::Debug>(r: Result<T, Error>, what: &str) {
+    match r {
+        Err(Error::InvalidInput(msg)) => assert!(!msg.is_empty()),
+        other => panic!("{what}: expected InvalidInput, got {other:?}"),
+    }
+}
+
+#[test]
+fn handles_are_reused_freed_and_checked() {
+    let backend = CpuBackend::new();
+    let mut rng = Rng::seed_from_u64(4);
+    let bases = g1_points(64, &mut rng);
+    let shared = shared_g1(bases.clone());
+    let h = backend.load_bases_g1(shared.clone()).unwrap();
+    // Zero-copy: the backend holds the caller's allocation.
+    assert_eq!(Arc::strong_count(&shared), 2);
+    let h_again = backend.load_bases_g1(shared.clone()).unwrap();
+    assert_ne!(h.id, h_again.id);
+
+    // Reuse: many calls on one handle, same answers.
+    let s: Vec<Scalar> = (0..64).map(|_| Scalar::random(&mut rng)).collect();
+    let want = naive_g1(&bases, &s);
+    for _ in 0..3 {
+        assert_eq!(run_g1(&backend, h, 0, &s), want);
+    }
+
+    let sc = fr_slice(&s);
+    // Out of range, overflowing range.
+    let mut out = [G1Jacobian::default()];
+    assert_invalid(
+        backend.msm_g1(
+            h,
+            &[MsmJob {
+                start: 1,
+                scalars: sc,
+            }],
+            &mut out,
+        ),
+        "range past the end",
+    );
+    assert_invalid(
+        backend.msm_g1(
+            h,
+            &[MsmJob {
+                start: usize::MAX,
+                scalars: sc,
+            }],
+            &mut out,
+        ),
+        "overflowing range",
+    );
+    // Output slots ≠ jobs.
+    let mut two = [G1Jacobian::default(); 2];
+    assert_invalid(
+        backend.msm_g1(
+            h,
+            &[MsmJob {
+                start: 0,
+                scalars: sc,
+            }],
+            &mut two,
+        ),
+        "too many outputs",
+    );
+    assert_invalid(
+        backend.msm_g1(
+            h,
+            &[MsmJob {
+                start: 0,
+                scalars: sc,
+            }],
+            &mut [],
+        ),
+        "too few outputs",
+    );
+    // Wrong group, and a forged length.
+    let mut out2 = [G2Jacobian::default()];
+    assert_invalid(backend.msm_g2(h, &[], &mut []), "G1 handle given to msm_g2");
+    let forged_group = BasesHandle {
+        group: Group::G2,
+        ..h
+    };
+    assert_invalid(
+        backend.msm_g2(
+            forged_group,
+            &[MsmJob {
+                start: 0,
+                scalars: &sc[..1],
+            }],
+            &mut out2,
+        ),
+        "forged group",
+    );
+    let forged_len = BasesHandle { len: 1000, ..h };
+    assert_invalid(
+        backend.msm_g1(
+            forged_len,
+            &[MsmJob {
+                start: 0,
+                scalars: &sc[..1],
+            }],
+            &mut out,
+        ),
+        "forged length",
+    );
+    let unknown = BasesHandle { id: 987_654, ..h };
+    assert_invalid(backend.msm_g1(unknown, &[], &mut []), "unknown handle");
+
+    // Free: the handle is gone, the other one still works, double free fails.
+    backend.free_bases(h).unwrap();
+    assert_invalid(
+        backend.msm_g1(
+            h,
+            &[MsmJob {
+                start: 0,
+                scalars: sc,
+            }],
+            &mut out,
+        ),
+        "freed handle",
+    );
+    assert_invalid(backend.free_bases(h), "double free");
+    assert_eq!(run_g1(&backend, h_again, 0, &s), want);
+    backend.free_bases(h_again).unwrap();
+    assert_eq!(
+        Arc::strong_count(&shared),
+        1,
+        "freeing drops the backend's reference"
+    );
+
+    // G2 handles: freeing through a G1-claiming handle is refused.
+    let g2 = backend
+        .load_bases_g2(shared_g2(g2_points(3, &mut rng)))
+        .unwrap();
+    assert_invalid(
+        backend.msm_g1(g2, &[], &mut []),
+        "G2 handle given to msm_g1",
+    );
+    assert_invalid(
+        backend.free_bases(BasesHandle {
+            group: Group::G1,
+            ..g2
+        }),
+        "free with wrong group",
+    );
+    backend.free_bases(g2).unwrap();
+}
