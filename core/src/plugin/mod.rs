@@ -1,1 +1,53 @@
-//! Backend plugins (in progress).
+//! Backend plugins: a versioned, layout-checked interface for backends living in shared libraries.
+//!
+//! A plugin is a `cdylib` that exports one abi_stable root module ([`BackendModule`]) through
+//! [`crate::export_backend!`]; its `create` function returns the backend as an [`FfiBackend`]
+//! trait object, which carries every operation of [`crate::Backend`]: `info`, batched `ntt`,
+//! `h_poly`, resident bases (`load_bases_g1/g2`, `free_bases`), batched `msm_g1/g2` and the memory
+//! calls. On the host, [`PluginBackend`] wraps that object and implements [`crate::Backend`], so
+//! the prover cannot tell a plugin from a built-in backend; [`loader`] finds and loads files.
+//!
+//! ## The contract, in short (docs/plugins.md has the long form)
+//! - **Versioning.** [`INTERFACE_VERSION`] is checked at load: a different major version is
+//!   rejected with both versions and the file in the error; then abi_stable compares the layout of
+//!   every type of the interface. New operations are appended (prefix types), never inserted.
+//! - **Data.** Scalars and points cross as slices of `u64` limbs in blst's Montgomery layout
+//!   ([`abi`]), reinterpreted in place — no conversion, no copy. NTT data is transformed in place;
+//!   MSM results come back as one vector per call, checked for length by the host.
+//! - **Resident bases, zero-copy.** `load_bases_*` passes a pointer and length into host memory.
+//!   The host keeps that memory alive and unchanged until `free_bases` for the handle has
+//!   returned (and during every call naming it); the plugin may read it until then, never after.
+//!   Handles are checked on the host: a freed handle is an invalid-input error before the plugin
+//!   is called, and job ranges never leave the lent points.
+//! - **Errors.** Every entry point returns `RResult<_, FfiError>`; out-of-memory, unsupported,
+//!   invalid-input and device errors keep their category in [`crate::Error`], and name the file.
+//! - **Panics.** Never cross the boundary: the export glue runs every call (and the constructor and
+//!   destructor) under `catch_unwind` and returns a panic as an [`crate::Error::Plugin`] naming the
+//!   entry point. Plugins must be built with `panic = "unwind"`.
+//! - **Threads.** The backend object is `Send + Sync`; the host may call it from several threads
+//!   at once.
+//! - **Lifetime.** Libraries are never unloaded; several plugins can be loaded in one process.
+
+pub mod abi;
+pub mod export;
+pub mod host;
+pub mod interface;
+pub mod loader;
+
+pub use abi::FfiError;
+pub use host::{in_process, PluginBackend};
+pub use interface::{
+    BackendModule, BackendModuleRef, BackendObject, FfiBackend, FfiBackend_TO, INTERFACE_MAJOR,
+    INTERFACE_VERSION,
+};
+pub use loader::{discover, find_plugin, load_backend, load_module, search_dirs, Discovered};
+
+/// Items the [`crate::export_backend!`] expansion and test plugins name; not part of the API.
+#[doc(hidden)]
+pub mod __private {
+    pub use abi_stable;
+    pub use abi_stable::library::{
+        __call_root_module_loader, CheckTypeLayout, LibHeader, RootModuleResult,
+    };
+    pub use abi_stable::std_types::RResult;
+}

@@ -1,0 +1,352 @@
+//! The plugin side: turns any [`Backend`] into the [`FfiBackend`] object a plugin exports.
+//!
+//! [`crate::export_backend!`] is the one-line entry; it expands to a `static` root module whose
+//! `create` calls [`create_object`]. Every entry point of the resulting object runs inside
+//! [`std::panic::catch_unwind`], so a panic in the backend becomes an [`FfiError`] with code
+//! [`super::abi::codes::PANIC`] instead of unwinding into the host (which would abort the process).
+
+#![allow(unsafe_code)]
+
+use std::{
+    mem::ManuallyDrop,
+    panic::{catch_unwind, AssertUnwindSafe},
+    sync::Arc,
+};
+
+use abi_stable::{
+    sabi_trait::TD_Opaque,
+    std_types::{ROption, RResult, RSlice, RSliceMut, RVec},
+};
+
+use super::{
+    abi::{
+        FfiBackendConfig, FfiBackendInfo, FfiBasesHandle, FfiError, FfiFr, FfiG1Affine,
+        FfiG1Jacobian, FfiG2Affine, FfiG2Jacobian, FfiMemoryInfo, FfiMsmJob, FfiNttConfig,
+    },
+    interface::{
+        BackendModule, BackendModuleRef, BackendObject, CreateFn, FfiBackend, FfiBackend_TO,
+    },
+};
+use crate::{
+    backend::{Backend, BackendConfig, MsmJob, PointSource},
+    layout::{G1Affine, G1Jacobian, G2Affine, G2Jacobian},
+    Error, Result,
+};
+
+/// Runs `f`, turning an error into an [`FfiError`] and a panic into a [`super::abi::codes::PANIC`] error
+/// naming `call`.
+pub fn guard<T>(call: &str, f: impl FnOnce() -> Result<T>) -> RResult<T, FfiError> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(Ok(v)) => RResult::ROk(v),
+        Ok(Err(e)) => RResult::RErr(FfiError::from(&e)),
+        Err(payload) => RResult::RErr(FfiError::panic(call, &*payload)),
+    }
+}
+
+/// Host memory lent to the plugin by `load_bases_*`: valid until `free_bases` returns (the
+/// interface contract, see [`FfiBackend::load_bases_g1`]).
+struct HostPoints<T> {
+    ptr: *const T,
+    len: usize,
+}
+
+// SAFETY: the points are immutable plain data owned by the host, which keeps them alive and
+// unchanged for as long as the backend may hold this value (until `free_bases`); sharing reads
+// across threads is sound.
+unsafe impl<T> Send for HostPoints<T> {}
+// SAFETY: as above: shared read-only access.
+unsafe impl<T> Sync for HostPoints<T> {}
+
+impl<T: Send + Sync> PointSource<T> for HostPoints<T> {
+    fn points(&self) -> &[T] {
+        if self.len == 0 {
+            return &[];
+        }
+        // SAFETY: the host guarantees `ptr..ptr+len` is valid, aligned and unchanged while the
+        // backend holds this value (interface contract of `load_bases_*`).
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+}
+
+/// A [`Backend`] wrapped as the FFI object. Its destructor also runs under `catch_unwind`.
+pub struct Exported<B: Backend> {
+    inner: ManuallyDrop<B>,
+}
+
+impl<B: Backend> Exported<B> {
+    /// Wraps `backend`.
+    pub fn new(backend: B) -> Self {
+        Self {
+            inner: ManuallyDrop::new(backend),
+        }
+    }
+
+    /// Wraps `backend` into the owned, type-erased object handed to the host.
+    pub fn into_object(backend: B) -> BackendObject {
+        FfiBackend_TO::from_value(Self::new(backend), TD_Opaque)
+    }
+}
+
+impl<B: Backend> Drop for Exported<B> {
+    fn drop(&mut self) {
+        let inner = &mut self.inner;
+        // SAFETY: `inner` is dropped exactly once, here; it is not used afterwards.
+        let r = catch_unwind(AssertUnwindSafe(|| unsafe { ManuallyDrop::drop(inner) }));
+        if r.is_err() {
+            // Nothing to return to: the panic message was already printed by the panic hook.
+            tracing::error!("a plugin backend panicked while being dropped");
+        }
+    }
+}
+
+fn jobs_from<'a>(jobs: &'a [FfiMsmJob<'a>]) -> Result<Vec<MsmJob<'a>>> {
+    jobs.iter()
+        .map(|j| {
+            let start = usize::try_from(j.start).map_err(|_| {
+                Error::invalid(format!("MSM start {} does not fit in usize", j.start))
+            })?;
+            Ok(MsmJob {
+                start,
+                scalars: FfiFr::to_layout(j.scalars.as_slice()),
+            })
+        })
+        .collect()
+}
+
+fn points_len(len: u64) -> Result<usize> {
+    usize::try_from(len).map_err(|_| Error::invalid(format!("{len} points do not fit in usize")))
+}
+
+fn handle_from(h: FfiBasesHandle) -> Result<crate::backend::BasesHandle> {
+    h.to_handle().ok_or_else(|| {
+        Error::invalid(format!(
+            "bases handle {} has unknown group code {}",
+            h.id, h.group
+        ))
+    })
+}
+
+impl<B: Backend> FfiBackend for Exported<B> {
+    fn info(&self) -> RResult<FfiBackendInfo, FfiError> {
+        guard("info", || Ok(FfiBackendInfo::from(&self.inner.info())))
+    }
+
+    fn ntt(
+        &self,
+        mut data: RSliceMut<'_, FfiFr>,
+        log_n: u32,
+        cfg: FfiNttConfig,
+    ) -> RResult<(), FfiError> {
+        let cfg = match cfg.to_config() {
+            Ok(c) => c,
+            Err(e) => return RResult::RErr(e),
+        };
+        guard("ntt", || {
+            self.inner
+                .ntt(FfiFr::to_layout_mut(data.as_mut_slice()), log_n, &cfg)
+        })
+    }
+
+    fn h_poly(
+        &self,
+        mut a: RSliceMut<'_, FfiFr>,
+        mut b: RSliceMut<'_, FfiFr>,
+        mut c: RSliceMut<'_, FfiFr>,
+        log_n: u32,
+    ) -> RResult<(), FfiError> {
+        guard("h_poly", || {
+            self.inner.h_poly(
+                FfiFr::to_layout_mut(a.as_mut_slice()),
+                FfiFr::to_layout_mut(b.as_mut_slice()),
+                FfiFr::to_layout_mut(c.as_mut_slice()),
+                log_n,
+            )
+        })
+    }
+
+    unsafe fn load_bases_g1(
+        &self,
+        points: *const FfiG1Affine,
+        len: u64,
+    ) -> RResult<FfiBasesHandle, FfiError> {
+        guard("load_bases_g1", || {
+            let src = HostPoints {
+                ptr: points.cast::<G1Affine>(),
+                len: points_len(len)?,
+            };
+            self.inner
+                .load_bases_g1(Arc::new(src))
+                .map(FfiBasesHandle::from)
+        })
+    }
+
+    unsafe fn load_bases_g2(
+        &self,
+        points: *const FfiG2Affine,
+        len: u64,
+    ) -> RResult<FfiBasesHandle, FfiError> {
+        guard("load_bases_g2", || {
+            let src = HostPoints {
+                ptr: points.cast::<G2Affine>(),
+                len: points_len(len)?,
+            };
+            self.inner
+                .load_bases_g2(Arc::new(src))
+                .map(FfiBasesHandle::from)
+        })
+    }
+
+    fn free_bases(&self, handle: FfiBasesHandle) -> RResult<(), FfiError> {
+        guard("free_bases", || self.inner.free_bases(handle_from(handle)?))
+    }
+
+    fn msm_g1(
+        &self,
+        handle: FfiBasesHandle,
+        jobs: RSlice<'_, FfiMsmJob<'_>>,
+    ) -> RResult<RVec<FfiG1Jacobian>, FfiError> {
+        guard("msm_g1", || {
+            let jobs = jobs_from(jobs.as_slice())?;
+            let mut out = vec![G1Jacobian::default(); jobs.len()];
+            self.inner.msm_g1(handle_from(handle)?, &jobs, &mut out)?;
+            Ok(FfiG1Jacobian::from_layout(&out).iter().copied().collect())
+        })
+    }
+
+    fn msm_g2(
+        &self,
+        handle: FfiBasesHandle,
+        jobs: RSlice<'_, FfiMsmJob<'_>>,
+    ) -> RResult<RVec<FfiG2Jacobian>, FfiError> {
+        guard("msm_g2", || {
+            let jobs = jobs_from(jobs.as_slice())?;
+            let mut out = vec![G2Jacobian::default(); jobs.len()];
+            self.inner.msm_g2(handle_from(handle)?, &jobs, &mut out)?;
+            Ok(FfiG2Jacobian::from_layout(&out).iter().copied().collect())
+        })
+    }
+
+    fn memory_info(&self) -> RResult<FfiMemoryInfo, FfiError> {
+        guard("memory_info", || {
+            self.inner.memory_info().map(FfiMemoryInfo::from)
+        })
+    }
+
+    fn set_memory_budget(&self, bytes: ROption<u64>) -> RResult<(), FfiError> {
+        guard("set_memory_budget", || {
+            self.inner.set_memory_budget(bytes.into_option())
+        })
+    }
+
+    unsafe fn pin_host(&self, ptr: *const u8, len: u64) -> RResult<bool, FfiError> {
+        guard("pin_host", || {
+            let len = points_len(len)?;
+            // SAFETY: forwarded contract: the host keeps the range allocated until `unpin_host`.
+            unsafe { self.inner.pin_host(ptr, len) }
+        })
+    }
+
+    unsafe fn unpin_host(&self, ptr: *const u8) -> RResult<(), FfiError> {
+        // SAFETY: forwarded contract of `unpin_host`.
+        guard("unpin_host", || unsafe { self.inner.unpin_host(ptr) })
+    }
+
+    fn trim(&self) -> RResult<(), FfiError> {
+        guard("trim", || self.inner.trim())
+    }
+}
+
+/// Runs a plugin's constructor on the FFI configuration and wraps the backend; used by
+/// [`crate::export_backend!`]. Errors and panics of the constructor become [`FfiError`]s.
+pub fn create_object<B, F>(cfg: FfiBackendConfig, create: F) -> RResult<BackendObject, FfiError>
+where
+    B: Backend,
+    F: FnOnce(&BackendConfig) -> Result<B>,
+{
+    guard("create", || {
+        let cfg = BackendConfig::from(cfg);
+        create(&cfg).map(Exported::into_object)
+    })
+}
+
+/// Builds the root module around a `create` function (leaked: modules live for the process).
+pub fn module(create: CreateFn) -> BackendModuleRef {
+    use abi_stable::prefix_type::PrefixTypeTrait;
+    BackendModule { create }.leak_into_prefix()
+}
+
+/// Exported symbol of the root module (abi_stable's `ROOT_MODULE_LOADER_NAME`); checked by a test.
+#[doc(hidden)]
+pub const ROOT_SYMBOL: &str = "_1as_0lib_1header_0root_bmodule_bloader";
+
+/// Turns a crate into a Bellows backend plugin.
+///
+/// The argument is a constructor `FnOnce(&BackendConfig) -> bellows_core::Result<B>` for any
+/// `B: Backend` (a function path or a closure). Put it at the top level of a `cdylib` crate:
+///
+/// ```ignore
+/// bellows_core::export_backend!(|cfg: &bellows_core::BackendConfig| my_backend::MyBackend::new(cfg));
+/// ```
+///
+/// It exports the plugin's root module (interface [`crate::plugin::INTERFACE_VERSION`]); every
+/// call into the backend, its constructor and its destructor run under `catch_unwind`, so a panic
+/// reaches the host as an error value. The crate must be built with `panic = "unwind"` (the
+/// default). The macro needs no dependency besides `bellows-core`.
+#[macro_export]
+macro_rules! export_backend {
+    ($create:expr $(,)?) => {
+        /// The Bellows plugin root module (abi_stable library header).
+        #[doc(hidden)]
+        #[export_name = "_1as_0lib_1header_0root_bmodule_bloader"]
+        pub static BELLOWS_BACKEND_PLUGIN_HEADER: $crate::plugin::__private::LibHeader = {
+            extern "C" fn __bellows_create(
+                cfg: $crate::plugin::abi::FfiBackendConfig,
+            ) -> $crate::plugin::__private::RResult<
+                $crate::plugin::BackendObject,
+                $crate::plugin::abi::FfiError,
+            > {
+                $crate::plugin::export::create_object(cfg, $create)
+            }
+            fn __bellows_module() -> $crate::plugin::BackendModuleRef {
+                $crate::plugin::export::module(__bellows_create)
+            }
+            extern "C" fn __bellows_root() -> $crate::plugin::__private::RootModuleResult {
+                $crate::plugin::__private::__call_root_module_loader(__bellows_module)
+            }
+            // SAFETY: `__bellows_root` returns the prefix reference of a `BackendModuleRef`, the
+            // type the header is declared for.
+            unsafe {
+                $crate::plugin::__private::LibHeader::from_constructor::<
+                    $crate::plugin::BackendModuleRef,
+                >(
+                    __bellows_root,
+                    $crate::plugin::__private::CheckTypeLayout::Yes,
+                )
+            }
+        };
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plugin::abi::codes;
+
+    #[test]
+    fn root_symbol_matches_abi_stable() {
+        assert_eq!(ROOT_SYMBOL, abi_stable::library::ROOT_MODULE_LOADER_NAME);
+    }
+
+    #[test]
+    fn guard_catches_panics_and_errors() {
+        let r: RResult<u32, FfiError> = guard("msm_g1", || panic!("kaboom {}", 3));
+        let e = r.into_result().unwrap_err();
+        assert_eq!(e.code, codes::PANIC);
+        assert_eq!(e.subject.as_str(), "msm_g1");
+        assert_eq!(e.message.as_str(), "kaboom 3");
+        let r: RResult<u32, FfiError> = guard("x", || Err(Error::invalid("nope")));
+        assert_eq!(r.into_result().unwrap_err().code, codes::INVALID_INPUT);
+        let r: RResult<u32, FfiError> = guard("x", || Ok(5));
+        assert_eq!(r.into_result().unwrap(), 5);
+    }
+}

@@ -1,0 +1,154 @@
+//! The versioned plugin interface: the root module a plugin exports and the backend object it
+//! returns.
+//!
+//! Both are abi_stable prefix types: a later minor version of the interface appends fields to
+//! [`BackendModule`] and methods to [`FfiBackend`] (after the current last one), and a host reads
+//! a field a plugin does not have as absent instead of crashing. Anything else is a new major
+//! version, which the loader rejects with both version numbers in the error.
+
+// The `sabi_trait` and `StableAbi` derives generate items without docs and with unsafe code.
+#![allow(
+    missing_docs,
+    unsafe_code,
+    clippy::undocumented_unsafe_blocks,
+    non_local_definitions
+)]
+
+use abi_stable::{
+    declare_root_module_statics,
+    library::RootModule,
+    package_version_strings, sabi_trait,
+    sabi_types::VersionStrings,
+    std_types::{RBox, ROption, RResult, RSlice, RSliceMut, RVec},
+    StableAbi,
+};
+
+use super::abi::{
+    FfiBackendConfig, FfiBackendInfo, FfiBasesHandle, FfiError, FfiFr, FfiG1Affine, FfiG1Jacobian,
+    FfiG2Affine, FfiG2Jacobian, FfiMemoryInfo, FfiMsmJob, FfiNttConfig,
+};
+
+/// Version of the plugin interface, `major.minor.patch`. A plugin whose interface major version
+/// differs from the host's is rejected at load time.
+pub const INTERFACE_VERSION: &str = "1.0.0";
+
+/// Major part of [`INTERFACE_VERSION`].
+pub const INTERFACE_MAJOR: u32 = 1;
+
+/// Base name of the root module (used in abi_stable's messages).
+pub const ROOT_MODULE_NAME: &str = "bellows_backend";
+
+/// The backend object a plugin hands to the host: every operation of [`crate::Backend`].
+///
+/// All methods return `RResult<_, FfiError>` and must never unwind (the [`crate::export_backend`]
+/// glue catches panics). Methods take `&self` and may be called from several threads at once.
+#[sabi_trait]
+pub trait FfiBackend: Send + Sync {
+    /// Name, version, devices, capabilities.
+    fn info(&self) -> RResult<FfiBackendInfo, FfiError>;
+
+    /// [`crate::backend::Ntt::ntt`] on `data` in place.
+    fn ntt(
+        &self,
+        data: RSliceMut<'_, FfiFr>,
+        log_n: u32,
+        cfg: FfiNttConfig,
+    ) -> RResult<(), FfiError>;
+
+    /// [`crate::backend::Ntt::h_poly`] in place (`b` and `c` are clobbered).
+    fn h_poly(
+        &self,
+        a: RSliceMut<'_, FfiFr>,
+        b: RSliceMut<'_, FfiFr>,
+        c: RSliceMut<'_, FfiFr>,
+        log_n: u32,
+    ) -> RResult<(), FfiError>;
+
+    /// Makes `len` G1 points at `points` resident and returns their handle.
+    ///
+    /// # Safety
+    /// `points..points+len` is host memory that the host keeps valid and unchanged until
+    /// [`FfiBackend::free_bases`] for the returned handle has returned (and during every call that
+    /// names the handle). The plugin may keep and read the pointer until then, never after.
+    unsafe fn load_bases_g1(
+        &self,
+        points: *const FfiG1Affine,
+        len: u64,
+    ) -> RResult<FfiBasesHandle, FfiError>;
+
+    /// G2 counterpart of [`FfiBackend::load_bases_g1`], with the same contract.
+    ///
+    /// # Safety
+    /// As for [`FfiBackend::load_bases_g1`].
+    unsafe fn load_bases_g2(
+        &self,
+        points: *const FfiG2Affine,
+        len: u64,
+    ) -> RResult<FfiBasesHandle, FfiError>;
+
+    /// Releases resident bases; the plugin drops every reference to their host memory.
+    fn free_bases(&self, handle: FfiBasesHandle) -> RResult<(), FfiError>;
+
+    /// Runs every job over G1 bases; returns one result per job, in order.
+    fn msm_g1(
+        &self,
+        handle: FfiBasesHandle,
+        jobs: RSlice<'_, FfiMsmJob<'_>>,
+    ) -> RResult<RVec<FfiG1Jacobian>, FfiError>;
+
+    /// Runs every job over G2 bases; returns one result per job, in order.
+    fn msm_g2(
+        &self,
+        handle: FfiBasesHandle,
+        jobs: RSlice<'_, FfiMsmJob<'_>>,
+    ) -> RResult<RVec<FfiG2Jacobian>, FfiError>;
+
+    /// [`crate::backend::MemoryPool::memory_info`].
+    fn memory_info(&self) -> RResult<FfiMemoryInfo, FfiError>;
+
+    /// [`crate::backend::MemoryPool::set_memory_budget`].
+    fn set_memory_budget(&self, bytes: ROption<u64>) -> RResult<(), FfiError>;
+
+    /// [`crate::backend::MemoryPool::pin_host`].
+    ///
+    /// # Safety
+    /// `ptr..ptr+len` stays allocated until [`FfiBackend::unpin_host`] is called for it.
+    unsafe fn pin_host(&self, ptr: *const u8, len: u64) -> RResult<bool, FfiError>;
+
+    /// [`crate::backend::MemoryPool::unpin_host`].
+    ///
+    /// # Safety
+    /// `ptr` was pinned by `pin_host` on this backend, or is not pinned at all.
+    unsafe fn unpin_host(&self, ptr: *const u8) -> RResult<(), FfiError>;
+
+    /// [`crate::backend::MemoryPool::trim`].
+    #[sabi(last_prefix_field)]
+    fn trim(&self) -> RResult<(), FfiError>;
+}
+
+/// The owned, type-erased backend object crossing the boundary.
+pub type BackendObject = FfiBackend_TO<'static, RBox<()>>;
+
+/// Signature of [`BackendModule::create`].
+pub type CreateFn = extern "C" fn(FfiBackendConfig) -> RResult<BackendObject, FfiError>;
+
+/// The root module every plugin exports (through [`crate::export_backend`]).
+#[repr(C)]
+#[derive(StableAbi)]
+#[sabi(kind(Prefix(prefix_ref = BackendModuleRef)))]
+#[sabi(missing_field(panic))]
+pub struct BackendModule {
+    /// Creates the plugin's backend with a configuration. Must not unwind.
+    #[sabi(last_prefix_field)]
+    pub create: extern "C" fn(FfiBackendConfig) -> RResult<BackendObject, FfiError>,
+}
+
+impl RootModule for BackendModuleRef {
+    declare_root_module_statics! {BackendModuleRef}
+    const BASE_NAME: &'static str = ROOT_MODULE_NAME;
+    const NAME: &'static str = "bellows backend plugin";
+    const VERSION_STRINGS: VersionStrings = VersionStrings::new(INTERFACE_VERSION);
+}
+
+/// The bellows-core version a plugin or host was built with (for messages).
+pub const CORE_VERSION: VersionStrings = package_version_strings!();
