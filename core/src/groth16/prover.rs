@@ -280,6 +280,12 @@ pub fn start_with_randomness(
     })
 }
 
+impl std::fmt::Debug for PendingProofs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PendingProofs").field("proofs", &self.r.len()).finish_non_exhaustive()
+    }
+}
+
 impl PendingProofs {
     /// Number of proofs in flight.
     pub fn len(&self) -> usize {
