@@ -142,11 +142,7 @@ fn large_sizes_match_definition_at_sampled_points() {
         let samples = [0usize, 1, 2, n / 2 - 1, n / 2, n / 3, n - 1];
         for dir in DIRS {
             for coset in [false, true] {
-                for (input, output) in [
-                    (Ordering::Natural, Ordering::Natural),
-                    (Ordering::BitReversed, Ordering::Natural),
-                    (Ordering::Natural, Ordering::BitReversed),
-                ] {
+                for (input, output) in ORDERS.iter().flat_map(|&i| ORDERS.map(|o| (i, o))) {
                     let cfg = config(dir, coset, input, output);
                     let mut data = to_order(&x, input);
                     backend.ntt(fr_slice_mut(&mut data), log_n, &cfg).unwrap();
