@@ -17,6 +17,7 @@ pub mod circuits;
 pub mod error;
 pub mod groth16;
 pub mod layout;
+pub mod pipeline;
 pub mod plugin;
 pub mod registry;
 pub mod rng;

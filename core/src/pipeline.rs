@@ -1,0 +1,361 @@
+//! The pipeline scheduler: many proofs, many partitions, one or more devices, bounded memory.
+//!
+//! ## Design
+//! A job is one proof request of one or more partitions (a Filecoin PoRep proof is 10 partitions
+//! of one circuit). Three stages run concurrently:
+//!
+//! 1. **Synthesis workers** (CPU threads) take partitions from the queue in submission order. Before
+//!    synthesising, a worker reserves the partition's estimated bytes from a [`ByteBudget`]; it
+//!    blocks while the budget is spent, so the number of synthesised-but-unproved partitions can
+//!    never outgrow RAM.
+//! 2. **Device workers** — [`PipelineConfig::workers_per_device`] threads per [`ProvingKey`] (one
+//!    key per device), all fed from one bounded channel, so several devices share one queue and
+//!    several workers per device overlap one partition's transfers with another's compute. A worker
+//!    runs [`prover::start`] (h_poly and the G1 MSMs on its device; the G2 MSM is launched on a CPU
+//!    thread) and releases the partition's bytes as soon as the device part is delivered.
+//! 3. **The finaliser** (the calling thread) joins each partition's G2 MSM, assembles the proof and
+//!    hands a completed job to the caller's callback as soon as its last partition is done.
+//!
+//! Randomness is per partition: with a seed, partition p of job j draws r, s from a ChaCha20
+//! stream keyed by (seed, j, p), so the proofs do not depend on which worker ran what, and equal
+//! those of [`prover::start`] with [`partition_rng`]. A failing partition (an unsatisfied circuit,
+//! say) fails its job, with the error, and the pipeline goes on with the others.
+
+use std::{
+    collections::HashMap,
+    sync::{
+        mpsc::{sync_channel, Receiver},
+        Arc, Condvar, Mutex,
+    },
+    time::{Duration, Instant},
+};
+
+use bellpepper_core::Circuit;
+use blstrs::Scalar;
+
+use crate::{
+    groth16::{
+        prover::{self, PendingProofs, ProvingKey},
+        synthesis::synthesize,
+        Parameters, Proof,
+    },
+    rng::ProofRng,
+    Error, Result,
+};
+
+/// How a [`Pipeline`] runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PipelineConfig {
+    /// Threads synthesising partitions. Default: half the cores, at least 1.
+    pub synthesis_workers: usize,
+    /// Device workers per proving key (device). Default: 2, so one partition's transfers overlap
+    /// another's compute.
+    pub workers_per_device: usize,
+    /// Bytes that synthesised partitions waiting for a device may hold. Default: `None`, half of
+    /// the host memory available when the pipeline starts.
+    pub memory_budget: Option<u64>,
+    /// Seed for deterministic proofs. Default: `None` (r, s from the operating system).
+    pub seed: Option<u64>,
+}
+
+impl Default for PipelineConfig {
+    fn default() -> Self {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        Self {
+            synthesis_workers: (cores / 2).max(1),
+            workers_per_device: 2,
+            memory_budget: None,
+            seed: None,
+        }
+    }
+}
+
+/// One proof request: the circuits of its partitions.
+#[derive(Debug)]
+pub struct Job<C> {
+    /// Caller's identifier, returned with the result.
+    pub id: u64,
+    /// One circuit per partition.
+    pub partitions: Vec<C>,
+}
+
+/// A finished job.
+#[derive(Debug)]
+pub struct JobResult {
+    /// The job's identifier.
+    pub id: u64,
+    /// One proof per partition, in partition order, or the first error of any partition.
+    pub proofs: Result<Vec<Proof>>,
+    /// From the job's first partition entering synthesis to its last proof.
+    pub latency: Duration,
+}
+
+/// What a run did.
+#[derive(Clone, Debug, Default)]
+pub struct PipelineStats {
+    /// Jobs completed (with or without error).
+    pub jobs: usize,
+    /// Partitions proved successfully.
+    pub partitions: usize,
+    /// Wall time of the run.
+    pub wall: Duration,
+    /// The most bytes the budget ever had reserved at once.
+    pub peak_reserved_bytes: u64,
+    /// The budget in force.
+    pub budget_bytes: u64,
+}
+
+/// A counting semaphore over bytes.
+///
+/// A request larger than the whole budget is granted when nothing else is reserved, so a
+/// single oversized partition still runs (alone) instead of deadlocking.
+#[derive(Debug)]
+pub struct ByteBudget {
+    capacity: u64,
+    state: Mutex<(u64, u64)>, // (reserved, peak)
+    freed: Condvar,
+}
+
+impl ByteBudget {
+    /// A budget of `capacity` bytes.
+    pub fn new(capacity: u64) -> Self {
+        Self { capacity, state: Mutex::new((0, 0)), freed: Condvar::new() }
+    }
+
+    /// Blocks until `bytes` can be reserved, then reserves them.
+    pub fn acquire(&self, bytes: u64) {
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        while st.0 > 0 && st.0 + bytes > self.capacity {
+            st = self.freed.wait(st).unwrap_or_else(|e| e.into_inner());
+        }
+        st.0 += bytes;
+        st.1 = st.1.max(st.0);
+    }
+
+    /// Returns `bytes` to the budget.
+    pub fn release(&self, bytes: u64) {
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        st.0 = st.0.saturating_sub(bytes);
+        self.freed.notify_all();
+    }
+
+    /// Bytes reserved now.
+    pub fn reserved(&self) -> u64 {
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).0
+    }
+
+    /// The most bytes ever reserved at once.
+    pub fn peak(&self) -> u64 {
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).1
+    }
+}
+
+/// Host bytes one synthesised partition holds until its device part is done: the A, B, C
+/// evaluations padded to the domain, the assignments, and the density-filtered MSM scalars.
+pub fn partition_bytes(params: &Parameters) -> u64 {
+    let fr = 32u64;
+    let n = params.domain_size() as u64;
+    let vars = (params.num_inputs() + params.num_aux()) as u64;
+    let queries = (params.a.len() + 2 * params.b_g1.len()) as u64;
+    fr * (3 * n + 2 * vars + queries) + vars // densities
+}
+
+/// The randomness of partition `partition` of job `job` under `seed` (OS randomness without one).
+pub fn partition_rng(seed: Option<u64>, job: u64, partition: usize) -> ProofRng {
+    match seed {
+        None => ProofRng::os(),
+        Some(s) => {
+            // SplitMix64-style mixing of (seed, job, partition) into one 64-bit key.
+            let mut z = s ^ job.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (partition as u64).rotate_left(32);
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            ProofRng::seeded(z ^ (z >> 31))
+        }
+    }
+}
+
+struct Partition<C> {
+    job: u64,
+    index: usize,
+    circuit: C,
+}
+
+enum Done {
+    Pending { job: u64, index: usize, pending: PendingProofs },
+    Failed { job: u64, error: Error },
+}
+
+struct JobState {
+    proofs: Vec<Option<Proof>>,
+    remaining: usize,
+    error: Option<Error>,
+    started: Instant,
+}
+
+/// Runs jobs through synthesis workers, device workers and the finaliser (see the module docs).
+#[derive(Debug)]
+pub struct Pipeline {
+    keys: Vec<Arc<ProvingKey>>,
+    config: PipelineConfig,
+}
+
+impl Pipeline {
+    /// A pipeline over one proving key per device; every key must hold the same parameters.
+    pub fn new(keys: Vec<Arc<ProvingKey>>, config: PipelineConfig) -> Result<Self> {
+        if keys.is_empty() {
+            return Err(Error::invalid("a pipeline needs at least one proving key (device)"));
+        }
+        if config.synthesis_workers == 0 || config.workers_per_device == 0 {
+            return Err(Error::invalid("synthesis_workers and workers_per_device must be at least 1"));
+        }
+        let p0 = keys[0].params();
+        if keys.iter().any(|k| !Arc::ptr_eq(k.params(), p0)) {
+            return Err(Error::invalid("every proving key of a pipeline must share one Parameters"));
+        }
+        Ok(Self { keys, config })
+    }
+
+    /// Proves every job, calling `on_done` (on the calling thread) as each job completes.
+    /// Job ids must be unique within one run.
+    pub fn run<C, I, F>(&self, jobs: I, mut on_done: F) -> Result<PipelineStats>
+    where
+        C: Circuit<Scalar> + Send,
+        I: IntoIterator<Item = Job<C>>,
+        I::IntoIter: Send,
+        F: FnMut(JobResult),
+    {
+        let t0 = Instant::now();
+        let params = self.keys[0].params().clone();
+        let per_partition = partition_bytes(&params);
+        let budget_bytes = self.config.memory_budget.unwrap_or_else(|| {
+            (crate::backend::host_memory_info().free / 2).max(per_partition)
+        });
+        let budget = ByteBudget::new(budget_bytes);
+        let seed = self.config.seed;
+
+        // The queue of partitions, in submission order; jobs are registered as they are taken.
+        let states: Mutex<HashMap<u64, JobState>> = Mutex::new(HashMap::new());
+        let empty_jobs: Mutex<Vec<u64>> = Mutex::new(Vec::new());
+        let queue = Mutex::new(jobs.into_iter().flat_map(|job| {
+            let n = job.partitions.len();
+            let id = job.id;
+            if n == 0 {
+                empty_jobs.lock().unwrap_or_else(|e| e.into_inner()).push(id);
+            }
+            job.partitions
+                .into_iter()
+                .enumerate()
+                .map(move |(index, circuit)| (n, Partition { job: id, index, circuit }))
+        }));
+        let n_devices = self.keys.len();
+        let (syn_tx, syn_rx) = sync_channel(n_devices * self.config.workers_per_device);
+        let syn_rx = Arc::new(Mutex::new(syn_rx));
+        let (done_tx, done_rx) = sync_channel::<Done>(n_devices * self.config.workers_per_device * 2);
+
+        let mut stats = PipelineStats { budget_bytes, ..Default::default() };
+        std::thread::scope(|scope| -> Result<()> {
+            for _ in 0..self.config.synthesis_workers {
+                let (syn_tx, done_tx) = (syn_tx.clone(), done_tx.clone());
+                let (queue, states, budget) = (&queue, &states, &budget);
+                scope.spawn(move || loop {
+                    let next = queue.lock().unwrap_or_else(|e| e.into_inner()).next();
+                    let Some((n_parts, part)) = next else { break };
+                    states.lock().unwrap_or_else(|e| e.into_inner()).entry(part.job).or_insert_with(|| {
+                        JobState { proofs: vec![None; n_parts], remaining: n_parts, error: None, started: Instant::now() }
+                    });
+                    budget.acquire(per_partition);
+                    match synthesize(part.circuit) {
+                        Ok(s) => {
+                            if syn_tx.send((part.job, part.index, s)).is_err() {
+                                budget.release(per_partition);
+                                break;
+                            }
+                        }
+                        Err(error) => {
+                            budget.release(per_partition);
+                            let _ = done_tx.send(Done::Failed { job: part.job, error });
+                        }
+                    }
+                });
+            }
+            drop(syn_tx);
+            for key in &self.keys {
+                for _ in 0..self.config.workers_per_device {
+                    let (syn_rx, done_tx, budget) = (syn_rx.clone(), done_tx.clone(), &budget);
+                    let key = key.clone();
+                    scope.spawn(move || loop {
+                        let next = syn_rx.lock().unwrap_or_else(|e| e.into_inner()).recv();
+                        let Ok((job, index, s)) = next else { break };
+                        let mut rng = partition_rng(seed, job, index);
+                        let result = prover::start(&key, vec![s], &mut rng);
+                        budget.release(per_partition);
+                        let msg = match result {
+                            Ok(pending) => Done::Pending { job, index, pending },
+                            Err(error) => Done::Failed { job, error },
+                        };
+                        if done_tx.send(msg).is_err() {
+                            break;
+                        }
+                    });
+                }
+            }
+            drop(done_tx);
+            finalise(done_rx, &states, &mut stats, &mut on_done);
+            Ok(())
+        })?;
+        drop(queue);
+        for id in empty_jobs.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            stats.jobs += 1;
+            on_done(JobResult {
+                id,
+                proofs: Err(Error::invalid(format!("job {id} has no partitions"))),
+                latency: Duration::ZERO,
+            });
+        }
+        stats.peak_reserved_bytes = budget.peak();
+        stats.wall = t0.elapsed();
+        Ok(stats)
+    }
+}
+
+fn finalise(
+    done_rx: Receiver<Done>,
+    states: &Mutex<HashMap<u64, JobState>>,
+    stats: &mut PipelineStats,
+    on_done: &mut impl FnMut(JobResult),
+) {
+    for msg in done_rx {
+        let (job, outcome) = match msg {
+            Done::Pending { job, index, pending } => match pending.finalize() {
+                Ok(mut p) => (job, Ok((index, p.remove(0)))),
+                Err(e) => (job, Err(e)),
+            },
+            Done::Failed { job, error } => (job, Err(error)),
+        };
+        let mut st = states.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(state) = st.get_mut(&job) else { continue };
+        match outcome {
+            Ok((index, proof)) => {
+                state.proofs[index] = Some(proof);
+                stats.partitions += 1;
+            }
+            Err(e) => {
+                if state.error.is_none() {
+                    state.error = Some(e);
+                }
+            }
+        }
+        state.remaining -= 1;
+        if state.remaining == 0 {
+            let state = st.remove(&job).expect("present");
+            drop(st);
+            stats.jobs += 1;
+            let proofs = match state.error {
+                Some(e) => Err(e),
+                None => Ok(state.proofs.into_iter().map(|p| p.expect("every partition proved")).collect()),
+            };
+            on_done(JobResult { id: job, proofs, latency: state.started.elapsed() });
+        }
+    }
+}
