@@ -1,0 +1,127 @@
+//! Plugin files of this workspace, built on demand for tests and benchmarks.
+//!
+//! `cargo test` does not promise that a workspace's `cdylib`s exist when tests run (a test of one
+//! package does not build another package's shared library). Tests and benches therefore call
+//! [`build_plugins`], which runs `cargo build -p bellows-backend-cpu -p bellows-conformance --lib
+//! --examples` once per process, in the same target directory and profile as the running test
+//! binary (found from its own path, `target/<profile>/deps/…`), and return the paths of the files.
+//! When everything is up to date this costs a fraction of a second; cargo's own lock serialises it
+//! with other builds.
+
+use std::{
+    path::{Path, PathBuf},
+    process::Command,
+    sync::OnceLock,
+};
+
+/// The workspace root (the directory of the root `Cargo.toml`).
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default()
+}
+
+/// `target/<profile>` of the running executable (a test, bench or example binary).
+pub fn profile_dir() -> Result<PathBuf, String> {
+    let exe = std::env::current_exe()
+        .map_err(|e| format!("cannot locate the running executable: {e}"))?;
+    let mut dir = exe
+        .parent()
+        .ok_or("the executable has no directory")?
+        .to_path_buf();
+    if matches!(
+        dir.file_name().and_then(|n| n.to_str()),
+        Some("deps" | "examples")
+    ) {
+        dir.pop();
+    }
+    Ok(dir)
+}
+
+fn profile_args(profile_dir: &Path) -> Vec<String> {
+    match profile_dir.file_name().and_then(|n| n.to_str()) {
+        Some("debug") | None => vec![],
+        Some("release") => vec!["--release".into()],
+        Some(other) => vec!["--profile".into(), other.into()],
+    }
+}
+
+/// Paths of the plugin files built by [`build_plugins`].
+#[derive(Clone, Debug)]
+pub struct Plugins {
+    /// `libbellows_backend_cpu.so`: the CPU backend as a plugin.
+    pub cpu: PathBuf,
+    /// Directory of the test plugins (`examples/` of the profile directory).
+    pub examples: PathBuf,
+}
+
+impl Plugins {
+    /// The test plugin built from `conformance/test-plugins/NAME.rs`
+    /// (`libbellows_test_plugin_NAME.so`).
+    pub fn test_plugin(&self, name: &str) -> PathBuf {
+        self.examples.join(format!(
+            "{}bellows_test_plugin_{name}{}",
+            std::env::consts::DLL_PREFIX,
+            std::env::consts::DLL_SUFFIX
+        ))
+    }
+}
+
+/// Builds (once per process) the CPU plugin and the test plugins, and returns their paths.
+pub fn build_plugins() -> Result<Plugins, String> {
+    static BUILT: OnceLock<Result<Plugins, String>> = OnceLock::new();
+    BUILT.get_or_init(build_uncached).clone()
+}
+
+fn build_uncached() -> Result<Plugins, String> {
+    let profile = profile_dir()?;
+    let target = profile
+        .parent()
+        .ok_or("the profile directory has no parent")?
+        .to_path_buf();
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let manifest = workspace_root().join("Cargo.toml");
+    let mut cmd = Command::new(&cargo);
+    cmd.arg("build")
+        .arg("--manifest-path")
+        .arg(&manifest)
+        .arg("--target-dir")
+        .arg(&target)
+        .args([
+            "-p",
+            "bellows-backend-cpu",
+            "-p",
+            "bellows-conformance",
+            "--lib",
+            "--examples",
+        ])
+        .args(profile_args(&profile));
+    let out = cmd
+        .output()
+        .map_err(|e| format!("cannot run {cargo}: {e}"))?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        let tail: Vec<&str> = err.lines().rev().take(30).collect();
+        return Err(format!(
+            "building the plugins failed ({:?}):\n{}",
+            cmd,
+            tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+        ));
+    }
+    let plugins = Plugins {
+        cpu: profile.join(format!(
+            "{}bellows_backend_cpu{}",
+            std::env::consts::DLL_PREFIX,
+            std::env::consts::DLL_SUFFIX
+        )),
+        examples: profile.join("examples"),
+    };
+    if !plugins.cpu.is_file() {
+        return Err(format!(
+            "cargo succeeded but {} does not exist",
+            plugins.cpu.display()
+        ));
+    }
+    Ok(plugins)
+}

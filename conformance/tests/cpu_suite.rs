@@ -1,0 +1,180 @@
+//! The conformance suite on the CPU backend, in process and through its plugin
+//! (`libbellows_backend_cpu.so`), and on a deliberately wrong backend, which it must catch.
+
+use std::sync::Arc;
+
+use bellows_conformance::{
+    artifacts::build_plugins, run_cli, run_suite, Level, Outcome, SuiteOptions,
+};
+use bellows_core::{
+    backend::{BasesHandle, MemoryInfo, MemoryPool, Msm, MsmJob, Ntt, NttConfig, SharedPoints},
+    layout::{Fr, G1Affine, G1Jacobian, G2Affine, G2Jacobian},
+    plugin::load_backend,
+    Backend, BackendConfig, BackendInfo, Result,
+};
+use bellows_cpu::CpuBackend;
+use group::Group;
+
+/// Quick level at sizes that fit CI's two cores.
+fn quick() -> SuiteOptions {
+    SuiteOptions::at(Level::Quick)
+        .with_max_log_size(8)
+        .with_threads(3)
+}
+
+fn assert_passes(candidate: Arc<dyn Backend>) {
+    let reference: Arc<dyn Backend> = Arc::new(CpuBackend::new());
+    let mut seen = 0;
+    let report = run_suite(candidate, reference, &quick(), |_| seen += 1);
+    eprintln!("{}", report.table());
+    assert!(report.passed(), "{}", report.table());
+    let (passed, failed, skipped) = report.counts();
+    assert_eq!((failed, skipped), (0, 0), "{}", report.table());
+    assert!(passed >= 40, "{}", report.table());
+    assert_eq!(
+        seen,
+        2 * report.results.len(),
+        "a start and a done per check"
+    );
+}
+
+#[test]
+fn cpu_backend_in_process_passes() {
+    assert_passes(Arc::new(CpuBackend::new()));
+}
+
+#[test]
+fn cpu_backend_through_its_plugin_passes() {
+    let path = build_plugins().unwrap().cpu;
+    let plugin = load_backend(&path, &BackendConfig::default()).unwrap();
+    assert_eq!(plugin.info().name, "cpu");
+    assert_eq!(plugin.path(), path);
+    assert_passes(plugin);
+}
+
+/// The CPU backend with two planted bugs: one NTT output element off by one at 2^4 (forward,
+/// natural order only), and G1 MSMs over exactly 33 scalars doubled.
+struct Planted(CpuBackend);
+
+impl Ntt for Planted {
+    fn ntt(&self, d: &mut [Fr], l: u32, c: &NttConfig) -> Result<()> {
+        self.0.ntt(d, l, c)?;
+        if l == 4 && *c == NttConfig::forward() {
+            let x = blstrs::Scalar::from(d[5]) + blstrs::Scalar::from(1u64);
+            d[5] = x.into();
+        }
+        Ok(())
+    }
+    fn h_poly(&self, a: &mut [Fr], b: &mut [Fr], c: &mut [Fr], l: u32) -> Result<()> {
+        self.0.h_poly(a, b, c, l)
+    }
+}
+impl Msm for Planted {
+    fn load_bases_g1(&self, b: SharedPoints<G1Affine>) -> Result<BasesHandle> {
+        self.0.load_bases_g1(b)
+    }
+    fn load_bases_g2(&self, b: SharedPoints<G2Affine>) -> Result<BasesHandle> {
+        self.0.load_bases_g2(b)
+    }
+    fn free_bases(&self, h: BasesHandle) -> Result<()> {
+        self.0.free_bases(h)
+    }
+    fn msm_g1(&self, h: BasesHandle, j: &[MsmJob<'_>], o: &mut [G1Jacobian]) -> Result<()> {
+        self.0.msm_g1(h, j, o)?;
+        for (job, out) in j.iter().zip(o.iter_mut()) {
+            if job.scalars.len() == 33 {
+                *out = blstrs::G1Projective::from(*out).double().into();
+            }
+        }
+        Ok(())
+    }
+    fn msm_g2(&self, h: BasesHandle, j: &[MsmJob<'_>], o: &mut [G2Jacobian]) -> Result<()> {
+        self.0.msm_g2(h, j, o)
+    }
+}
+impl MemoryPool for Planted {
+    fn memory_info(&self) -> Result<MemoryInfo> {
+        self.0.memory_info()
+    }
+    fn set_memory_budget(&self, b: Option<u64>) -> Result<()> {
+        self.0.set_memory_budget(b)
+    }
+}
+impl Backend for Planted {
+    fn info(&self) -> BackendInfo {
+        BackendInfo {
+            name: "planted".into(),
+            ..self.0.info()
+        }
+    }
+}
+
+#[test]
+fn planted_bugs_are_found_with_the_first_differing_element() {
+    let reference: Arc<dyn Backend> = Arc::new(CpuBackend::new());
+    let opts = SuiteOptions::at(Level::Quick)
+        .with_max_log_size(5)
+        .with_threads(2);
+    let report = run_suite(
+        Arc::new(Planted(CpuBackend::new())),
+        reference,
+        &opts,
+        |_| {},
+    );
+    assert!(!report.passed());
+    let failed: Vec<&str> = report.failures().map(|r| r.name.as_str()).collect();
+    // The forward NTT bug shows in its row (and in the proof-free rows that use it); the MSM bug
+    // in the random sizes (2^5 + 1 = 33) and in the concurrency row, which runs NTTs.
+    assert!(
+        failed.contains(&"ntt forward natural→natural"),
+        "{failed:?}\n{}",
+        report.table()
+    );
+    assert!(failed.contains(&"msm_g1 random"), "{failed:?}");
+    assert!(
+        !failed.contains(&"ntt inverse natural→natural"),
+        "{failed:?}"
+    );
+    assert!(!failed.contains(&"msm_g2 random"), "{failed:?}");
+    let row = report
+        .results
+        .iter()
+        .find(|r| r.name == "ntt forward natural→natural")
+        .unwrap();
+    match &row.outcome {
+        Outcome::Mismatch(m) => {
+            assert_eq!(m.context, "2^4, single vector, vector 0");
+            assert_eq!(m.index, 5);
+            assert_ne!(m.expected, m.got);
+        }
+        o => panic!("{o:?}"),
+    }
+    let row = report
+        .results
+        .iter()
+        .find(|r| r.name == "msm_g1 random")
+        .unwrap();
+    match &row.outcome {
+        Outcome::Mismatch(m) => assert_eq!(m.context, "n=33, job 0"),
+        o => panic!("{o:?}"),
+    }
+    let t = report.table();
+    assert!(
+        t.contains("first difference: 2^4, single vector, vector 0, index 5"),
+        "{t}"
+    );
+    assert!(t.starts_with("conformance of planted"), "{t}");
+    let _ = blstrs::G1Projective::generator();
+}
+
+#[test]
+fn cli_entry_point_exit_codes() {
+    let path = build_plugins().unwrap().cpu;
+    let opts = SuiteOptions::at(Level::Quick)
+        .with_max_log_size(3)
+        .with_threads(2);
+    assert_eq!(run_cli(path.to_str().unwrap(), &opts, true), 0);
+    assert_eq!(run_cli("no-such-backend-anywhere", &opts, true), 1);
+    let missing = path.with_file_name("libbellows_backend_missing.so");
+    assert_eq!(run_cli(missing.to_str().unwrap(), &opts, false), 1);
+}
