@@ -125,7 +125,7 @@ impl Sha256Circuit {
         }
         hi -= 1;
         while lo < hi {
-            let mid = lo + (hi - lo + 1) / 2;
+            let mid = lo + (hi - lo).div_ceil(2);
             if constraints_for(mid) <= n {
                 lo = mid;
             } else {

@@ -1,0 +1,281 @@
+//! Command-line definitions (clap derive). Every subcommand's `long_about` explains it with
+//! examples; `docs/cli.md` is the long form.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// The `bellows` command line.
+#[derive(Debug, Parser)]
+#[command(
+    name = "bellows",
+    version,
+    about = "Bellows: a multi-backend Groth16 prover for BLS12-381 (bellperson-compatible files)",
+    long_about = "Bellows proves bellpepper circuits with Groth16 on BLS12-381, with parameters, \
+verifying keys and proofs in bellperson's file formats, on a backend chosen at run time.\n\n\
+Start with `bellows demo` (setup, prove and verify a small built-in circuit), then see \
+`bellows <COMMAND> --help`.\n\n\
+Exit codes: 0 success; 1 error (invalid proof, malformed file, bad argument value, ...); \
+2 command-line usage error.",
+    after_long_help = "Examples:\n  bellows demo\n  bellows backends --json\n  \
+bellows setup --circuit synthetic --log-size 14 --out p.params --vk-out p.vk\n  \
+bellows prove --params p.params --circuit synthetic --log-size 14 --out p.proof --inputs-out p.json\n  \
+bellows verify --vk p.vk --proof p.proof --inputs p.json\n  \
+bellows bench --circuit synthetic --log-size 18 --reps 5"
+)]
+pub struct Cli {
+    /// Options every command takes.
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    /// The command.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Options every command takes.
+#[derive(Debug, Args)]
+pub struct GlobalArgs {
+    /// Worker threads for synthesis and the backend [default: one per core].
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub threads: Option<u16>,
+    /// More log output on stderr: -v info, -vv debug, -vvv trace (RUST_LOG overrides).
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List the backends this binary can use, with version, devices and capabilities.
+    #[command(long_about = BACKENDS_ABOUT)]
+    Backends(BackendsArgs),
+    /// Generate Groth16 parameters for a built-in circuit (real setup, or --fast benchmark-only).
+    #[command(long_about = SETUP_ABOUT)]
+    Setup(SetupArgs),
+    /// Prove instances of a built-in circuit with a parameters file.
+    #[command(long_about = PROVE_ABOUT)]
+    Prove(ProveArgs),
+    /// Verify proofs with a verifying key (or parameters) file and public inputs; no circuit needed.
+    #[command(long_about = VERIFY_ABOUT)]
+    Verify(VerifyArgs),
+    /// Benchmark proving on a backend with fast benchmark-only parameters; per-phase timings.
+    #[command(long_about = BENCH_ABOUT)]
+    Bench(BenchArgs),
+    /// Set up, prove and verify a built-in circuit end to end, with timings.
+    #[command(long_about = DEMO_ABOUT)]
+    Demo(DemoArgs),
+}
+
+const BACKENDS_ABOUT: &str = "List the backends this binary can use: the built-in ones, with \
+their version, the devices they drive and their capabilities (NTT sizes, coset transforms, fused \
+quotient, G1/G2 MSM, resident bases, concurrency).\n\n\
+A backend is chosen with `--backend NAME` on the computing commands (prove, bench, demo).\n\n\
+Examples:\n  bellows backends\n  bellows backends --json";
+
+const SETUP_ABOUT: &str = "Generate Groth16 parameters for a built-in circuit and write them in \
+bellperson's parameters format (and optionally the verifying key alone), each file written \
+atomically (temporary file, then rename).\n\n\
+Default: a real trusted setup. The toxic waste (tau, alpha, beta, gamma, delta) is drawn from the \
+operating system's RNG and discarded when setup ends. `--seed S` draws it from a seeded RNG \
+instead: anyone who knows S can forge proofs, so use it only for reproducible test vectors.\n\n\
+`--fast` makes BENCHMARK-ONLY parameters instead: valid curve points of exactly the right shape, \
+generated quickly, with no trusted setup behind them. PROOFS MADE WITH THEM DO NOT VERIFY; every \
+bellows command that reads them says so. A real setup costs several scalar multiplications per \
+constraint and is meant for small circuits (up to ~2^16 in seconds to minutes); use --fast for \
+benchmarks at 2^18 and above.\n\n\
+The circuit options must be given again, identically, to `bellows prove`.\n\n\
+Examples:\n  bellows setup --circuit synthetic --log-size 14 --out s14.params --vk-out s14.vk\n  \
+bellows setup --circuit sha256 --bytes 64 --out sha.params\n  \
+bellows setup --circuit synthetic --log-size 22 --bits-pct 80 --fast --out bench22.params";
+
+const PROVE_ABOUT: &str = "Prove N instances of a built-in circuit with a bellperson-format \
+parameters file. Each instance gets a random witness (from `--seed` when given, else from the OS), \
+and r, s are drawn the same way. The proofs are written concatenated (192 bytes each: compressed \
+A ‖ B ‖ C, bellperson's encoding) and the public inputs as JSON: for one proof an array of \
+decimal strings, for several proofs an array of such arrays.\n\n\
+The circuit options must be the ones the parameters were made for; a mismatch is reported before \
+any work. Parameters are read with full point checks (on the curve and in the subgroup) unless \
+`--skip-subgroup-checks` (for files you wrote yourself). Benchmark-only parameters are accepted \
+with a warning: their proofs do not verify.\n\n\
+Examples:\n  bellows prove --params s14.params --circuit synthetic --log-size 14 --out s14.proof \
+--inputs-out s14.json\n  bellows prove --params s14.params --circuit synthetic --log-size 14 --count 8 \
+--seed 1 --out batch.proof --inputs-out batch.json";
+
+const VERIFY_ABOUT: &str = "Verify Groth16 proofs. Needs no circuit: only a verifying key (a \
+bellperson verifying-key file, or a whole parameters file), the proof file (one or more 192-byte \
+proofs) and the public inputs (a JSON array of decimal strings without the constant one; for \
+several proofs, an array of such arrays, one per proof).\n\n\
+Prints `valid` and exits 0 when every proof verifies. Otherwise exits 1 with a message naming \
+what is wrong: an invalid proof (and which one), the wrong number of public inputs, a value that \
+is not a field element, a malformed or truncated file, a point off the curve or outside the \
+subgroup. A key from benchmark-only parameters is reported as such: its proofs never verify.\n\n\
+Examples:\n  bellows verify --vk s14.vk --proof s14.proof --inputs s14.json\n  \
+bellows verify --vk s14.params --proof batch.proof --inputs batch.json";
+
+const BENCH_ABOUT: &str = "Benchmark proving. Generates benchmark-only parameters for the circuit \
+(fast, no trusted setup; the proofs do not verify, which a benchmark does not need), loads them on \
+the backend, then R times: synthesises N circuits and proves them as one batch. Reports the \
+median and minimum of each phase: synthesis, h_poly (the quotient's NTTs), G1 MSMs (H, L, A, B \
+on the backend), G2 MSM (on CPU threads, overlapping the G1 work), finalize (waiting for G2 plus \
+assembly) and total (synthesis to proofs), and proofs per second from the median total.\n\n\
+`--json` prints one machine-readable JSON object on stdout instead of the table.\n\n\
+Examples:\n  bellows bench --circuit synthetic --log-size 16\n  \
+bellows bench --circuit synthetic --log-size 20 --bits-pct 80 --count 2 --reps 3 --json\n  \
+bellows bench --circuit sha256 --log-size 17 --backend cpu";
+
+const DEMO_ABOUT: &str = "Run the whole Groth16 flow on a built-in circuit, in memory, with \
+timings: a real trusted setup (random toxic waste, discarded), synthesis, proving on the chosen \
+backend, and verification of the proof; then a check that the same proof is rejected for a wrong \
+public input. The default (synthetic, 2^12 constraints) finishes in seconds on two cores.\n\n\
+Examples:\n  bellows demo\n  bellows demo --log-size 14 --seed 7\n  bellows demo --circuit sha256";
+
+/// Which built-in circuit, and its size.
+#[derive(Debug, Args, Clone)]
+pub struct CircuitArgs {
+    /// Built-in circuit: `synthetic` (2^K − 2 constraints, a squaring chain with optional
+    /// boolean constraints) or `sha256` (SHA-256 preimage).
+    #[arg(long, value_name = "NAME", default_value = "synthetic")]
+    pub circuit: String,
+    /// log2 of the domain: synthetic has 2^K − 2 constraints; for sha256, the largest preimage
+    /// that fits 2^K constraints.
+    #[arg(long = "log-size", short = 'k', value_name = "K")]
+    pub log_size: Option<u32>,
+    /// Synthetic only: P of every 100 constraints are boolean, b·(1 − b) = 0 [default: 0].
+    #[arg(long = "bits-pct", value_name = "P")]
+    pub bits_pct: Option<u8>,
+    /// sha256 only: preimage length in bytes [default: 55, one block, unless --log-size].
+    #[arg(long, value_name = "N")]
+    pub bytes: Option<usize>,
+}
+
+/// `--backend NAME`.
+#[derive(Debug, Args, Clone)]
+pub struct BackendArg {
+    /// Backend that runs the NTTs and MSMs: a built-in name (see `bellows backends`).
+    #[arg(long, value_name = "NAME", default_value = "cpu")]
+    pub backend: String,
+}
+
+/// `bellows backends`.
+#[derive(Debug, Args)]
+pub struct BackendsArgs {
+    /// Print a JSON array instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `bellows setup`.
+#[derive(Debug, Args)]
+pub struct SetupArgs {
+    /// The circuit.
+    #[command(flatten)]
+    pub circuit: CircuitArgs,
+    /// Benchmark-only parameters (fast, no trusted setup): PROOFS WILL NOT VERIFY.
+    #[arg(long)]
+    pub fast: bool,
+    /// Draw the toxic waste (or the --fast points) from this seed. INSECURE: for test vectors only.
+    #[arg(long, value_name = "S")]
+    pub seed: Option<u64>,
+    /// Parameters file to write (bellperson format).
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub out: PathBuf,
+    /// Also write the verifying key alone (bellperson verifying-key format).
+    #[arg(long = "vk-out", value_name = "FILE")]
+    pub vk_out: Option<PathBuf>,
+}
+
+/// `bellows prove`.
+#[derive(Debug, Args)]
+pub struct ProveArgs {
+    /// Parameters file (bellperson format), e.g. from `bellows setup`.
+    #[arg(long, value_name = "FILE")]
+    pub params: PathBuf,
+    /// The circuit (must match the parameters).
+    #[command(flatten)]
+    pub circuit: CircuitArgs,
+    /// Number of proofs (instances with different random witnesses).
+    #[arg(long, short = 'n', value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub count: u32,
+    /// Proofs synthesised and proved together per batch [default: all of --count].
+    #[arg(long = "batch-size", value_name = "B", value_parser = clap::value_parser!(u32).range(1..))]
+    pub batch_size: Option<u32>,
+    /// The backend.
+    #[command(flatten)]
+    pub backend: BackendArg,
+    /// Seed for the witnesses and for r, s (deterministic, byte-identical proofs) [default: OS RNG].
+    #[arg(long, value_name = "S")]
+    pub seed: Option<u64>,
+    /// Read the parameters checking only that points are on the curve (faster; for files you
+    /// made yourself).
+    #[arg(long = "skip-subgroup-checks")]
+    pub skip_subgroup_checks: bool,
+    /// Proof file to write (N × 192 bytes).
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub out: PathBuf,
+    /// Public inputs file to write (JSON) [default: print them on stdout].
+    #[arg(long = "inputs-out", value_name = "FILE.json")]
+    pub inputs_out: Option<PathBuf>,
+}
+
+/// `bellows verify`.
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// Verifying-key file, or a whole parameters file.
+    #[arg(long, value_name = "FILE")]
+    pub vk: PathBuf,
+    /// Proof file: one or more concatenated 192-byte proofs.
+    #[arg(long, value_name = "FILE")]
+    pub proof: PathBuf,
+    /// Public inputs: JSON array of decimal strings (array of arrays for several proofs).
+    #[arg(long, value_name = "FILE.json")]
+    pub inputs: PathBuf,
+}
+
+/// `bellows bench`.
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// The circuit.
+    #[command(flatten)]
+    pub circuit: CircuitArgs,
+    /// Proofs per repetition (proved as one batch).
+    #[arg(long, short = 'n', value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub count: u32,
+    /// Timed repetitions.
+    #[arg(long, short = 'r', value_name = "R", default_value_t = 3,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub reps: u32,
+    /// Untimed repetitions first (warm caches and allocator).
+    #[arg(long, value_name = "W", default_value_t = 0)]
+    pub warmup: u32,
+    /// The backend.
+    #[command(flatten)]
+    pub backend: BackendArg,
+    /// Seed for parameters, witnesses and r, s [default: 0, so runs are comparable].
+    #[arg(long, value_name = "S", default_value_t = 0)]
+    pub seed: u64,
+    /// Print one JSON object instead of the table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `bellows demo`.
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Built-in circuit: `synthetic` or `sha256`.
+    #[arg(long, value_name = "NAME", default_value = "synthetic")]
+    pub circuit: String,
+    /// log2 of the domain [default: 12 for synthetic; sha256: one 55-byte block].
+    #[arg(long = "log-size", short = 'k', value_name = "K")]
+    pub log_size: Option<u32>,
+    /// Synthetic only: percentage of boolean constraints [default: 0].
+    #[arg(long = "bits-pct", value_name = "P")]
+    pub bits_pct: Option<u8>,
+    /// The backend.
+    #[command(flatten)]
+    pub backend: BackendArg,
+    /// Seed for the toxic waste, witness and r, s (INSECURE setup; reproducible run).
+    #[arg(long, value_name = "S")]
+    pub seed: Option<u64>,
+}

@@ -1,0 +1,8 @@
+//! One module per subcommand.
+
+pub mod backends;
+pub mod bench;
+pub mod demo;
+pub mod prove;
+pub mod setup;
+pub mod verify;

@@ -1,0 +1,163 @@
+//! `bellows prove`: proofs of built-in circuit instances with a parameters file.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use bellows_core::{
+    circuits::{witness_seed, CircuitSpec},
+    groth16::{
+        io::{self, PointCheck},
+        prover::{self, ProverTimings, ProvingKey},
+        synthesis::synthesize_batch,
+        ParamsKind, Proof,
+    },
+    rng::ProofRng,
+    Result,
+};
+use blstrs::Scalar;
+use rand_core::RngCore;
+
+use crate::cli::ProveArgs;
+use crate::common::{
+    check_params_fit, circuit_spec, fmt_duration, open_backend, progress, spinner,
+    warn_benchmark_only, write_text_atomically, Globals,
+};
+
+/// Proofs of one batch with their public inputs and where the time went.
+pub struct BatchOutcome {
+    /// The proofs, in instance order.
+    pub proofs: Vec<Proof>,
+    /// Public inputs of each proof (constant one excluded).
+    pub inputs: Vec<Vec<Scalar>>,
+    /// Synthesis wall time.
+    pub synthesis: std::time::Duration,
+    /// Prover phases.
+    pub timings: ProverTimings,
+}
+
+/// Synthesises the instances with witness seeds `seeds` and proves them as one batch.
+pub fn prove_batch(
+    key: &ProvingKey,
+    spec: &CircuitSpec,
+    seeds: &[u64],
+    rng: &mut (impl RngCore + ?Sized),
+) -> Result<BatchOutcome> {
+    let t = Instant::now();
+    let synthesized = synthesize_batch(seeds.iter().map(|&s| spec.with_witness(s)).collect())?;
+    let synthesis = t.elapsed();
+    let inputs = synthesized
+        .iter()
+        .map(|s| s.public_inputs().to_vec())
+        .collect();
+    let (proofs, timings) = prover::start(key, synthesized, rng)?.finalize_timed()?;
+    Ok(BatchOutcome {
+        proofs,
+        inputs,
+        synthesis,
+        timings,
+    })
+}
+
+/// Formats public inputs for a file: one proof → a flat array; several → an array of arrays.
+pub fn inputs_json(inputs: &[Vec<Scalar>]) -> String {
+    if inputs.len() == 1 {
+        io::format_public_inputs_json(&inputs[0])
+    } else {
+        let parts: Vec<String> = inputs
+            .iter()
+            .map(|i| io::format_public_inputs_json(i))
+            .collect();
+        format!("[{}]", parts.join(","))
+    }
+}
+
+/// Runs the command.
+pub fn run(args: &ProveArgs, g: &Globals) -> Result<()> {
+    let spec = circuit_spec(&args.circuit)?;
+    let check = if args.skip_subgroup_checks {
+        PointCheck::CurveOnly
+    } else {
+        PointCheck::Full
+    };
+    let t = Instant::now();
+    let pb = spinner("reading parameters");
+    let params = io::read_parameters(&args.params, check);
+    pb.finish_and_clear();
+    let params = Arc::new(params?);
+    let read_time = t.elapsed();
+    if params.kind() == ParamsKind::BenchmarkOnly {
+        warn_benchmark_only(&format!("{}", args.params.display()));
+    }
+    check_params_fit(&params, &spec)?;
+    let backend = open_backend(&args.backend.backend, g)?;
+    let t = Instant::now();
+    let key = ProvingKey::new(params, backend)?;
+    let load_time = t.elapsed();
+    println!("circuit: {}", spec.description());
+    println!(
+        "parameters: read {} ({}), loaded on {} in {}",
+        fmt_duration(read_time),
+        crate::common::kind_name(key.params().kind()),
+        args.backend.backend,
+        fmt_duration(load_time)
+    );
+
+    let count = args.count as usize;
+    let batch = args.batch_size.map_or(count, |b| b as usize).min(count);
+    let mut rng = ProofRng::from_option(args.seed);
+    let base_seed = args.seed.unwrap_or_else(|| ProofRng::os().next_u64());
+    let seeds: Vec<u64> = (0..count as u64)
+        .map(|i| witness_seed(base_seed, i))
+        .collect();
+
+    let pb = progress(count as u64, "proving");
+    let t = Instant::now();
+    let mut proofs = Vec::with_capacity(count);
+    let mut inputs = Vec::with_capacity(count);
+    for chunk in seeds.chunks(batch) {
+        let out = prove_batch(&key, &spec, chunk, &mut rng);
+        let out = match out {
+            Ok(o) => o,
+            Err(e) => {
+                pb.abandon();
+                return Err(e);
+            }
+        };
+        let tm = out.timings;
+        tracing::info!(
+            "batch of {}: synthesis {}, h_poly {}, G1 MSMs {}, G2 MSM {} (overlapped), finalize {}",
+            chunk.len(),
+            fmt_duration(out.synthesis),
+            fmt_duration(tm.h_poly),
+            fmt_duration(tm.msm_g1),
+            fmt_duration(tm.msm_g2),
+            fmt_duration(tm.finalize)
+        );
+        proofs.extend(out.proofs);
+        inputs.extend(out.inputs);
+        pb.inc(chunk.len() as u64);
+    }
+    pb.finish_and_clear();
+    let prove_time = t.elapsed();
+
+    io::write_proofs_file(&proofs, &args.out)?;
+    let json = inputs_json(&inputs);
+    match &args.inputs_out {
+        Some(path) => write_text_atomically(path, &format!("{json}\n"), "public inputs file")?,
+        None => println!("public inputs: {json}"),
+    }
+    println!(
+        "proved {count} in {} ({:.2} proofs/s)",
+        fmt_duration(prove_time),
+        count as f64 / prove_time.as_secs_f64()
+    );
+    println!(
+        "wrote {} ({} bytes)",
+        args.out.display(),
+        proofs.len() * 192
+    );
+    if let Some(path) = &args.inputs_out {
+        println!("wrote {}", path.display());
+    }
+    Ok(())
+}

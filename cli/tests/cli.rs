@@ -1,0 +1,610 @@
+//! End-to-end tests of the `bellows` binary (small sizes: CI has two cores).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn bellows(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_bellows"))
+        .args(args)
+        .env_remove("RUST_LOG")
+        .output()
+        .expect("the bellows binary runs")
+}
+
+fn text(o: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// Runs and asserts success; returns stdout.
+fn ok(args: &[&str]) -> String {
+    let o = bellows(args);
+    let (out, err) = text(&o);
+    assert!(
+        o.status.success(),
+        "bellows {args:?} failed ({:?})\nstdout:\n{out}\nstderr:\n{err}",
+        o.status
+    );
+    out
+}
+
+/// Runs and asserts exit code `code`; returns stderr.
+fn fails(args: &[&str], code: i32) -> String {
+    let o = bellows(args);
+    let (out, err) = text(&o);
+    assert_eq!(
+        o.status.code(),
+        Some(code),
+        "bellows {args:?}\nstdout:\n{out}\nstderr:\n{err}"
+    );
+    err
+}
+
+fn dir(name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("bellows-cli-tests")
+        .join(name);
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// Real setup at 2^8 with a seed, then one or more proofs; returns (params, vk, proof, inputs).
+fn setup_and_prove(d: &Path, count: &str) -> (PathBuf, PathBuf, PathBuf, PathBuf) {
+    let (params, vk, proof, inputs) = (
+        d.join("p.params"),
+        d.join("p.vk"),
+        d.join("p.proof"),
+        d.join("p.json"),
+    );
+    let out = ok(&[
+        "setup",
+        "--circuit",
+        "synthetic",
+        "--log-size",
+        "8",
+        "--bits-pct",
+        "30",
+        "--seed",
+        "5",
+        "--out",
+        s(&params),
+        "--vk-out",
+        s(&vk),
+    ]);
+    assert!(out.contains("trusted parameters: domain 2^8"), "{out}");
+    ok(&[
+        "prove",
+        "--params",
+        s(&params),
+        "--circuit",
+        "synthetic",
+        "--log-size",
+        "8",
+        "--bits-pct",
+        "30",
+        "--count",
+        count,
+        "--seed",
+        "9",
+        "--out",
+        s(&proof),
+        "--inputs-out",
+        s(&inputs),
+    ]);
+    (params, vk, proof, inputs)
+}
+
+#[test]
+fn setup_prove_verify_round_trip() {
+    let d = dir("round_trip");
+    let (params, vk, proof, inputs) = setup_and_prove(&d, "1");
+    assert_eq!(std::fs::metadata(&proof).unwrap().len(), 192);
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&inputs).unwrap()).unwrap();
+    assert_eq!(json.as_array().unwrap().len(), 1);
+    assert_eq!(
+        ok(&[
+            "verify",
+            "--vk",
+            s(&vk),
+            "--proof",
+            s(&proof),
+            "--inputs",
+            s(&inputs)
+        ]),
+        "valid\n"
+    );
+    // A whole parameters file serves as the key too.
+    assert_eq!(
+        ok(&[
+            "verify",
+            "--vk",
+            s(&params),
+            "--proof",
+            s(&proof),
+            "--inputs",
+            s(&inputs)
+        ]),
+        "valid\n"
+    );
+}
+
+#[test]
+fn seeded_prove_is_byte_identical() {
+    let d = dir("seeded");
+    let (params, _, proof, _) = setup_and_prove(&d, "1");
+    let again = d.join("again.proof");
+    ok(&[
+        "prove",
+        "--params",
+        s(&params),
+        "--circuit",
+        "synthetic",
+        "--log-size",
+        "8",
+        "--bits-pct",
+        "30",
+        "--seed",
+        "9",
+        "--out",
+        s(&again),
+        "--inputs-out",
+        s(&d.join("a.json")),
+    ]);
+    assert_eq!(
+        std::fs::read(&proof).unwrap(),
+        std::fs::read(&again).unwrap()
+    );
+}
+
+#[test]
+fn several_proofs_verify_and_a_wrong_one_is_named() {
+    let d = dir("several");
+    let (_, vk, proof, inputs) = setup_and_prove(&d, "3");
+    assert_eq!(std::fs::metadata(&proof).unwrap().len(), 3 * 192);
+    assert_eq!(
+        ok(&[
+            "verify",
+            "--vk",
+            s(&vk),
+            "--proof",
+            s(&proof),
+            "--inputs",
+            s(&inputs)
+        ]),
+        "valid\n"
+    );
+    // Swap the inputs of proofs 1 and 2.
+    let mut json: Vec<Vec<String>> =
+        serde_json::from_str(&std::fs::read_to_string(&inputs).unwrap()).unwrap();
+    json.swap(1, 2);
+    let swapped = d.join("swapped.json");
+    std::fs::write(&swapped, serde_json::to_string(&json).unwrap()).unwrap();
+    let err = fails(
+        &[
+            "verify",
+            "--vk",
+            s(&vk),
+            "--proof",
+            s(&proof),
+            "--inputs",
+            s(&swapped),
+        ],
+        1,
+    );
+    assert!(
+        err.contains("2 of 3 proofs do not verify (proof 1, 2)"),
+        "{err}"
+    );
+    // A flat array for three proofs.
+    let flat = d.join("flat.json");
+    std::fs::write(&flat, serde_json::to_string(&json[0]).unwrap()).unwrap();
+    let err = fails(
+        &[
+            "verify",
+            "--vk",
+            s(&vk),
+            "--proof",
+            s(&proof),
+            "--inputs",
+            s(&flat),
+        ],
+        1,
+    );
+    assert!(err.contains("3 proof(s) but"), "{err}");
+}
+
+#[test]
+fn verify_rejects_bad_proofs_inputs_and_files() {
+    let d = dir("bad");
+    let (params, vk, proof, inputs) = setup_and_prove(&d, "1");
+    let v = |vk: &Path, proof: &Path, inputs: &Path| {
+        fails(
+            &[
+                "verify",
+                "--vk",
+                s(vk),
+                "--proof",
+                s(proof),
+                "--inputs",
+                s(inputs),
+            ],
+            1,
+        )
+    };
+
+    // Wrong public input value.
+    let good: Vec<String> =
+        serde_json::from_str(&std::fs::read_to_string(&inputs).unwrap()).unwrap();
+    let wrong = d.join("wrong.json");
+    std::fs::write(&wrong, "[\"12345\"]").unwrap();
+    assert_ne!(good, vec!["12345".to_string()]);
+    let err = v(&vk, &proof, &wrong);
+    assert!(
+        err.starts_with("error: proof is invalid: the proof does not verify"),
+        "{err}"
+    );
+
+    // Wrong number of public inputs.
+    let two = d.join("two.json");
+    std::fs::write(&two, format!("[\"{}\", \"1\"]", good[0])).unwrap();
+    let err = v(&vk, &proof, &two);
+    assert!(
+        err.contains("expects 1 public inputs, 2 were given"),
+        "{err}"
+    );
+
+    // Not a field element / not JSON.
+    let big = d.join("big.json");
+    std::fs::write(&big, format!("[\"{}\"]", "9".repeat(80))).unwrap();
+    let err = v(&vk, &proof, &big);
+    assert!(err.contains("public input 0"), "{err}");
+    let junk = d.join("junk.json");
+    std::fs::write(&junk, "not json").unwrap();
+    assert!(v(&vk, &proof, &junk).contains("not valid JSON"));
+
+    // Tampered proof: another valid point encoding (C replaced by A) or a broken encoding.
+    let mut bytes = std::fs::read(&proof).unwrap();
+    let a: Vec<u8> = bytes[..48].to_vec();
+    bytes[144..].copy_from_slice(&a);
+    let swapped = d.join("swapped.proof");
+    std::fs::write(&swapped, &bytes).unwrap();
+    assert!(v(&vk, &swapped, &inputs).contains("proof is invalid"));
+    let mut bytes = std::fs::read(&proof).unwrap();
+    bytes[10] ^= 0x40;
+    let flipped = d.join("flipped.proof");
+    std::fs::write(&flipped, &bytes).unwrap();
+    let err = v(&vk, &flipped, &inputs);
+    assert!(err.contains("proof"), "{err}");
+    let short = d.join("short.proof");
+    std::fs::write(&short, &bytes[..100]).unwrap();
+    assert!(v(&vk, &short, &inputs).contains("not a positive multiple of 192"));
+
+    // Truncated key and parameters.
+    let full = std::fs::read(&params).unwrap();
+    let cut = d.join("cut.params");
+    std::fs::write(&cut, &full[..full.len() - 50]).unwrap();
+    let err = v(&cut, &proof, &inputs);
+    assert!(err.contains("malformed"), "{err}");
+    let err = fails(
+        &[
+            "prove",
+            "--params",
+            s(&cut),
+            "--circuit",
+            "synthetic",
+            "--log-size",
+            "8",
+            "--bits-pct",
+            "30",
+            "--out",
+            s(&d.join("x.proof")),
+        ],
+        1,
+    );
+    assert!(err.starts_with("error: malformed parameters file"), "{err}");
+    let missing = d.join("missing.vk");
+    assert!(v(&missing, &proof, &inputs).contains("missing.vk"));
+}
+
+#[test]
+fn benchmark_only_parameters_are_flagged_everywhere() {
+    let d = dir("fast");
+    let (params, vk, proof, inputs) = (
+        d.join("f.params"),
+        d.join("f.vk"),
+        d.join("f.proof"),
+        d.join("f.json"),
+    );
+    let o = bellows(&[
+        "setup",
+        "--circuit",
+        "synthetic",
+        "--log-size",
+        "8",
+        "--fast",
+        "--out",
+        s(&params),
+        "--vk-out",
+        s(&vk),
+    ]);
+    assert!(o.status.success());
+    assert!(text(&o).1.contains("BENCHMARK-ONLY"), "{}", text(&o).1);
+    let o = bellows(&[
+        "prove",
+        "--params",
+        s(&params),
+        "--circuit",
+        "synthetic",
+        "--log-size",
+        "8",
+        "--out",
+        s(&proof),
+        "--inputs-out",
+        s(&inputs),
+    ]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    assert!(text(&o).1.contains("BENCHMARK-ONLY"));
+    let err = fails(
+        &[
+            "verify",
+            "--vk",
+            s(&vk),
+            "--proof",
+            s(&proof),
+            "--inputs",
+            s(&inputs),
+        ],
+        1,
+    );
+    assert!(
+        err.contains("benchmark-only parameters: their proofs never verify"),
+        "{err}"
+    );
+}
+
+#[test]
+fn params_for_another_circuit_are_refused_before_proving() {
+    let d = dir("mismatch");
+    let (params, _, _, _) = setup_and_prove(&d, "1");
+    let err = fails(
+        &[
+            "prove",
+            "--params",
+            s(&params),
+            "--circuit",
+            "synthetic",
+            "--log-size",
+            "9",
+            "--out",
+            s(&d.join("x.proof")),
+        ],
+        1,
+    );
+    assert!(err.contains("do not fit the circuit"), "{err}");
+    let err = fails(
+        &[
+            "prove",
+            "--params",
+            s(&params),
+            "--circuit",
+            "sha256",
+            "--bytes",
+            "1",
+            "--out",
+            s(&d.join("x.proof")),
+        ],
+        1,
+    );
+    assert!(err.contains("do not fit the circuit sha256"), "{err}");
+}
+
+#[test]
+fn usage_and_value_errors_have_their_exit_codes() {
+    let err = fails(&["setup", "--circuit", "synthetic"], 2);
+    assert!(err.contains("--out"), "{err}");
+    fails(&["frobnicate"], 2);
+    fails(&["prove", "--count", "0", "--params", "p", "--out", "o"], 2);
+    let err = fails(
+        &[
+            "setup",
+            "--circuit",
+            "nope",
+            "--log-size",
+            "8",
+            "--out",
+            "/nonexistent/x",
+        ],
+        1,
+    );
+    assert!(err.contains("unknown circuit \"nope\""), "{err}");
+    let err = fails(
+        &[
+            "setup",
+            "--circuit",
+            "synthetic",
+            "--log-size",
+            "8",
+            "--bits-pct",
+            "101",
+            "--out",
+            "/nonexistent/x",
+        ],
+        1,
+    );
+    assert!(err.contains("0..=100"), "{err}");
+    let err = fails(&["bench", "--log-size", "8", "--backend", "nosuch"], 1);
+    assert!(err.contains("backend nosuch"), "{err}");
+}
+
+#[test]
+fn help_of_each_command_names_its_options() {
+    let cases: &[(&str, &[&str])] = &[
+        ("backends", &["--json"]),
+        (
+            "setup",
+            &[
+                "--circuit",
+                "--log-size",
+                "--bits-pct",
+                "--fast",
+                "--seed",
+                "--out",
+                "--vk-out",
+                "BENCHMARK-ONLY",
+            ],
+        ),
+        (
+            "prove",
+            &[
+                "--params",
+                "--circuit",
+                "--count",
+                "--backend",
+                "--seed",
+                "--out",
+                "--inputs-out",
+            ],
+        ),
+        (
+            "verify",
+            &["--vk", "--proof", "--inputs", "valid", "exits 0"],
+        ),
+        (
+            "bench",
+            &[
+                "--circuit",
+                "--log-size",
+                "--bits-pct",
+                "--count",
+                "--reps",
+                "--backend",
+                "--json",
+            ],
+        ),
+        ("demo", &["--circuit", "--log-size", "--backend", "--seed"]),
+    ];
+    for (cmd, words) in cases {
+        let out = ok(&[cmd, "--help"]);
+        for w in *words {
+            assert!(out.contains(w), "`bellows {cmd} --help` lacks {w}:\n{out}");
+        }
+        assert!(out.contains("Examples:"), "{cmd}");
+    }
+    let top = ok(&["--help"]);
+    for cmd in [
+        "backends",
+        "setup",
+        "prove",
+        "verify",
+        "bench",
+        "demo",
+        "--threads",
+        "--verbose",
+    ] {
+        assert!(top.contains(cmd), "top-level help lacks {cmd}");
+    }
+}
+
+#[test]
+fn backends_lists_cpu() {
+    let out = ok(&["backends"]);
+    assert!(out.starts_with("cpu "), "{out}");
+    assert!(out.contains("capabilities: ntt"), "{out}");
+    let json: serde_json::Value = serde_json::from_str(&ok(&["backends", "--json"])).unwrap();
+    let cpu = json
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["name"] == "cpu")
+        .expect("cpu listed");
+    assert_eq!(cpu["source"], "built-in");
+    assert_eq!(cpu["capabilities"]["msm_g1"], true);
+    assert!(!cpu["devices"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn bench_json_has_every_phase() {
+    let out = ok(&[
+        "--threads",
+        "2",
+        "bench",
+        "--circuit",
+        "synthetic",
+        "--log-size",
+        "8",
+        "--bits-pct",
+        "50",
+        "--count",
+        "2",
+        "--reps",
+        "2",
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&out).expect("bench --json prints JSON only");
+    assert_eq!(v["circuit"], "synthetic");
+    assert_eq!(v["log_size"], 8);
+    assert_eq!(v["constraints"], 254);
+    assert_eq!(v["bits_pct"], 50);
+    assert_eq!(v["count"], 2);
+    assert_eq!(v["reps"], 2);
+    assert_eq!(v["backend"], "cpu");
+    assert_eq!(v["threads"], 2);
+    assert_eq!(v["params_kind"], "benchmark-only");
+    for phase in [
+        "synthesis",
+        "h_poly",
+        "msm_g1",
+        "msm_g2",
+        "finalize",
+        "total",
+    ] {
+        let p = &v["phases"][phase];
+        let (med, min) = (
+            p["median_s"].as_f64().unwrap(),
+            p["min_s"].as_f64().unwrap(),
+        );
+        assert!(min <= med && min >= 0.0, "{phase}: {p}");
+    }
+    assert!(v["proofs_per_sec"].as_f64().unwrap() > 0.0);
+    // The table form names the phases.
+    let table = ok(&["bench", "--log-size", "8", "--reps", "1"]);
+    for w in [
+        "synthesis",
+        "h_poly",
+        "G1 MSMs",
+        "G2 MSM",
+        "finalize",
+        "total",
+        "proofs/s",
+    ] {
+        assert!(table.contains(w), "{table}");
+    }
+}
+
+#[test]
+fn demo_runs_end_to_end() {
+    let out = ok(&["demo", "--log-size", "8", "--seed", "3"]);
+    assert!(
+        out.contains("valid; with public input + 1: rejected"),
+        "{out}"
+    );
+    assert!(out.contains("4. verify"), "{out}");
+}
+
+#[test]
+fn demo_default_runs() {
+    let out = ok(&["demo"]);
+    assert!(out.contains("synthetic 2^12: 4094 constraints"), "{out}");
+    assert!(
+        out.contains("valid; with public input + 1: rejected"),
+        "{out}"
+    );
+}
