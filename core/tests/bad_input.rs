@@ -323,7 +323,13 @@ fn trailing_bytes_and_inconsistent_shapes_are_rejected() {
     file.push(0);
     let (e, m) = read_err(&file, PointCheck::Full);
     assert!(matches!(e, Error::Malformed { .. }), "{m}");
-    assert_msg(&m, &["1 trailing bytes", &format!("byte offset {end}")]);
+    assert_msg(
+        &m,
+        &[
+            "1 trailing byte after section b_g2",
+            &format!("byte offset {end}"),
+        ],
+    );
 
     let mut short_h = params.clone();
     short_h.h = Arc::new(params.h[1..].to_vec());

@@ -301,7 +301,7 @@ impl Circuit<Scalar> for Failing {
 }
 
 fn message(r: Result<Parameters, Error>) -> (Error, String) {
-    let e = r.err().expect("an error");
+    let e = r.expect_err("an error");
     let m = e.to_string();
     (e, m)
 }

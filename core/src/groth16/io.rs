@@ -138,9 +138,10 @@ impl<'a> Scanner<'a> {
             return Err(Error::malformed(
                 format!("{}: section {name}", self.label),
                 format!(
-                    "the length field at byte offset {at} announces {count} points ({bytes} \
+                    "the length field at byte offset {at} announces {count} point{} ({bytes} \
                      bytes), but only {available} bytes remain (truncated file or corrupted \
-                     length)"
+                     length)",
+                    if count == 1 { "" } else { "s" }
                 ),
             ));
         }
@@ -160,8 +161,9 @@ impl<'a> Scanner<'a> {
             return Err(Error::malformed(
                 self.label,
                 format!(
-                    "{extra} trailing bytes after {after} (which ends at byte offset {}; the \
+                    "{extra} trailing byte{} after {after} (which ends at byte offset {}; the \
                      data is {} bytes)",
+                    if extra == 1 { "" } else { "s" },
                     self.pos,
                     self.data.len()
                 ),
@@ -287,6 +289,9 @@ pub fn parameters_from_bytes(bytes: &[u8], check: PointCheck) -> Result<Paramete
 fn decode_params(data: &[u8], check: PointCheck, label: &str) -> Result<Parameters> {
     let lay = scan_params(data, label)?;
     let vk = decode_vk(data, &lay.ic, check, label)?;
+    if vk.kind() == super::ParamsKind::BenchmarkOnly {
+        tracing::warn!("{label}: benchmark-only parameters: proofs made with them do not verify");
+    }
     Ok(Parameters {
         vk,
         h: Arc::new(lay.h.decode(data, check, label)?),

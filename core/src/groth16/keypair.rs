@@ -364,3 +364,20 @@ impl ConstraintSystem<Scalar> for ConstraintMatrices {
         self
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn domain_is_the_next_power_of_two_up_to_2_32() {
+        assert_eq!(domain_size(1, 1).unwrap(), (1, 0));
+        assert_eq!(domain_size(16, 13).unwrap(), (16, 4));
+        assert_eq!(domain_size(17, 13).unwrap(), (32, 5));
+        assert_eq!(domain_size(1 << 32, 1).unwrap(), (1 << 32, 32));
+        let e = domain_size((1 << 32) + 1, 1).unwrap_err().to_string();
+        assert!(e.contains("exceed 2^32"), "{e}");
+        let e = domain_size(3, 0).unwrap_err().to_string();
+        assert!(e.contains("no constraints"), "{e}");
+    }
+}

@@ -331,6 +331,10 @@ pub fn generate_benchmark_parameters<C: Circuit<Scalar>>(
 ) -> Result<Parameters> {
     let shape = CircuitShape::of(circuit)?;
     let (n, _) = shape.domain()?;
+    tracing::warn!(
+        "generating benchmark-only parameters (2^{} domain): proofs made with them do not verify",
+        n.trailing_zeros()
+    );
     let mut rng = ChaCha20Rng::seed_from_u64(seed);
     let g1 = |rng: &mut ChaCha20Rng| (G1Affine::generator() * Scalar::random(rng)).to_affine();
     let g2 = |rng: &mut ChaCha20Rng| (G2Affine::generator() * Scalar::random(rng)).to_affine();
