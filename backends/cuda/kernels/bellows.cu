@@ -1,0 +1,196 @@
+// Bellows CUDA kernels: the one translation unit compiled (ahead of time, by build.rs) into the
+// fatbin that src/kernels.rs embeds. Every entry point is extern "C" so the Rust side finds it by
+// its plain name. Layouts of all arguments are blst's (see bls12_381.cuh) or mirrored #[repr(C)]
+// structs in the Rust crate.
+#include "ntt.cuh"
+#include "ops.cuh"
+
+using namespace bellows;
+
+namespace {
+
+__device__ __forceinline__ uint64_t global_thread() {
+    return (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+}
+__device__ __forceinline__ uint64_t grid_threads() { return (uint64_t)gridDim.x * blockDim.x; }
+
+// 32-byte Fr through two 16-byte loads / stores.
+__device__ __forceinline__ Fr ld_fr(const uint4* p) {
+    uint4 a = p[0], b = p[1];
+    return Fr{{a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w}};
+}
+__device__ __forceinline__ Fr ldg_fr(const uint4* p) {
+    uint4 a = __ldg(p), b = __ldg(p + 1);
+    return Fr{{a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w}};
+}
+__device__ __forceinline__ void st_fr(uint4* p, const Fr& x) {
+    p[0] = make_uint4(x.v[0], x.v[1], x.v[2], x.v[3]);
+    p[1] = make_uint4(x.v[4], x.v[5], x.v[6], x.v[7]);
+}
+
+template <class F>
+__device__ void field_op_kernel(uint32_t op, const F* a, const F* b, F* out, uint64_t n) {
+    for (uint64_t i = global_thread(); i < n; i += grid_threads()) out[i] = field_apply<F>(op, a[i], b[i]);
+}
+
+template <class F>
+__device__ void curve_op_kernel(uint32_t op, const Jacobian<F>* p, const Jacobian<F>* q,
+                                const Affine<F>* a, Affine<F>* out_affine,
+                                Jacobian<F>* out_jacobian, uint64_t n) {
+    for (uint64_t i = global_thread(); i < n; i += grid_threads()) {
+        Xyzz<F> r = curve_apply<F>(op, p[i], q[i], a[i]);
+        out_affine[i] = op_to_affine<F>(r);
+        out_jacobian[i] = op_to_jacobian<F>(r);
+    }
+}
+
+// Throughput: four independent chains x_j ← x_j·y per thread, `iters` rounds.
+template <class F>
+__device__ void bench_mul_kernel(const F* in, F* out, uint32_t iters) {
+    uint64_t t = global_thread();
+    F y = in[2 * t], x0 = in[2 * t + 1];
+    F x1 = F::add(x0, y), x2 = F::sub(x0, y), x3 = F::dbl(x0);
+    for (uint32_t i = 0; i < iters; i++) {
+        x0 = F::mul(x0, y);
+        x1 = F::mul(x1, y);
+        x2 = F::mul(x2, y);
+        x3 = F::mul(x3, y);
+    }
+    out[t] = F::add(F::add(x0, x1), F::add(x2, x3));
+}
+
+// Throughput: one XYZZ accumulator per thread adding `iters` affine points from a table of
+// mask + 1 entries (small enough to stay in cache, so the kernel measures arithmetic).
+template <class F>
+__device__ void bench_madd_kernel(const Affine<F>* pts, uint32_t mask, Xyzz<F>* out,
+                                  uint32_t iters) {
+    uint64_t t = global_thread();
+    uint32_t j = (uint32_t)t;
+    Xyzz<F> acc = Xyzz<F>::from_affine(pts[j & mask]);
+    for (uint32_t i = 0; i < iters; i++) acc = Xyzz<F>::add_affine(acc, pts[(j + i + 1) & mask]);
+    out[t] = acc;
+}
+
+}  // namespace
+
+// ---- element-wise test entry points -----------------------------------------------------------
+
+extern "C" __global__ void bellows_fr_op(uint32_t op, const Fr* a, const Fr* b, Fr* out, uint64_t n) {
+    field_op_kernel<Fr>(op, a, b, out, n);
+}
+extern "C" __global__ void bellows_fp_op(uint32_t op, const Fp* a, const Fp* b, Fp* out, uint64_t n) {
+    field_op_kernel<Fp>(op, a, b, out, n);
+}
+extern "C" __global__ void bellows_fp2_op(uint32_t op, const Fp2* a, const Fp2* b, Fp2* out,
+                                          uint64_t n) {
+    field_op_kernel<Fp2>(op, a, b, out, n);
+}
+extern "C" __global__ void bellows_g1_op(uint32_t op, const G1Jacobian* p, const G1Jacobian* q,
+                                         const G1Affine* a, G1Affine* out_affine,
+                                         G1Jacobian* out_jacobian, uint64_t n) {
+    curve_op_kernel<Fp>(op, p, q, a, out_affine, out_jacobian, n);
+}
+extern "C" __global__ void bellows_g2_op(uint32_t op, const G2Jacobian* p, const G2Jacobian* q,
+                                         const G2Affine* a, G2Affine* out_affine,
+                                         G2Jacobian* out_jacobian, uint64_t n) {
+    curve_op_kernel<Fp2>(op, p, q, a, out_affine, out_jacobian, n);
+}
+
+// ---- benchmarks ---------------------------------------------------------------------------------
+
+extern "C" __global__ void bellows_bench_fr_mul(const Fr* in, Fr* out, uint32_t iters) {
+    bench_mul_kernel<Fr>(in, out, iters);
+}
+extern "C" __global__ void bellows_bench_fp_mul(const Fp* in, Fp* out, uint32_t iters) {
+    bench_mul_kernel<Fp>(in, out, iters);
+}
+extern "C" __global__ void bellows_bench_fp2_mul(const Fp2* in, Fp2* out, uint32_t iters) {
+    bench_mul_kernel<Fp2>(in, out, iters);
+}
+extern "C" __global__ void bellows_bench_g1_madd(const G1Affine* pts, uint32_t mask, G1Xyzz* out,
+                                                 uint32_t iters) {
+    bench_madd_kernel<Fp>(pts, mask, out, iters);
+}
+extern "C" __global__ void bellows_bench_g2_madd(const G2Affine* pts, uint32_t mask, G2Xyzz* out,
+                                                 uint32_t iters) {
+    bench_madd_kernel<Fp2>(pts, mask, out, iters);
+}
+
+// ---- NTT ----------------------------------------------------------------------------------------
+
+// out[e] = hi[e >> lo_bits] · lo[e & (2^lo_bits − 1)] for e < count: expands a power table
+// (twiddles ω^e, coset factors g^e) from two short host-computed tables, one product per entry.
+extern "C" __global__ void bellows_expand_table(Fr* out, const Fr* lo, const Fr* hi,
+                                                uint32_t lo_bits, uint64_t count) {
+    uint64_t mask = (1ull << lo_bits) - 1;
+    for (uint64_t e = global_thread(); e < count; e += grid_threads()) {
+        Fr x = ldg_fr((const uint4*)(hi + (e >> lo_bits))) * ldg_fr((const uint4*)(lo + (e & mask)));
+        st_fr((uint4*)(out + e), x);
+    }
+}
+
+// In-place bit-reversal permutation of each vector of 2^log_n elements (vector = blockIdx.y).
+extern "C" __global__ void bellows_bitrev(Fr* data, uint32_t log_n) {
+    uint64_t n = 1ull << log_n;
+    uint4* vec = (uint4*)(data + (uint64_t)blockIdx.y * n);
+    for (uint64_t i = global_thread(); i < n; i += grid_threads()) {
+        uint64_t r = bit_reverse((uint32_t)i, log_n);
+        if (i < r) {
+            Fr x = ld_fr(vec + 2 * i);
+            Fr y = ld_fr(vec + 2 * r);
+            st_fr(vec + 2 * i, y);
+            st_fr(vec + 2 * r, x);
+        }
+    }
+}
+
+// One pass of stages over a tile per block (see ntt.cuh). Shared memory holds the tile as eight
+// planes of 32-bit limbs, plane w at [w·tile, (w + 1)·tile), so that a warp touching consecutive
+// elements touches consecutive banks.
+extern "C" __global__ void __launch_bounds__(256) bellows_ntt_pass(const NttPass a) {
+    extern __shared__ uint32_t sm[];
+    const uint32_t tile_size = 1u << (a.k + a.c);
+    const uint32_t half = tile_size >> 1;
+    uint4* vec = (uint4*)a.data + 2 * (uint64_t)blockIdx.y * a.n;
+    const uint4* tw = (const uint4*)a.twiddles;
+    const uint64_t tile = blockIdx.x;
+
+    for (uint32_t e = threadIdx.x; e < tile_size; e += blockDim.x) {
+        uint64_t pos = tile_position(a, tile, e);
+        Fr x = pre_scale(a, pos, ld_fr(vec + 2 * pos));
+#pragma unroll
+        for (int w = 0; w < 8; w++) sm[w * tile_size + e] = x.v[w];
+    }
+    __syncthreads();
+
+    for (uint32_t s = 0; s < a.k; s++) {
+        const uint32_t beta = stage_bit(a, s);
+        const uint32_t p = beta - a.b0 + a.c;
+        for (uint32_t q = threadIdx.x; q < half; q += blockDim.x) {
+            uint32_t e1, e2;
+            butterfly_pair(q, p, e1, e2);
+            Fr w = ldg_fr(tw + 2 * twiddle_index(a, tile_position(a, tile, e1), beta));
+            Fr u, v;
+#pragma unroll
+            for (int i = 0; i < 8; i++) {
+                u.v[i] = sm[i * tile_size + e1];
+                v.v[i] = sm[i * tile_size + e2];
+            }
+            butterfly(a.flags, u, v, w);
+#pragma unroll
+            for (int i = 0; i < 8; i++) {
+                sm[i * tile_size + e1] = u.v[i];
+                sm[i * tile_size + e2] = v.v[i];
+            }
+        }
+        __syncthreads();
+    }
+
+    for (uint32_t e = threadIdx.x; e < tile_size; e += blockDim.x) {
+        uint64_t pos = tile_position(a, tile, e);
+        Fr x;
+#pragma unroll
+        for (int w = 0; w < 8; w++) x.v[w] = sm[w * tile_size + e];
+        st_fr(vec + 2 * pos, post_scale(a, pos, x));
+    }
+}

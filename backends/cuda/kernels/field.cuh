@@ -1,0 +1,258 @@
+// Bellows CUDA kernels: prime-field arithmetic in Montgomery form.
+//
+// Representation. An element of F_p with p < 2^(32N) is N little-endian 32-bit limbs holding
+// x·R mod p, R = 2^(32N), fully reduced (in [0, p)). For BLS12-381 this is bit for bit blst's own
+// representation: blst stores the same value as N/2 little-endian 64-bit limbs with the same R
+// (2^256 for Fr, 2^384 for Fp), and a little-endian u64 array is a little-endian u32 array of twice
+// the length. Host slices of blstrs values therefore go to the device with no conversion.
+//
+// Multiplication. Montgomery's reduction (P. L. Montgomery, "Modular multiplication without trial
+// division", Math. Comp. 44, 1985) interleaved with the schoolbook product limb by limb: the CIOS
+// ordering of Koç, Acar and Kaliski ("Analyzing and comparing Montgomery multiplication
+// algorithms", IEEE Micro 16(3), 1996). On the GPU the running sum t is kept split in two
+// accumulators, t = E + 2^32·O: the products of the even-indexed limbs of a (whose low halves land
+// on even positions) go into E and those of the odd-indexed limbs into O, so each is a single
+// unbroken mad.lo/madc.hi carry chain. This even/odd split is the technique of N. Emmart and
+// C. Weems, "Optimizing modular multiplication for NVIDIA's Maxwell GPUs" (ARITH 23, 2016). After
+// each reduction step E's lowest limb is zero; dividing by 2^32 turns O into the new E and
+// E shifted by two limbs into the new O, the shift folded into the next accumulation's additions.
+//
+// Bounds (why no carry is dropped): the moduli here leave at least one spare top bit
+// (p < 2^(32N-1)), so the CIOS invariant t < 2p keeps every intermediate below 2^(32(N+1)).
+// As E ≥ 0, 2^32·O ≤ E + 2^32·O < 2^(32(N+1)) means O always fits in N limbs, so O's chains never
+// carry out; E's carries are collected in its extra limb E[N].
+#pragma once
+
+#include "carry.cuh"
+
+namespace bellows {
+
+using namespace cc;
+
+// A prime field described by P: P::N limbs, P::mod(i) the modulus limbs, P::M0 = −p⁻¹ mod 2^32,
+// P::rr(i) the limbs of R² mod p, P::one(i) those of R mod p (the Montgomery form of 1), and
+// P::pm2(i) those of p − 2 (the Fermat inversion exponent). The accessor functions fold to
+// immediates once the limb loops are unrolled.
+template <class P>
+struct Mont {
+    static constexpr int N = P::N;
+    uint32_t v[N];
+
+    static BL_HD Mont zero() {
+        Mont r;
+#pragma unroll
+        for (int i = 0; i < N; i++) r.v[i] = 0;
+        return r;
+    }
+
+    // The Montgomery form of 1 (R mod p).
+    static BL_HD Mont one() {
+        Mont r;
+#pragma unroll
+        for (int i = 0; i < N; i++) r.v[i] = P::one(i);
+        return r;
+    }
+
+    // The raw limbs of the modulus (not a field element; used for edge-case tests).
+    static BL_HD Mont modulus() {
+        Mont r;
+#pragma unroll
+        for (int i = 0; i < N; i++) r.v[i] = P::mod(i);
+        return r;
+    }
+
+    BL_HD bool is_zero() const {
+        uint32_t acc = 0;
+#pragma unroll
+        for (int i = 0; i < N; i++) acc |= v[i];
+        return acc == 0;
+    }
+
+    BL_HD bool eq(const Mont& b) const {
+        uint32_t acc = 0;
+#pragma unroll
+        for (int i = 0; i < N; i++) acc |= v[i] ^ b.v[i];
+        return acc == 0;
+    }
+
+    // r = s − p if s ≥ p, else s. Requires s < 2p.
+    static BL_HD Mont reduce_once(const Mont& s) {
+        Mont t;
+        t.v[0] = sub_cc(s.v[0], P::mod(0));
+#pragma unroll
+        for (int i = 1; i < N; i++) t.v[i] = subc_cc(s.v[i], P::mod(i));
+        uint32_t borrow = subc(0, 0);  // 0xffffffff when s < p
+        Mont r;
+#pragma unroll
+        for (int i = 0; i < N; i++) r.v[i] = borrow ? s.v[i] : t.v[i];
+        return r;
+    }
+
+    // a + b mod p. With a, b < p < 2^(32N−1) the sum fits in N limbs.
+    static BL_HD Mont add(const Mont& a, const Mont& b) {
+        Mont s;
+        s.v[0] = add_cc(a.v[0], b.v[0]);
+#pragma unroll
+        for (int i = 1; i < N - 1; i++) s.v[i] = addc_cc(a.v[i], b.v[i]);
+        s.v[N - 1] = addc(a.v[N - 1], b.v[N - 1]);
+        return reduce_once(s);
+    }
+
+    // a − b mod p: subtract, and add p back on a borrow.
+    static BL_HD Mont sub(const Mont& a, const Mont& b) {
+        Mont d;
+        d.v[0] = sub_cc(a.v[0], b.v[0]);
+#pragma unroll
+        for (int i = 1; i < N; i++) d.v[i] = subc_cc(a.v[i], b.v[i]);
+        uint32_t borrow = subc(0, 0);
+        Mont t;
+        t.v[0] = add_cc(d.v[0], P::mod(0) & borrow);
+#pragma unroll
+        for (int i = 1; i < N - 1; i++) t.v[i] = addc_cc(d.v[i], P::mod(i) & borrow);
+        t.v[N - 1] = addc(d.v[N - 1], P::mod(N - 1) & borrow);
+        return t;
+    }
+
+    // −a mod p (0 stays 0).
+    static BL_HD Mont neg(const Mont& a) {
+        uint32_t nz = a.is_zero() ? 0u : 0xffffffffu;
+        Mont r;
+        r.v[0] = sub_cc(P::mod(0) & nz, a.v[0]);
+#pragma unroll
+        for (int i = 1; i < N - 1; i++) r.v[i] = subc_cc(P::mod(i) & nz, a.v[i]);
+        r.v[N - 1] = subc(P::mod(N - 1) & nz, a.v[N - 1]);
+        return r;
+    }
+
+    static BL_HD Mont dbl(const Mont& a) { return add(a, a); }
+
+    // Montgomery product a·b·R⁻¹ mod p (CIOS, even/odd split; see the file comment).
+    static BL_HD Mont mul(const Mont& a, const Mont& b) {
+        uint32_t E[N + 1], O[N];
+
+        // Row 0: plain products, no accumulation.
+#pragma unroll
+        for (int j = 0; j < N; j += 2) {
+            E[j] = mul_lo(a.v[j], b.v[0]);
+            E[j + 1] = mul_hi(a.v[j], b.v[0]);
+        }
+        E[N] = 0;
+#pragma unroll
+        for (int j = 1; j < N; j += 2) {
+            O[j - 1] = mul_lo(a.v[j], b.v[0]);
+            O[j] = mul_hi(a.v[j], b.v[0]);
+        }
+        reduce_row(E, O);
+
+#pragma unroll
+        for (int i = 1; i < N; i++) {
+            uint32_t bi = b.v[i];
+            uint32_t E2[N + 1], O2[N];
+            // Divide by 2^32: the new E is O, plus E[1] in its lowest limb; the carry of that
+            // addition enters the chain that builds the new O = (E >> 64) + a_odd·b_i.
+            E2[0] = add_cc(O[0], E[1]);
+#pragma unroll
+            for (int j = 1; j < N - 1; j += 2) {
+                O2[j - 1] = madc_lo_cc(a.v[j], bi, E[j + 1]);
+                O2[j] = madc_hi_cc(a.v[j], bi, E[j + 2]);
+            }
+            O2[N - 2] = madc_lo_cc(a.v[N - 1], bi, E[N]);
+            O2[N - 1] = madc_hi(a.v[N - 1], bi, 0);
+            // New E += a_even·b_i (a fresh chain).
+#pragma unroll
+            for (int j = 1; j < N; j++) E2[j] = O[j];
+            E2[0] = mad_lo_cc(a.v[0], bi, E2[0]);
+            E2[1] = madc_hi_cc(a.v[0], bi, E2[1]);
+#pragma unroll
+            for (int j = 2; j < N; j += 2) {
+                E2[j] = madc_lo_cc(a.v[j], bi, E2[j]);
+                E2[j + 1] = madc_hi_cc(a.v[j], bi, E2[j + 1]);
+            }
+            E2[N] = addc(0, 0);
+#pragma unroll
+            for (int j = 0; j <= N; j++) E[j] = E2[j];
+#pragma unroll
+            for (int j = 0; j < N; j++) O[j] = O2[j];
+            reduce_row(E, O);
+        }
+
+        // t = (E + 2^32·O) / 2^32 with E[0] = 0, and t < 2p.
+        Mont r;
+        r.v[0] = add_cc(O[0], E[1]);
+#pragma unroll
+        for (int j = 1; j < N - 1; j++) r.v[j] = addc_cc(O[j], E[j + 1]);
+        r.v[N - 1] = addc(O[N - 1], E[N]);
+        return reduce_once(r);
+    }
+
+    static BL_HD Mont sqr(const Mont& a) { return mul(a, a); }
+
+    // The same product, compiled once and called: for code with dozens of products (Fp2 and G2
+    // arithmetic), where inlining every one costs far more compile time and registers than the
+    // call costs at run time.
+    static BL_NOINLINE Mont mul_call(const Mont& a, const Mont& b) { return mul(a, b); }
+
+    // a^(p−2) = a⁻¹ for a ≠ 0 (Fermat), and 0 for a = 0. Left-to-right square and multiply over
+    // the public exponent p − 2.
+    static BL_NOINLINE Mont inv(const Mont& a) {
+        Mont r = one();
+        for (int i = N - 1; i >= 0; i--) {
+            uint32_t e = P::pm2(i);
+            for (int bit = 31; bit >= 0; bit--) {
+                r = sqr(r);
+                if ((e >> bit) & 1) r = mul(r, a);
+            }
+        }
+        return r;
+    }
+
+    // Integer x (< p, canonical limbs) → Montgomery form x·R mod p = mont(x, R²).
+    static BL_HD Mont to_mont(const Mont& x) {
+        Mont rr;
+#pragma unroll
+        for (int i = 0; i < N; i++) rr.v[i] = P::rr(i);
+        return mul(x, rr);
+    }
+
+    // Montgomery form → canonical integer: mont(x, 1).
+    static BL_HD Mont from_mont(const Mont& x) {
+        Mont o = zero();
+        o.v[0] = 1;
+        return mul(x, o);
+    }
+
+private:
+    // One Montgomery reduction step: m = E[0]·M0 mod 2^32, then E += m·p_even, O += m·p_odd,
+    // which makes E[0] zero.
+    static BL_HD void reduce_row(uint32_t (&E)[N + 1], uint32_t (&O)[N]) {
+        uint32_t m = E[0] * P::M0;
+        O[0] = mad_lo_cc(m, P::mod(1), O[0]);
+        O[1] = madc_hi_cc(m, P::mod(1), O[1]);
+#pragma unroll
+        for (int j = 3; j < N - 1; j += 2) {
+            O[j - 1] = madc_lo_cc(m, P::mod(j), O[j - 1]);
+            O[j] = madc_hi_cc(m, P::mod(j), O[j]);
+        }
+        O[N - 2] = madc_lo_cc(m, P::mod(N - 1), O[N - 2]);
+        O[N - 1] = madc_hi(m, P::mod(N - 1), O[N - 1]);
+        E[0] = mad_lo_cc(m, P::mod(0), E[0]);
+        E[1] = madc_hi_cc(m, P::mod(0), E[1]);
+#pragma unroll
+        for (int j = 2; j < N; j += 2) {
+            E[j] = madc_lo_cc(m, P::mod(j), E[j]);
+            E[j + 1] = madc_hi_cc(m, P::mod(j), E[j + 1]);
+        }
+        E[N] = addc(E[N], 0);
+    }
+};
+
+template <class P>
+BL_HD Mont<P> operator+(const Mont<P>& a, const Mont<P>& b) { return Mont<P>::add(a, b); }
+template <class P>
+BL_HD Mont<P> operator-(const Mont<P>& a, const Mont<P>& b) { return Mont<P>::sub(a, b); }
+template <class P>
+BL_HD Mont<P> operator-(const Mont<P>& a) { return Mont<P>::neg(a); }
+template <class P>
+BL_HD Mont<P> operator*(const Mont<P>& a, const Mont<P>& b) { return Mont<P>::mul(a, b); }
+
+}  // namespace bellows

@@ -1,0 +1,158 @@
+// Bellows CUDA kernels: number-theoretic transforms over Fr.
+//
+// Algorithm. Radix-2 transforms of n = 2^L elements: Gentleman–Sande decimation in frequency
+// (natural order in, bit-reversed order out; W. M. Gentleman, G. Sande, "Fast Fourier transforms
+// for fun and profit", AFIPS 1966) and Cooley–Tukey decimation in time (bit-reversed in, natural
+// out; J. W. Cooley, J. W. Tukey, Math. Comp. 19, 1965). Stage β (one per index bit) pairs the
+// elements whose indices differ in bit β. Stages are grouped into passes of up to 11 consecutive
+// bits, as in Bailey's four-step / "FFTs in external or hierarchical memory" decomposition
+// (D. H. Bailey, J. Supercomputing 4, 1990): one pass reads each element from device memory once,
+// runs all its stages on a tile in shared memory and writes it back once, so an n = 2^27 transform
+// costs three round trips to memory instead of twenty-seven.
+//
+// Tiles. A pass over bits [b0, b0 + k) works on tiles of 2^k elements that differ only in those
+// bits, times 2^c neighbours that differ in the lowest c bits below b0 (so that global loads come
+// in runs of 2^c consecutive 32-byte elements). Element e = (a << c) | l of a tile lives at
+// index base + (a << b0) + l of its vector.
+//
+// Twiddles. One table T[e] = ω_N^e for e ∈ [0, N/2], N = 2^tw_log ≥ n, kept on the device. The
+// butterfly of stage β at index i (bit β clear) uses ω_n^((i mod 2^β)·2^(L−1−β)) =
+// T[(i mod 2^β) << (tw_log − 1 − β)] in both orderings. The inverse transform uses
+// ω^−e = −ω^(N/2 − e) = −T[N/2 − e] and folds the sign into the butterfly (it swaps the operands
+// of a subtraction), so no second table is needed.
+//
+// Scaling. A forward coset transform multiplies x_i by g^i before the first stage; an inverse
+// transform multiplies the result by 1/n and, over the coset, coefficient i by g^−i after the last
+// stage. g^(±i) = HI[i >> 14]·LO[i & 0x3fff] from two 2^14-entry tables. "i" is the element's
+// logical index, the bit reversal of its position when the data is stored bit-reversed.
+#pragma once
+
+#include "bls12_381.cuh"
+
+namespace bellows {
+
+// Flags of one pass (NttPass::flags).
+enum : uint32_t {
+    NTT_DIT = 1u << 0,          // Cooley–Tukey (bit-reversed in); else Gentleman–Sande
+    NTT_INVERSE = 1u << 1,      // use ω⁻¹
+    NTT_PRE_COSET = 1u << 2,    // x_i *= g^i at load
+    NTT_PRE_BITREV = 1u << 3,   // at load, logical index = bitrev(position)
+    NTT_POST_SCALE = 1u << 4,   // x *= scale (1/n) at store
+    NTT_POST_COSET = 1u << 5,   // x_i *= g^−i at store
+    NTT_POST_BITREV = 1u << 6,  // at store, logical index = bitrev(position)
+};
+
+// Arguments of one pass, passed by value. Mirrored by `NttPassArgs` in src/ntt/plan.rs.
+struct NttPass {
+    uint64_t data;      // Fr*: the first vector of this launch
+    uint64_t twiddles;  // const Fr*: T[0 ..= N/2]
+    uint64_t coset;     // const Fr*: LO[2^14] then HI[2^14] for g (pre) or g⁻¹ (post)
+    uint64_t n;         // vector length 2^log_n (also the stride between vectors)
+    uint32_t scale[8];  // Montgomery limbs of 1/n (used with NTT_POST_SCALE)
+    uint32_t log_n;
+    uint32_t b0;      // lowest bit of this pass
+    uint32_t k;       // number of stages (bits) in this pass
+    uint32_t c;       // low neighbour bits per tile
+    uint32_t tw_log;  // log2 N of the twiddle table
+    uint32_t flags;
+    uint32_t reserved0;
+    uint32_t reserved1;
+};
+
+static constexpr uint32_t COSET_TABLE_BITS = 14;
+
+BL_HD uint32_t bit_reverse(uint32_t x, uint32_t bits) {
+#ifdef BELLOWS_HOST_EMULATION
+    uint32_t r = 0;
+    for (uint32_t i = 0; i < bits; i++) r |= ((x >> i) & 1u) << (bits - 1 - i);
+    return r;
+#else
+    return bits == 0 ? 0 : (__brev(x) >> (32 - bits));
+#endif
+}
+
+// Position within its vector of tile element e.
+BL_HD uint64_t tile_position(const NttPass& a, uint64_t tile, uint32_t e) {
+    uint32_t low_groups_bits = a.b0 - a.c;
+    uint64_t lg = tile & ((1ull << low_groups_bits) - 1);
+    uint64_t hi = tile >> low_groups_bits;
+    uint64_t base = (hi << (a.b0 + a.k)) | (lg << a.c);
+    uint64_t act = e >> a.c;
+    uint64_t l = e & ((1u << a.c) - 1);
+    return base + (act << a.b0) + l;
+}
+
+BL_HD Fr load_fr(const uint32_t* p) {
+    Fr x;
+#pragma unroll
+    for (int i = 0; i < 8; i++) x.v[i] = p[i];
+    return x;
+}
+
+// g^(±i) from the split coset table (see the file comment).
+BL_HD Fr coset_factor(const NttPass& a, uint64_t logical) {
+    const uint32_t* t = (const uint32_t*)a.coset;
+    uint64_t lo = logical & ((1u << COSET_TABLE_BITS) - 1);
+    uint64_t hi = logical >> COSET_TABLE_BITS;
+    return load_fr(t + 8 * lo) * load_fr(t + 8 * ((1u << COSET_TABLE_BITS) + hi));
+}
+
+BL_HD Fr pre_scale(const NttPass& a, uint64_t pos, Fr x) {
+    if (a.flags & NTT_PRE_COSET) {
+        uint64_t i = (a.flags & NTT_PRE_BITREV) ? bit_reverse((uint32_t)pos, a.log_n) : pos;
+        x = x * coset_factor(a, i);
+    }
+    return x;
+}
+
+BL_HD Fr post_scale(const NttPass& a, uint64_t pos, Fr x) {
+    if (a.flags & NTT_POST_SCALE) {
+        Fr s;
+#pragma unroll
+        for (int i = 0; i < 8; i++) s.v[i] = a.scale[i];
+        x = x * s;
+    }
+    if (a.flags & NTT_POST_COSET) {
+        uint64_t i = (a.flags & NTT_POST_BITREV) ? bit_reverse((uint32_t)pos, a.log_n) : pos;
+        x = x * coset_factor(a, i);
+    }
+    return x;
+}
+
+// Tile bit and global bit of stage s (0-based, in execution order) of the pass.
+BL_HD uint32_t stage_bit(const NttPass& a, uint32_t s) {
+    return (a.flags & NTT_DIT) ? a.b0 + s : a.b0 + a.k - 1 - s;
+}
+
+// The two tile elements of butterfly q when the stage works on tile bit p.
+BL_HD void butterfly_pair(uint32_t q, uint32_t p, uint32_t& e1, uint32_t& e2) {
+    e1 = ((q >> p) << (p + 1)) | (q & ((1u << p) - 1));
+    e2 = e1 | (1u << p);
+}
+
+// Index into the twiddle table of the butterfly at position pos1 (bit beta clear) of stage beta.
+BL_HD uint64_t twiddle_index(const NttPass& a, uint64_t pos1, uint32_t beta) {
+    uint64_t j = pos1 & ((1ull << beta) - 1);
+    uint64_t e = j << (a.tw_log - 1 - beta);
+    if (a.flags & NTT_INVERSE) e = (1ull << (a.tw_log - 1)) - e;
+    return e;
+}
+
+// Radix-2 butterfly on (u, v) with twiddle w as stored (see the inverse sign rule above).
+BL_HD void butterfly(uint32_t flags, Fr& u, Fr& v, const Fr& w) {
+    bool inv = (flags & NTT_INVERSE) != 0;
+    if (flags & NTT_DIT) {
+        Fr t = v * w;
+        Fr s = u + t;
+        Fr d = u - t;
+        u = inv ? d : s;
+        v = inv ? s : d;
+    } else {
+        Fr s = u + v;
+        Fr d = inv ? (v - u) : (u - v);
+        u = s;
+        v = d * w;
+    }
+}
+
+}  // namespace bellows

@@ -1,0 +1,245 @@
+//! Throughput measurements of the arithmetic kernels (used by `bellows-cuda-check`).
+//!
+//! Each measurement launches a dedicated kernel once to warm up, then `repeats` times between
+//! device events, and reports every repeat's device time; callers take the median.
+//! Multiplication kernels run four independent chains x ← x·y per thread; mixed-addition kernels
+//! run one XYZZ accumulator per thread over a cached table of affine points.
+
+use bellows_core::{
+    layout::{Fp, Fp2, Fr, G1Affine, G2Affine},
+    Result,
+};
+use cudarc::driver::{CudaFunction, LaunchConfig, PushKernelArg};
+use ff::Field;
+use group::{Curve, Group};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+use crate::{
+    arith::{G1Xyzz, G2Xyzz},
+    memory::Plain,
+    testing::FieldCase,
+    CudaDevice,
+};
+
+/// Which field a multiplication benchmark uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BenchField {
+    /// The scalar field (8 × 32-bit limbs).
+    Fr,
+    /// The base field (12 limbs).
+    Fp,
+    /// The quadratic extension (Karatsuba, 3 Fp products).
+    Fp2,
+}
+
+/// Which group a mixed-addition benchmark uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BenchGroup {
+    /// G1 over Fp.
+    G1,
+    /// G2 over Fp2.
+    G2,
+}
+
+/// Device times of repeated runs of one benchmark kernel.
+#[derive(Clone, Debug)]
+pub struct Timings {
+    /// Operations per run.
+    pub ops_per_run: u64,
+    /// Device milliseconds of each run.
+    pub ms: Vec<f64>,
+}
+
+impl Timings {
+    /// Median run time in milliseconds.
+    pub fn median_ms(&self) -> f64 {
+        median(&self.ms)
+    }
+    /// Operations per second at the median.
+    pub fn ops_per_sec(&self) -> f64 {
+        self.ops_per_run as f64 / (self.median_ms() / 1e3)
+    }
+}
+
+/// Median of a non-empty list (mean of the middle two for even lengths).
+pub fn median(v: &[f64]) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    let m = s.len() / 2;
+    if s.len() % 2 == 1 {
+        s[m]
+    } else {
+        (s[m - 1] + s[m]) / 2.0
+    }
+}
+
+impl CudaDevice {
+    fn bench_kernel<T: Plain, O: Plain>(
+        &self,
+        f: &CudaFunction,
+        input: &[T],
+        extra: Option<u32>,
+        out_len: usize,
+        blocks: u32,
+        threads: u32,
+        iters: u32,
+        repeats: usize,
+    ) -> Result<Vec<f64>> {
+        let din = self.upload(input)?;
+        let mut dout = self.alloc::<O>(out_len)?;
+        let cfg = LaunchConfig {
+            grid_dim: (blocks, 1, 1),
+            block_dim: (threads, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut launch = |dev: &Self| -> Result<()> {
+            let mut l = dev.stream().launch_builder(f);
+            l.arg(&din.buf);
+            if let Some(x) = extra.as_ref() {
+                l.arg(x);
+            }
+            l.arg(&mut dout.buf).arg(&iters);
+            // SAFETY: the kernel reads per thread at most the inputs sized for blocks·threads
+            // (checked by the callers) and writes out_len outputs.
+            unsafe { l.launch(cfg) }.map(|_| ()).map_err(|e| dev.err(e))
+        };
+        launch(self)?;
+        self.synchronize()?;
+        (0..repeats).map(|_| self.time_ms(&mut launch)).collect()
+    }
+
+    /// Field multiplications: `blocks × threads` threads, each `4·iters` products.
+    pub fn bench_mul(
+        &self,
+        field: BenchField,
+        blocks: u32,
+        threads: u32,
+        iters: u32,
+        repeats: usize,
+    ) -> Result<Timings> {
+        let t = blocks as usize * threads as usize;
+        let mut rng = ChaCha8Rng::seed_from_u64(42);
+        let ms = match field {
+            BenchField::Fr => {
+                let v: Vec<Fr> = (0..2 * t).map(|_| Fr::random(&mut rng)).collect();
+                self.bench_kernel::<Fr, Fr>(
+                    &self.k.bench_fr_mul,
+                    &v,
+                    None,
+                    t,
+                    blocks,
+                    threads,
+                    iters,
+                    repeats,
+                )?
+            }
+            BenchField::Fp => {
+                let v: Vec<Fp> = (0..2 * t).map(|_| Fp::random(&mut rng)).collect();
+                self.bench_kernel::<Fp, Fp>(
+                    &self.k.bench_fp_mul,
+                    &v,
+                    None,
+                    t,
+                    blocks,
+                    threads,
+                    iters,
+                    repeats,
+                )?
+            }
+            BenchField::Fp2 => {
+                let v: Vec<Fp2> = (0..2 * t).map(|_| Fp2::random(&mut rng)).collect();
+                self.bench_kernel::<Fp2, Fp2>(
+                    &self.k.bench_fp2_mul,
+                    &v,
+                    None,
+                    t,
+                    blocks,
+                    threads,
+                    iters,
+                    repeats,
+                )?
+            }
+        };
+        Ok(Timings {
+            ops_per_run: 4 * t as u64 * u64::from(iters),
+            ms,
+        })
+    }
+
+    /// Mixed additions (XYZZ + affine): `blocks × threads` threads, each `iters` additions of
+    /// points from a table of `table` random points (a power of two).
+    pub fn bench_madd(
+        &self,
+        group: BenchGroup,
+        table: u32,
+        blocks: u32,
+        threads: u32,
+        iters: u32,
+        repeats: usize,
+    ) -> Result<Timings> {
+        if !table.is_power_of_two() {
+            return Err(bellows_core::Error::invalid(
+                "point table size must be a power of two",
+            ));
+        }
+        let t = blocks as usize * threads as usize;
+        let mut rng = ChaCha8Rng::seed_from_u64(43);
+        let mask = table - 1;
+        let ms = match group {
+            BenchGroup::G1 => {
+                let pts: Vec<G1Affine> = (0..table)
+                    .map(|_| {
+                        (blstrs::G1Projective::generator() * blstrs::Scalar::random(&mut rng))
+                            .to_affine()
+                            .into()
+                    })
+                    .collect();
+                self.bench_kernel::<G1Affine, G1Xyzz>(
+                    &self.k.bench_g1_madd,
+                    &pts,
+                    Some(mask),
+                    t,
+                    blocks,
+                    threads,
+                    iters,
+                    repeats,
+                )?
+            }
+            BenchGroup::G2 => {
+                let pts: Vec<G2Affine> = (0..table)
+                    .map(|_| {
+                        (blstrs::G2Projective::generator() * blstrs::Scalar::random(&mut rng))
+                            .to_affine()
+                            .into()
+                    })
+                    .collect();
+                self.bench_kernel::<G2Affine, G2Xyzz>(
+                    &self.k.bench_g2_madd,
+                    &pts,
+                    Some(mask),
+                    t,
+                    blocks,
+                    threads,
+                    iters,
+                    repeats,
+                )?
+            }
+        };
+        Ok(Timings {
+            ops_per_run: t as u64 * u64::from(iters),
+            ms,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::median;
+
+    #[test]
+    fn median_of_odd_and_even() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
+    }
+}

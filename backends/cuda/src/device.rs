@@ -1,0 +1,439 @@
+//! One CUDA device: its context, a stream, the loaded kernels and the per-device NTT tables.
+//!
+//! cudarc is used with dynamic loading, so nothing of CUDA is needed to build; at run time the
+//! driver library (libcuda) must be present. [`CudaDevice::new`] checks that first (cudarc would
+//! panic on the first driver call otherwise) and turns every failure into a
+//! [`bellows_core::Error`]: no driver, no kernels in this build, no such device, a GPU older than
+//! Hopper, or any driver error. Work is queued in order on one stream; the methods that return
+//! host data synchronise it.
+
+use std::{
+    marker::PhantomData,
+    panic::{catch_unwind, AssertUnwindSafe},
+    sync::{Arc, Mutex},
+};
+
+use bellows_core::{Error, Result};
+use cudarc::{
+    driver::{
+        result::DriverError,
+        sys::{self, CUresult},
+        CudaContext, CudaFunction, CudaModule, CudaStream,
+    },
+    nvrtc::Ptx,
+};
+
+use crate::{
+    kernels::{self, names},
+    memory::{words, words_mut, DeviceVec, PinnedVec, Plain},
+    ntt::DeviceTables,
+};
+
+/// Largest dynamic shared memory a kernel of ours asks for (the NTT tile of 2^11 elements).
+pub(crate) const MAX_DYNAMIC_SHARED: usize = 64 * 1024;
+
+/// True when the CUDA driver library (libcuda) can be loaded on this machine.
+pub fn driver_available() -> bool {
+    // SAFETY: this only tries to dlopen the driver library by its usual names and closes it
+    // again; loading libcuda runs its initialisers, which is what every CUDA program does.
+    unsafe { sys::is_culib_present() }
+}
+
+/// The no-driver error, or Ok when the driver library is present.
+pub(crate) fn require_driver(present: bool) -> Result<()> {
+    if present {
+        Ok(())
+    } else {
+        Err(Error::Backend {
+            name: "cuda".into(),
+            reason: "the CUDA driver library (libcuda.so) was not found: no NVIDIA driver is \
+                     installed on this machine, or it is not on the library path"
+                .into(),
+        })
+    }
+}
+
+/// Converts a driver error into the core error type.
+pub(crate) fn driver_error(device: &str, e: DriverError) -> Error {
+    Error::Device {
+        device: device.to_string(),
+        reason: e.to_string(),
+    }
+}
+
+/// The kernels of the embedded fatbin, loaded into one context.
+pub(crate) struct Kernels {
+    _module: Arc<CudaModule>,
+    pub fr_op: CudaFunction,
+    pub fp_op: CudaFunction,
+    pub fp2_op: CudaFunction,
+    pub g1_op: CudaFunction,
+    pub g2_op: CudaFunction,
+    pub bench_fr_mul: CudaFunction,
+    pub bench_fp_mul: CudaFunction,
+    pub bench_fp2_mul: CudaFunction,
+    pub bench_g1_madd: CudaFunction,
+    pub bench_g2_madd: CudaFunction,
+    pub expand_table: CudaFunction,
+    pub bitrev: CudaFunction,
+    pub ntt_pass: CudaFunction,
+}
+
+/// A CUDA GPU with the Bellows kernels loaded.
+pub struct CudaDevice {
+    ordinal: usize,
+    label: String,
+    name: String,
+    capability: (i32, i32),
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    pub(crate) k: Kernels,
+    pub(crate) tables: Mutex<Option<DeviceTables>>,
+}
+
+impl std::fmt::Debug for CudaDevice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CudaDevice")
+            .field("ordinal", &self.ordinal)
+            .field("name", &self.name)
+            .field("capability", &self.capability)
+            .finish()
+    }
+}
+
+impl CudaDevice {
+    /// Opens device `ordinal`, loads the kernels and creates a stream.
+    ///
+    /// Errors: [`Error::Backend`] without a driver or without compiled kernels;
+    /// [`Error::Unsupported`] for a GPU older than compute capability 9.0 (the kernels are built
+    /// for Hopper); [`Error::Device`] for any driver failure (e.g. no such device).
+    pub fn new(ordinal: usize) -> Result<Self> {
+        require_driver(driver_available())?;
+        let fatbin = kernels::fatbin()?;
+        catch_unwind(AssertUnwindSafe(|| Self::open(ordinal, fatbin))).unwrap_or_else(|panic| {
+            let what = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "unknown panic".into());
+            Err(Error::Backend {
+                name: "cuda".into(),
+                reason: format!("the CUDA driver library failed during initialisation: {what}"),
+            })
+        })
+    }
+
+    /// Number of CUDA devices (0 when the driver reports none).
+    pub fn count() -> Result<usize> {
+        require_driver(driver_available())?;
+        catch_unwind(CudaContext::device_count)
+            .map_err(|_| Error::Backend {
+                name: "cuda".into(),
+                reason: "the CUDA driver library failed during initialisation".into(),
+            })?
+            .map(|n| n.max(0) as usize)
+            .or_else(|e| match e.0 {
+                CUresult::CUDA_ERROR_NO_DEVICE => Ok(0),
+                _ => Err(driver_error("cuda", e)),
+            })
+    }
+
+    fn open(ordinal: usize, fatbin: &[u8]) -> Result<Self> {
+        let label = format!("cuda:{ordinal}");
+        let err = |e: DriverError| driver_error(&label, e);
+        let ctx = CudaContext::new(ordinal).map_err(err)?;
+        let name = ctx.name().map_err(err)?;
+        let capability = ctx.compute_capability().map_err(err)?;
+        if capability.0 < 9 {
+            return Err(Error::unsupported(
+                "cuda",
+                format!(
+                    "{label} ({name}) has compute capability {}.{}; the kernels are built for \
+                     9.0 (Hopper) or newer",
+                    capability.0, capability.1
+                ),
+            ));
+        }
+        // One stream, ordered by hand: cudarc's per-buffer event tracking is not needed.
+        // SAFETY: called before any buffer or stream of this context exists.
+        unsafe { ctx.disable_event_tracking() };
+        let stream = ctx.new_stream().map_err(err)?;
+        let mut image = Vec::with_capacity(fatbin.len());
+        image.extend_from_slice(fatbin);
+        let module = ctx.load_module(Ptx::from_binary(image)).map_err(err)?;
+        let f = |n: &str| module.load_function(n).map_err(err);
+        let k = Kernels {
+            fr_op: f(names::FR_OP)?,
+            fp_op: f(names::FP_OP)?,
+            fp2_op: f(names::FP2_OP)?,
+            g1_op: f(names::G1_OP)?,
+            g2_op: f(names::G2_OP)?,
+            bench_fr_mul: f(names::BENCH_FR_MUL)?,
+            bench_fp_mul: f(names::BENCH_FP_MUL)?,
+            bench_fp2_mul: f(names::BENCH_FP2_MUL)?,
+            bench_g1_madd: f(names::BENCH_G1_MADD)?,
+            bench_g2_madd: f(names::BENCH_G2_MADD)?,
+            expand_table: f(names::EXPAND_TABLE)?,
+            bitrev: f(names::BITREV)?,
+            ntt_pass: f(names::NTT_PASS)?,
+            _module: module,
+        };
+        k.ntt_pass
+            .set_attribute(
+                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                MAX_DYNAMIC_SHARED as i32,
+            )
+            .map_err(err)?;
+        Ok(Self {
+            ordinal,
+            label,
+            name,
+            capability,
+            ctx,
+            stream,
+            k,
+            tables: Mutex::new(None),
+        })
+    }
+
+    /// The device index.
+    pub fn ordinal(&self) -> usize {
+        self.ordinal
+    }
+    /// The device's name as the driver reports it (e.g. "NVIDIA H200").
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    /// Compute capability (major, minor).
+    pub fn compute_capability(&self) -> (i32, i32) {
+        self.capability
+    }
+    /// Free and total device memory in bytes.
+    pub fn memory_info(&self) -> Result<(usize, usize)> {
+        self.ctx.mem_get_info().map_err(|e| self.err(e))
+    }
+    /// Number of streaming multiprocessors.
+    pub fn multiprocessors(&self) -> Result<u32> {
+        self.ctx
+            .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+            .map(|n| n as u32)
+            .map_err(|e| self.err(e))
+    }
+
+    /// The device's label in errors and reports ("cuda:0").
+    pub fn label(&self) -> &str {
+        &self.label
+    }
+    pub(crate) fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+    pub(crate) fn err(&self, e: DriverError) -> Error {
+        driver_error(&self.label, e)
+    }
+
+    /// Maps an allocation failure to [`Error::OutOfMemory`] (recoverable), others to Device.
+    fn alloc_err(&self, e: DriverError, bytes: usize) -> Error {
+        if e.0 == CUresult::CUDA_ERROR_OUT_OF_MEMORY {
+            let available = self
+                .ctx
+                .mem_get_info()
+                .map(|(free, _)| free as u64)
+                .unwrap_or(0);
+            Error::OutOfMemory {
+                device: self.label.clone(),
+                requested: bytes as u64,
+                available,
+            }
+        } else {
+            self.err(e)
+        }
+    }
+
+    /// Uninitialised device memory for `len` values (internal: callers overwrite all of it).
+    pub(crate) fn alloc_uninit<T: Plain>(&self, len: usize) -> Result<DeviceVec<T>> {
+        let n = len
+            .checked_mul(T::WORDS)
+            .ok_or_else(|| Error::invalid("allocation too large"))?;
+        // SAFETY: u64 has no invalid bit patterns; the contents are only read after a kernel or
+        // a copy has written them (every internal caller fills the buffer first).
+        let buf =
+            unsafe { self.stream.alloc::<u64>(n.max(1)) }.map_err(|e| self.alloc_err(e, n * 8))?;
+        Ok(DeviceVec {
+            buf,
+            len,
+            _t: PhantomData,
+        })
+    }
+
+    /// Zeroed device memory for `len` values.
+    pub fn alloc<T: Plain>(&self, len: usize) -> Result<DeviceVec<T>> {
+        let n = len
+            .checked_mul(T::WORDS)
+            .ok_or_else(|| Error::invalid("allocation too large"))?;
+        let buf = self
+            .stream
+            .alloc_zeros::<u64>(n.max(1))
+            .map_err(|e| self.alloc_err(e, n * 8))?;
+        Ok(DeviceVec {
+            buf,
+            len,
+            _t: PhantomData,
+        })
+    }
+
+    /// Copies host values into new device memory.
+    pub fn upload<T: Plain>(&self, host: &[T]) -> Result<DeviceVec<T>> {
+        let mut d = self.alloc_uninit::<T>(host.len())?;
+        self.upload_into(host, &mut d)?;
+        Ok(d)
+    }
+
+    /// Copies host values into existing device memory of the same length.
+    pub fn upload_into<T: Plain>(&self, host: &[T], dst: &mut DeviceVec<T>) -> Result<()> {
+        check_len(host.len(), dst.len)?;
+        if host.is_empty() {
+            return Ok(());
+        }
+        let mut view = dst.buf.slice_mut(..host.len() * T::WORDS);
+        self.stream
+            .memcpy_htod(words(host), &mut view)
+            .map_err(|e| self.err(e))
+    }
+
+    /// Copies device values back into a new host vector (synchronises the stream).
+    pub fn download<T: Plain>(&self, src: &DeviceVec<T>) -> Result<Vec<T>> {
+        let mut v = vec![T::default(); src.len];
+        self.download_into(src, &mut v)?;
+        Ok(v)
+    }
+
+    /// Copies device values into a host slice of the same length (synchronises the stream).
+    pub fn download_into<T: Plain>(&self, src: &DeviceVec<T>, dst: &mut [T]) -> Result<()> {
+        check_len(dst.len(), src.len)?;
+        if dst.is_empty() {
+            return Ok(());
+        }
+        let view = src.buf.slice(..dst.len() * T::WORDS);
+        self.stream
+            .memcpy_dtoh(&view, words_mut(dst))
+            .map_err(|e| self.err(e))?;
+        self.synchronize()
+    }
+
+    /// Page-locked host memory for `len` values (zeroed).
+    pub fn alloc_pinned<T: Plain>(&self, len: usize) -> Result<PinnedVec<T>> {
+        let n = len
+            .checked_mul(T::WORDS)
+            .ok_or_else(|| Error::invalid("allocation too large"))?;
+        // SAFETY: flags 0 = plain page-locked memory (readable at normal speed by the CPU); the
+        // memory is zeroed below before anyone reads it.
+        let mut buf = unsafe { self.ctx.alloc_pinned_with_flags::<u64>(n.max(1), 0) }
+            .map_err(|e| self.alloc_err(e, n * 8))?;
+        buf.as_mut_slice().map_err(|e| self.err(e))?.fill(0);
+        Ok(PinnedVec {
+            buf,
+            len,
+            _t: PhantomData,
+        })
+    }
+
+    /// Queues an asynchronous copy from pinned host memory to the device.
+    pub fn upload_pinned<T: Plain>(
+        &self,
+        src: &PinnedVec<T>,
+        dst: &mut DeviceVec<T>,
+    ) -> Result<()> {
+        check_len(src.len, dst.len)?;
+        if src.len == 0 {
+            return Ok(());
+        }
+        let mut view = dst.buf.slice_mut(..src.len * T::WORDS);
+        self.stream
+            .memcpy_htod(&src.buf, &mut view)
+            .map_err(|e| self.err(e))
+    }
+
+    /// Queues an asynchronous copy from the device to pinned host memory; the host data is
+    /// ready after [`CudaDevice::synchronize`] (or when [`PinnedVec::as_slice`] returns).
+    pub fn download_pinned<T: Plain>(
+        &self,
+        src: &DeviceVec<T>,
+        dst: &mut PinnedVec<T>,
+    ) -> Result<()> {
+        check_len(dst.len, src.len)?;
+        if src.len == 0 {
+            return Ok(());
+        }
+        let view = src.buf.slice(..src.len * T::WORDS);
+        self.stream
+            .memcpy_dtoh(&view, &mut dst.buf)
+            .map_err(|e| self.err(e))
+    }
+
+    /// Waits for all queued work.
+    pub fn synchronize(&self) -> Result<()> {
+        self.stream.synchronize().map_err(|e| self.err(e))
+    }
+
+    /// Runs `f` (which queues work on this device) between two device events and returns the
+    /// device time between them in milliseconds (synchronises).
+    pub fn time_ms(&self, f: impl FnOnce(&Self) -> Result<()>) -> Result<f64> {
+        let flags = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let start = self.stream.record_event(flags).map_err(|e| self.err(e))?;
+        f(self)?;
+        let stop = self.stream.record_event(flags).map_err(|e| self.err(e))?;
+        stop.synchronize().map_err(|e| self.err(e))?;
+        start
+            .elapsed_ms(&stop)
+            .map(f64::from)
+            .map_err(|e| self.err(e))
+    }
+}
+
+fn check_len(a: usize, b: usize) -> Result<()> {
+    if a == b {
+        Ok(())
+    } else {
+        Err(Error::invalid(format!(
+            "length mismatch: {a} values vs a buffer of {b}"
+        )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_driver_is_a_clear_error() {
+        let e = require_driver(false).unwrap_err();
+        assert!(matches!(e, Error::Backend { .. }), "{e:?}");
+        assert!(e.to_string().contains("CUDA driver library"), "{e}");
+        assert!(require_driver(true).is_ok());
+    }
+
+    /// On a machine without a GPU (here, CI) opening a device fails with a clear error and never
+    /// panics; on a machine with a GPU it must succeed (when the kernels are compiled in).
+    #[test]
+    fn new_without_gpu_returns_error() {
+        let r = CudaDevice::new(0);
+        if !driver_available() {
+            let e = r.unwrap_err();
+            assert!(
+                e.to_string()
+                    .contains("CUDA driver library (libcuda.so) was not found"),
+                "{e}"
+            );
+            assert!(CudaDevice::count().is_err());
+        } else if let Err(e) = r {
+            // A driver without a usable device, or a build without kernels.
+            assert!(
+                matches!(
+                    e,
+                    Error::Device { .. } | Error::Backend { .. } | Error::Unsupported { .. }
+                ),
+                "{e:?}"
+            );
+        }
+    }
+}

@@ -1,0 +1,85 @@
+//! The kernels, compiled ahead of time by build.rs and embedded in the library.
+//!
+//! build.rs runs nvcc once, at build time, over `kernels/bellows.cu` and produces a fatbin holding
+//! sm_90 machine code (Hopper) and compute_90 PTX (which the driver compiles for newer GPUs).
+//! Ahead-of-time compilation rather than NVRTC at run time: the kernels are fixed, so compiling
+//! them on every user's machine would only add NVRTC as a run-time dependency, a first-use delay
+//! and a disk cache to manage; and CI compiles exactly what ships, so a kernel that does not
+//! compile fails CI. When no nvcc was found at build time the fatbin is empty and every device
+//! entry point reports [`no_kernels_error`].
+
+use bellows_core::{Error, Result};
+
+#[cfg(bellows_kernels)]
+static FATBIN: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/bellows.fatbin"));
+#[cfg(not(bellows_kernels))]
+static FATBIN: &[u8] = &[];
+
+/// True when the kernels were compiled into this build.
+pub const KERNELS_COMPILED: bool = cfg!(bellows_kernels);
+
+/// The magic number that opens an NVIDIA fatbin (little-endian 0xBA55ED50).
+pub const FATBIN_MAGIC: [u8; 4] = [0x50, 0xed, 0x55, 0xba];
+
+/// The embedded fatbin, or the "not compiled in" error.
+pub fn fatbin() -> Result<&'static [u8]> {
+    if FATBIN.is_empty() {
+        Err(no_kernels_error())
+    } else {
+        Ok(FATBIN)
+    }
+}
+
+/// The error every entry point returns in a build without kernels.
+pub fn no_kernels_error() -> Error {
+    Error::Backend {
+        name: "cuda".into(),
+        reason: "kernels were not compiled in (no nvcc at build time); rebuild with nvcc \
+                 available (NVCC, CUDA_HOME or PATH)"
+            .into(),
+    }
+}
+
+/// Entry points of the fatbin, by their extern "C" names.
+pub(crate) mod names {
+    pub const FR_OP: &str = "bellows_fr_op";
+    pub const FP_OP: &str = "bellows_fp_op";
+    pub const FP2_OP: &str = "bellows_fp2_op";
+    pub const G1_OP: &str = "bellows_g1_op";
+    pub const G2_OP: &str = "bellows_g2_op";
+    pub const BENCH_FR_MUL: &str = "bellows_bench_fr_mul";
+    pub const BENCH_FP_MUL: &str = "bellows_bench_fp_mul";
+    pub const BENCH_FP2_MUL: &str = "bellows_bench_fp2_mul";
+    pub const BENCH_G1_MADD: &str = "bellows_bench_g1_madd";
+    pub const BENCH_G2_MADD: &str = "bellows_bench_g2_madd";
+    pub const EXPAND_TABLE: &str = "bellows_expand_table";
+    pub const BITREV: &str = "bellows_bitrev";
+    pub const NTT_PASS: &str = "bellows_ntt_pass";
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fatbin_matches_build_configuration() {
+        if std::env::var("BELLOWS_REQUIRE_KERNELS").is_ok_and(|v| v == "1") {
+            // CI: nvcc was installed, so the kernels must be in the build.
+            assert!(KERNELS_COMPILED);
+        }
+        match fatbin() {
+            Ok(bytes) => {
+                assert!(KERNELS_COMPILED);
+                assert!(bytes.len() > 1024, "fatbin of {} bytes", bytes.len());
+                assert_eq!(bytes[..4], FATBIN_MAGIC);
+            }
+            Err(e) => {
+                assert!(!KERNELS_COMPILED);
+                assert!(
+                    e.to_string().contains("kernels were not compiled in"),
+                    "{e}"
+                );
+            }
+        }
+    }
+}

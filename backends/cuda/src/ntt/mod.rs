@@ -1,0 +1,210 @@
+//! Forward, inverse and coset NTTs over Fr on the device, every size 2^0..=2^27, batched, with
+//! natural or bit-reversed input and output (the conventions of
+//! [`bellows_core::backend::ntt`]). The algorithms are described in kernels/ntt.cuh; [`plan`]
+//! chooses the passes; [`tables`] computes the host-side constants.
+//!
+//! Per device, the twiddle table (for the largest size used so far) and the coset tables are
+//! computed once and kept in device memory.
+
+pub mod plan;
+pub mod tables;
+
+use bellows_core::{
+    backend::ntt::{batch_size, NttConfig},
+    layout::Fr,
+    Error, Result,
+};
+use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg};
+
+pub use plan::{plan, Plan, MAX_LOG_N};
+
+use crate::{
+    memory::{DeviceVec, PinnedVec, Plain},
+    CudaDevice,
+};
+use plan::{flags, NttPassArgs};
+use tables::COSET_TABLE_BITS;
+
+/// Smallest twiddle table built (2^15 entries, 1 MiB), so that small sizes share one table.
+const MIN_TW_LOG: u32 = 16;
+/// Most vectors per launch (grid y dimension).
+const MAX_BATCH_PER_LAUNCH: usize = 65_535;
+
+/// The per-device NTT constants.
+pub(crate) struct DeviceTables {
+    /// The table holds ω_N^e for N = 2^tw_log, e ∈ [0, N/2].
+    tw_log: u32,
+    twiddles: CudaSlice<u64>,
+    /// [LO(g) | HI(g) | LO(g⁻¹) | HI(g⁻¹)], see [`tables::coset_tables`].
+    coset: CudaSlice<u64>,
+}
+
+/// Checks the shape and size; returns the batch size.
+fn check(len: usize, log_n: u32) -> Result<usize> {
+    let batch = batch_size(len, log_n)?;
+    if log_n > MAX_LOG_N {
+        return Err(Error::unsupported(
+            "cuda",
+            format!(
+                "NTT of size 2^{log_n}: the device transform supports sizes up to 2^{MAX_LOG_N}"
+            ),
+        ));
+    }
+    Ok(batch)
+}
+
+impl CudaDevice {
+    /// Transforms every 2^log_n-element vector of host `data` in place: copies it to the device,
+    /// transforms and copies it back (synchronous).
+    pub fn ntt(&self, data: &mut [Fr], log_n: u32, cfg: &NttConfig) -> Result<()> {
+        if check(data.len(), log_n)? == 0 {
+            return Ok(());
+        }
+        let mut d = self.upload(data)?;
+        self.ntt_device(&mut d, log_n, cfg)?;
+        self.download_into(&d, data)
+    }
+
+    /// As [`CudaDevice::ntt`], from and to page-locked host memory (asynchronous copies at full
+    /// bus speed; synchronous as a whole).
+    pub fn ntt_pinned(&self, data: &mut PinnedVec<Fr>, log_n: u32, cfg: &NttConfig) -> Result<()> {
+        if check(data.len(), log_n)? == 0 {
+            return Ok(());
+        }
+        let mut d = self.alloc_uninit::<Fr>(data.len())?;
+        self.upload_pinned(data, &mut d)?;
+        self.ntt_device(&mut d, log_n, cfg)?;
+        self.download_pinned(&d, data)?;
+        self.synchronize()
+    }
+
+    /// Queues the transform of every 2^log_n-element vector of device-resident `data` on the
+    /// device's stream; no host transfer and no synchronisation.
+    pub fn ntt_device(&self, data: &mut DeviceVec<Fr>, log_n: u32, cfg: &NttConfig) -> Result<()> {
+        let batch = check(data.len(), log_n)?;
+        let plan = plan(log_n, cfg);
+        if batch == 0 || plan.passes.is_empty() {
+            return Ok(());
+        }
+        self.ensure_tables(log_n)?;
+        let guard = self
+            .tables
+            .lock()
+            .map_err(|_| Error::Pipeline("NTT tables lock poisoned".into()))?;
+        let tables = guard.as_ref().expect("ensure_tables filled the tables");
+        let stream = self.stream();
+        let (base, _s0) = data.buf.device_ptr_mut(stream);
+        let (twiddles, _s1) = tables.twiddles.device_ptr(stream);
+        let (coset, _s2) = tables.coset.device_ptr(stream);
+        let n = 1u64 << log_n;
+        let vec_bytes = n * (Fr::WORDS as u64) * 8;
+        let common = NttPassArgs {
+            twiddles,
+            n,
+            scale: tables::n_inverse_limbs(log_n),
+            log_n,
+            tw_log: tables.tw_log,
+            ..NttPassArgs::default()
+        };
+        let inverse_coset = coset + 2 * (1u64 << COSET_TABLE_BITS) * (Fr::WORDS as u64) * 8;
+        for first in (0..batch).step_by(MAX_BATCH_PER_LAUNCH) {
+            let vectors = MAX_BATCH_PER_LAUNCH.min(batch - first) as u32;
+            let ptr = base + first as u64 * vec_bytes;
+            for pass in &plan.passes {
+                let table = if pass.flags & flags::POST_COSET != 0 {
+                    inverse_coset
+                } else {
+                    coset
+                };
+                let args = NttPassArgs {
+                    data: ptr,
+                    coset: table,
+                    ..common
+                }
+                .for_pass(pass);
+                let cfg = LaunchConfig {
+                    grid_dim: (pass.tiles(log_n) as u32, vectors, 1),
+                    block_dim: (pass.threads(), 1, 1),
+                    shared_mem_bytes: pass.shared_bytes(),
+                };
+                let mut l = stream.launch_builder(&self.k.ntt_pass);
+                l.arg(&args);
+                // SAFETY: the pass touches exactly the `vectors` vectors of n elements at `ptr`,
+                // inside `data`; the tables hold N/2 + 1 twiddles (N ≥ n) and 4·2^14 coset
+                // factors; shared memory is sized by the pass (≤ the 64 KiB limit set at load).
+                unsafe { l.launch(cfg) }.map_err(|e| self.err(e))?;
+            }
+            if plan.bitrev_after {
+                let blocks = (n.div_ceil(256)).min(1 << 14) as u32;
+                let cfg = LaunchConfig {
+                    grid_dim: (blocks, vectors, 1),
+                    block_dim: (256, 1, 1),
+                    shared_mem_bytes: 0,
+                };
+                let mut l = stream.launch_builder(&self.k.bitrev);
+                l.arg(&ptr).arg(&log_n);
+                // SAFETY: permutes the `vectors` vectors of n elements at `ptr`, inside `data`.
+                unsafe { l.launch(cfg) }.map_err(|e| self.err(e))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Builds (or grows) the twiddle table to cover 2^log_n and the coset tables, once.
+    fn ensure_tables(&self, log_n: u32) -> Result<()> {
+        let mut guard = self
+            .tables
+            .lock()
+            .map_err(|_| Error::Pipeline("NTT tables lock poisoned".into()))?;
+        if guard.as_ref().is_some_and(|t| t.tw_log >= log_n) {
+            return Ok(());
+        }
+        let tw_log = log_n.max(MIN_TW_LOG);
+        let (lo_bits, lo, hi, count) = tables::twiddle_parts(tw_log);
+        let (dlo, dhi) = (self.upload(&lo)?, self.upload(&hi)?);
+        let mut table = self.alloc_uninit::<Fr>(count as usize)?;
+        let cfg = LaunchConfig {
+            grid_dim: (count.div_ceil(256).min(1 << 16) as u32, 1, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut l = self.stream().launch_builder(&self.k.expand_table);
+        l.arg(&mut table.buf)
+            .arg(&dlo.buf)
+            .arg(&dhi.buf)
+            .arg(&lo_bits)
+            .arg(&count);
+        // SAFETY: writes `count` values into `table` (count long), reading lo (2^lo_bits values)
+        // and hi ((count − 1) >> lo_bits + 1 values) only.
+        unsafe { l.launch(cfg) }.map_err(|e| self.err(e))?;
+        let coset = match guard.take() {
+            Some(old) => old.coset,
+            None => self.upload(&tables::coset_tables())?.buf,
+        };
+        *guard = Some(DeviceTables {
+            tw_log,
+            twiddles: table.buf,
+            coset,
+        });
+        Ok(())
+    }
+
+    /// The device's twiddle table, copied back (for checks): (tw_log, ω^e for e ∈ [0, N/2]).
+    pub fn twiddle_table(&self, log_n: u32) -> Result<(u32, Vec<Fr>)> {
+        if log_n > MAX_LOG_N {
+            return Err(Error::invalid(format!("2^{log_n} exceeds 2^{MAX_LOG_N}")));
+        }
+        self.ensure_tables(log_n)?;
+        let guard = self
+            .tables
+            .lock()
+            .map_err(|_| Error::Pipeline("NTT tables lock poisoned".into()))?;
+        let t = guard.as_ref().expect("ensure_tables filled the tables");
+        let mut out = vec![Fr::default(); t.twiddles.len() / Fr::WORDS];
+        self.stream()
+            .memcpy_dtoh(&t.twiddles, crate::memory::words_mut(&mut out))
+            .map_err(|e| self.err(e))?;
+        self.synchronize()?;
+        Ok((t.tw_log, out))
+    }
+}
