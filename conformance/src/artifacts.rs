@@ -60,11 +60,8 @@ impl Plugins {
     /// The test plugin built from `conformance/test-plugins/NAME.rs`
     /// (`libbellows_test_plugin_NAME.so`).
     pub fn test_plugin(&self, name: &str) -> PathBuf {
-        self.examples.join(format!(
-            "{}bellows_test_plugin_{name}{}",
-            std::env::consts::DLL_PREFIX,
-            std::env::consts::DLL_SUFFIX
-        ))
+        self.examples
+            .join(dylib_name(&format!("bellows_test_plugin_{name}")))
     }
 }
 
@@ -74,28 +71,22 @@ pub fn build_plugins() -> Result<Plugins, String> {
     BUILT.get_or_init(build_uncached).clone()
 }
 
-fn build_uncached() -> Result<Plugins, String> {
+/// Runs `cargo build --manifest-path MANIFEST --target-dir <ours> <args> <our profile>`, in the
+/// target directory and profile of the running executable.
+pub fn cargo_build(manifest: &Path, args: &[&str]) -> Result<(), String> {
     let profile = profile_dir()?;
     let target = profile
         .parent()
         .ok_or("the profile directory has no parent")?
         .to_path_buf();
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let manifest = workspace_root().join("Cargo.toml");
     let mut cmd = Command::new(&cargo);
     cmd.arg("build")
         .arg("--manifest-path")
-        .arg(&manifest)
+        .arg(manifest)
         .arg("--target-dir")
         .arg(&target)
-        .args([
-            "-p",
-            "bellows-backend-cpu",
-            "-p",
-            "bellows-conformance",
-            "--lib",
-            "--examples",
-        ])
+        .args(args)
         .args(profile_args(&profile));
     let out = cmd
         .output()
@@ -104,17 +95,54 @@ fn build_uncached() -> Result<Plugins, String> {
         let err = String::from_utf8_lossy(&out.stderr);
         let tail: Vec<&str> = err.lines().rev().take(30).collect();
         return Err(format!(
-            "building the plugins failed ({:?}):\n{}",
+            "building failed ({:?}):\n{}",
             cmd,
             tail.into_iter().rev().collect::<Vec<_>>().join("\n")
         ));
     }
+    Ok(())
+}
+
+/// File name of the shared library of a crate whose library is called `lib_name`
+/// (`lib<lib_name>.so` on Linux).
+pub fn dylib_name(lib_name: &str) -> String {
+    format!(
+        "{}{lib_name}{}",
+        std::env::consts::DLL_PREFIX,
+        std::env::consts::DLL_SUFFIX
+    )
+}
+
+/// Builds the `cdylib` of `package` from `manifest` (a plugin crate, in or out of this workspace)
+/// with [`cargo_build`] and returns the path of its shared library.
+pub fn build_cdylib(manifest: &Path, package: &str, lib_name: &str) -> Result<PathBuf, String> {
+    cargo_build(manifest, &["-p", package, "--lib"])?;
+    let path = profile_dir()?.join(dylib_name(lib_name));
+    if !path.is_file() {
+        return Err(format!(
+            "cargo succeeded but {} does not exist",
+            path.display()
+        ));
+    }
+    Ok(path)
+}
+
+fn build_uncached() -> Result<Plugins, String> {
+    let profile = profile_dir()?;
+    let manifest = workspace_root().join("Cargo.toml");
+    cargo_build(
+        &manifest,
+        &[
+            "-p",
+            "bellows-backend-cpu",
+            "-p",
+            "bellows-conformance",
+            "--lib",
+            "--examples",
+        ],
+    )?;
     let plugins = Plugins {
-        cpu: profile.join(format!(
-            "{}bellows_backend_cpu{}",
-            std::env::consts::DLL_PREFIX,
-            std::env::consts::DLL_SUFFIX
-        )),
+        cpu: profile.join(dylib_name("bellows_backend_cpu")),
         examples: profile.join("examples"),
     };
     if !plugins.cpu.is_file() {
