@@ -292,3 +292,21 @@ fn report_benchmark_generation_2_20() {
         rayon::current_num_threads()
     );
 }
+
+/// Not a timed assertion: prints how long the real (trusted) setup takes for 2^12 and 2^14.
+#[test]
+#[ignore = "timing report, run by hand"]
+fn report_real_setup_times() {
+    for log in [12u32, 14] {
+        let rounds = (1usize << log) - 3;
+        let waste = ToxicWaste::random(&mut ChaCha20Rng::seed_from_u64(1));
+        let t = Instant::now();
+        let params = generate_parameters(Squares { rounds }, &waste).unwrap();
+        let took = t.elapsed();
+        assert_eq!(params.domain_size(), 1 << log);
+        println!(
+            "real setup 2^{log} ({} threads): {took:.2?}",
+            rayon::current_num_threads()
+        );
+    }
+}
