@@ -110,10 +110,13 @@ pub fn with_identities_g2(p: &[G2Affine], stride: usize) -> Vec<G2Affine> {
         .collect()
 }
 
+/// A parameters slot filled on first use.
+type Slot = Arc<OnceLock<Arc<Parameters>>>;
+
 /// Parameters of a synthetic circuit made with seeded toxic waste (cached per size).
 pub struct ParamsCache {
     seed: u64,
-    cache: Mutex<Vec<(u32, u8, Arc<OnceLock<Arc<Parameters>>>)>>,
+    cache: Mutex<Vec<(u32, u8, Slot)>>,
 }
 
 impl ParamsCache {

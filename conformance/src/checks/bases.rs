@@ -137,16 +137,14 @@ fn many_handles(ctx: &Ctx) -> CheckResult {
     };
     run_all(&live, 0)?;
     // Free in a mixed order; the remaining handles must keep working.
-    let mut round = 1;
-    for pick in [2usize, 0, 3, 1, 1, 0] {
+    for (round, pick) in [2usize, 0, 3, 1, 1, 0].into_iter().enumerate() {
         if live.is_empty() {
             break;
         }
         let (_, _, hr, hc) = live.remove(pick % live.len());
         refr(ctx.refb.free_bases(hr), "free")?;
         cand(ctx.cand.free_bases(hc), "free_bases")?;
-        run_all(&live, round)?;
-        round += 1;
+        run_all(&live, round + 1)?;
     }
     for (_, _, hr, hc) in live {
         refr(ctx.refb.free_bases(hr), "free")?;

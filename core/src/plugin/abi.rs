@@ -393,11 +393,12 @@ impl From<&BackendConfig> for FfiBackendConfig {
 
 impl From<FfiBackendConfig> for BackendConfig {
     fn from(c: FfiBackendConfig) -> Self {
-        let mut cfg = BackendConfig::default();
-        cfg.device = c.device as usize;
-        cfg.threads = c.threads.into_option().map(|t| t as usize);
-        cfg.memory_budget = c.memory_budget.into_option();
-        cfg
+        BackendConfig {
+            device: c.device as usize,
+            threads: c.threads.into_option().map(|t| t as usize),
+            memory_budget: c.memory_budget.into_option(),
+            ..BackendConfig::default()
+        }
     }
 }
 
@@ -450,16 +451,17 @@ impl From<FfiCapabilities> for Capabilities {
     fn from(c: FfiCapabilities) -> Self {
         use capability_bits::*;
         let has = |b: u64| c.flags & b != 0;
-        let mut caps = Capabilities::default();
-        caps.ntt = has(NTT);
-        caps.coset_ntt = has(COSET_NTT);
-        caps.fused_h_poly = has(FUSED_H_POLY);
-        caps.msm_g1 = has(MSM_G1);
-        caps.msm_g2 = has(MSM_G2);
-        caps.resident_bases = has(RESIDENT_BASES);
-        caps.concurrent = has(CONCURRENT);
-        caps.max_log_ntt = c.max_log_ntt;
-        caps
+        Capabilities {
+            ntt: has(NTT),
+            coset_ntt: has(COSET_NTT),
+            fused_h_poly: has(FUSED_H_POLY),
+            msm_g1: has(MSM_G1),
+            msm_g2: has(MSM_G2),
+            resident_bases: has(RESIDENT_BASES),
+            concurrent: has(CONCURRENT),
+            max_log_ntt: c.max_log_ntt,
+            ..Capabilities::default()
+        }
     }
 }
 
@@ -619,10 +621,11 @@ mod tests {
         };
         assert_eq!(bad.to_config().unwrap_err().code, codes::INVALID_INPUT);
 
-        let mut cfg = BackendConfig::default();
-        cfg.device = 3;
-        cfg.threads = Some(2);
-        cfg.memory_budget = Some(1 << 30);
+        let cfg = BackendConfig {
+            device: 3,
+            threads: Some(2),
+            memory_budget: Some(1 << 30),
+        };
         assert_eq!(BackendConfig::from(FfiBackendConfig::from(&cfg)), cfg);
         let d = BackendConfig::default();
         assert_eq!(BackendConfig::from(FfiBackendConfig::from(&d)), d);

@@ -279,13 +279,22 @@ pub fn module(create: CreateFn) -> BackendModuleRef {
 #[doc(hidden)]
 pub const ROOT_SYMBOL: &str = "_1as_0lib_1header_0root_bmodule_bloader";
 
+/// Builds the root module around a constructor that returns the FFI object itself; used by
+/// [`crate::export_backend_object!`]. Errors and panics of the constructor become [`FfiError`]s.
+pub fn create_raw<F>(cfg: FfiBackendConfig, create: F) -> RResult<BackendObject, FfiError>
+where
+    F: FnOnce(&BackendConfig) -> Result<BackendObject>,
+{
+    guard("create", || create(&BackendConfig::from(cfg)))
+}
+
 /// Turns a crate into a Bellows backend plugin.
 ///
 /// The argument is a constructor `FnOnce(&BackendConfig) -> bellows_core::Result<B>` for any
 /// `B: Backend` (a function path or a closure). Put it at the top level of a `cdylib` crate:
 ///
 /// ```ignore
-/// bellows_core::export_backend!(|cfg: &bellows_core::BackendConfig| my_backend::MyBackend::new(cfg));
+/// bellows_core::export_backend!(my_backend::MyBackend::with_config);
 /// ```
 ///
 /// It exports the plugin's root module (interface [`crate::plugin::INTERFACE_VERSION`]); every
@@ -295,6 +304,25 @@ pub const ROOT_SYMBOL: &str = "_1as_0lib_1header_0root_bmodule_bloader";
 #[macro_export]
 macro_rules! export_backend {
     ($create:expr $(,)?) => {
+        $crate::__bellows_plugin_header!(|cfg| $crate::plugin::export::create_object(cfg, $create));
+    };
+}
+
+/// Like [`crate::export_backend!`], for a plugin that implements [`FfiBackend`] itself: the
+/// constructor returns `bellows_core::Result<BackendObject>`. Such a plugin must catch panics in
+/// its own methods (see [`guard`]); the constructor is guarded here.
+#[macro_export]
+macro_rules! export_backend_object {
+    ($create:expr $(,)?) => {
+        $crate::__bellows_plugin_header!(|cfg| $crate::plugin::export::create_raw(cfg, $create));
+    };
+}
+
+/// The exported root-module header shared by the export macros (not part of the API).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __bellows_plugin_header {
+    ($body:expr) => {
         /// The Bellows plugin root module (abi_stable library header).
         #[doc(hidden)]
         #[export_name = "_1as_0lib_1header_0root_bmodule_bloader"]
@@ -305,7 +333,13 @@ macro_rules! export_backend {
                 $crate::plugin::BackendObject,
                 $crate::plugin::abi::FfiError,
             > {
-                $crate::plugin::export::create_object(cfg, $create)
+                let body: fn(
+                    $crate::plugin::abi::FfiBackendConfig,
+                ) -> $crate::plugin::__private::RResult<
+                    $crate::plugin::BackendObject,
+                    $crate::plugin::abi::FfiError,
+                > = $body;
+                body(cfg)
             }
             fn __bellows_module() -> $crate::plugin::BackendModuleRef {
                 $crate::plugin::export::module(__bellows_create)
