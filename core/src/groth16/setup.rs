@@ -268,35 +268,43 @@ fn inverse_fft(a: &mut [Scalar], log_n: u32) {
 const NORMALIZE_CHUNK: usize = 1 << 12;
 
 macro_rules! normalize_impl {
-    ($name:ident, $proj:ty, $aff:ty, $blst_p:ty, $blst_aff:ty, $to_affine:path) => {
-        /// Jacobian → affine for many points, one inversion per chunk (Montgomery's trick, in
-        /// blst), chunks on rayon threads. Identity points become the all-zero affine identity.
+    ($name:ident, $into:ident, $proj:ty, $aff:ty, $blst_p:ty, $blst_aff:ty, $to_affine:path) => {
+        /// Jacobian → affine for `src` into `dst` (equal lengths) on this thread, with one field
+        /// inversion per 1536 points (Montgomery's trick, in blst). Identity points become the
+        /// all-zero affine identity.
+        fn $into(src: &[$proj], dst: &mut [$aff]) {
+            assert_eq!(src.len(), dst.len(), "normalisation: length mismatch");
+            if src.is_empty() {
+                return;
+            }
+            // blst walks a contiguous array when the pointer list is (first, NULL).
+            let list: [*const $blst_p; 2] = [src.as_ptr().cast::<$blst_p>(), std::ptr::null()];
+            // SAFETY: blstrs' projective and affine types are `#[repr(transparent)]` over blst's
+            // (sizes and alignment asserted in `crate::layout`); `src` holds `src.len()`
+            // initialised points and `dst` as many writable slots (asserted above); `list`
+            // outlives the call.
+            unsafe {
+                $to_affine(
+                    dst.as_mut_ptr().cast::<$blst_aff>(),
+                    list.as_ptr(),
+                    src.len(),
+                )
+            };
+        }
+
+        /// Jacobian → affine for many points, chunks on rayon threads.
         fn $name(points: &[$proj]) -> Vec<$aff> {
             let mut out = vec![<$aff>::identity(); points.len()];
             out.par_chunks_mut(NORMALIZE_CHUNK)
                 .zip(points.par_chunks(NORMALIZE_CHUNK))
-                .for_each(|(dst, src)| {
-                    // blst walks a contiguous array when the pointer list is (first, NULL).
-                    let list: [*const $blst_p; 2] =
-                        [src.as_ptr().cast::<$blst_p>(), std::ptr::null()];
-                    // SAFETY: blstrs' projective and affine types are `#[repr(transparent)]` over
-                    // blst's (sizes and alignment asserted in `crate::layout`); `src` holds
-                    // `src.len()` initialised points and `dst` as many writable slots (par_chunks
-                    // of equal-length slices pair equal lengths); `list` outlives the call.
-                    unsafe {
-                        $to_affine(
-                            dst.as_mut_ptr().cast::<$blst_aff>(),
-                            list.as_ptr(),
-                            src.len(),
-                        )
-                    };
-                });
+                .for_each(|(dst, src)| $into(src, dst));
             out
         }
     };
 }
 normalize_impl!(
     normalize_g1,
+    normalize_g1_into,
     G1Projective,
     G1Affine,
     blst::blst_p1,
@@ -305,6 +313,7 @@ normalize_impl!(
 );
 normalize_impl!(
     normalize_g2,
+    normalize_g2_into,
     G2Projective,
     G2Affine,
     blst::blst_p2,
@@ -341,12 +350,12 @@ pub fn generate_benchmark_parameters<C: Circuit<Scalar>>(
     let (beta_g1, beta_g2) = (g1(&mut rng), g2(&mut rng));
     let gamma_g2 = g2(&mut rng);
     let (delta_g1, delta_g2) = (g1(&mut rng), g2(&mut rng));
-    let ic = walk(shape.num_inputs, &mut rng, normalize_g1);
-    let h = walk(n - 1, &mut rng, normalize_g1);
-    let l = walk(shape.num_aux, &mut rng, normalize_g1);
-    let a = walk(shape.a_query_len(), &mut rng, normalize_g1);
-    let b_g1 = walk(shape.b_query_len(), &mut rng, normalize_g1);
-    let b_g2 = walk(shape.b_query_len(), &mut rng, normalize_g2);
+    let ic = walk(shape.num_inputs, &mut rng, normalize_g1_into);
+    let h = walk(n - 1, &mut rng, normalize_g1_into);
+    let l = walk(shape.num_aux, &mut rng, normalize_g1_into);
+    let a = walk(shape.a_query_len(), &mut rng, normalize_g1_into);
+    let b_g1 = walk(shape.b_query_len(), &mut rng, normalize_g1_into);
+    let b_g2 = walk(shape.b_query_len(), &mut rng, normalize_g2_into);
     Ok(Parameters {
         vk: VerifyingKey {
             alpha_g1: benchmark_marker_g1(),
@@ -373,7 +382,7 @@ const WALK_CHUNK: usize = 1 << 13;
 fn walk<G>(
     len: usize,
     rng: &mut ChaCha20Rng,
-    normalize: fn(&[G]) -> Vec<G::AffineRepr>,
+    normalize_into: fn(&[G], &mut [G::AffineRepr]),
 ) -> Vec<G::AffineRepr>
 where
     G: Curve<Scalar = Scalar> + Send + Sync,
@@ -382,25 +391,20 @@ where
     let mut key = [0u8; 32];
     rng.fill_bytes(&mut key);
     let step = (G::generator() * Scalar::random(&mut *rng)).to_affine();
-    let chunks: Vec<Vec<G::AffineRepr>> = (0..len.div_ceil(WALK_CHUNK))
-        .into_par_iter()
-        .map(|c| {
+    let mut out = vec![G::identity().to_affine(); len];
+    out.par_chunks_mut(WALK_CHUNK)
+        .enumerate()
+        .for_each(|(c, dst)| {
             let mut chunk_rng = ChaCha20Rng::from_seed(key);
             chunk_rng.set_stream(c as u64);
             let mut acc = G::generator() * Scalar::random(&mut chunk_rng);
-            let count = WALK_CHUNK.min(len - c * WALK_CHUNK);
-            let mut pts = Vec::with_capacity(count);
-            for _ in 0..count {
+            let mut pts = Vec::with_capacity(dst.len());
+            for _ in 0..dst.len() {
                 pts.push(acc);
                 acc += step;
             }
-            normalize(&pts)
-        })
-        .collect();
-    let mut out = Vec::with_capacity(len);
-    for c in chunks {
-        out.extend(c);
-    }
+            normalize_into(&pts, dst);
+        });
     out
 }
 
