@@ -22,8 +22,7 @@ use crate::{
     memory::{DeviceVec, PinnedVec, Plain},
     CudaDevice,
 };
-use plan::{flags, NttPassArgs};
-use tables::COSET_TABLE_BITS;
+use plan::NttPassArgs;
 
 /// Smallest twiddle table built (2^15 entries, 1 MiB), so that small sizes share one table.
 const MIN_TW_LOG: u32 = 16;
@@ -98,30 +97,11 @@ impl CudaDevice {
         let (coset, _s2) = tables.coset.device_ptr(stream);
         let n = 1u64 << log_n;
         let vec_bytes = n * (Fr::WORDS as u64) * 8;
-        let common = NttPassArgs {
-            twiddles,
-            n,
-            scale: tables::n_inverse_limbs(log_n),
-            log_n,
-            tw_log: tables.tw_log,
-            ..NttPassArgs::default()
-        };
-        let inverse_coset = coset + 2 * (1u64 << COSET_TABLE_BITS) * (Fr::WORDS as u64) * 8;
         for first in (0..batch).step_by(MAX_BATCH_PER_LAUNCH) {
             let vectors = MAX_BATCH_PER_LAUNCH.min(batch - first) as u32;
             let ptr = base + first as u64 * vec_bytes;
             for pass in &plan.passes {
-                let table = if pass.flags & flags::POST_COSET != 0 {
-                    inverse_coset
-                } else {
-                    coset
-                };
-                let args = NttPassArgs {
-                    data: ptr,
-                    coset: table,
-                    ..common
-                }
-                .for_pass(pass);
+                let args = NttPassArgs::new(log_n, pass, ptr, twiddles, tables.tw_log, coset);
                 let cfg = LaunchConfig {
                     grid_dim: (pass.tiles(log_n) as u32, vectors, 1),
                     block_dim: (pass.threads(), 1, 1),

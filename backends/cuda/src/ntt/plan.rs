@@ -90,6 +90,17 @@ pub struct Plan {
 /// Plans the transform of vectors of 2^log_n elements under `cfg`. `log_n` must be at most
 /// [`MAX_LOG_N`] (checked by the caller).
 pub fn plan(log_n: u32, cfg: &NttConfig) -> Plan {
+    plan_with_tiles(log_n, cfg, MAX_TILE_BITS)
+}
+
+/// As [`plan`] with tiles of at most 2^max_tile_bits elements (1..=11). Smaller tiles give
+/// plans with more passes at small sizes, which the emulation test uses to exercise the index
+/// logic of every kind of pass cheaply.
+pub fn plan_with_tiles(log_n: u32, cfg: &NttConfig, max_tile_bits: u32) -> Plan {
+    assert!(
+        (1..=MAX_TILE_BITS).contains(&max_tile_bits),
+        "tile bits {max_tile_bits}"
+    );
     if log_n == 0 {
         return Plan {
             log_n,
@@ -106,7 +117,7 @@ pub fn plan(log_n: u32, cfg: &NttConfig) -> Plan {
 
     // Split log_n bits into as few passes as tiles allow, sizes within one of each other, the
     // larger ones on the low bits (whose tiles carry no neighbour bits).
-    let count = log_n.div_ceil(MAX_TILE_BITS);
+    let count = log_n.div_ceil(max_tile_bits);
     let (base, extra) = (log_n / count, log_n % count);
     let mut ranges = Vec::with_capacity(count as usize);
     let mut b0 = 0;
@@ -147,7 +158,7 @@ pub fn plan(log_n: u32, cfg: &NttConfig) -> Plan {
             Pass {
                 b0,
                 k,
-                c: b0.min(MAX_TILE_BITS - k),
+                c: b0.min(max_tile_bits - k),
                 flags: f,
             }
         })
@@ -198,13 +209,39 @@ const _: () = assert!(std::mem::size_of::<NttPassArgs>() == 96);
 unsafe impl DeviceRepr for NttPassArgs {}
 
 impl NttPassArgs {
-    /// Fills in a pass's own fields.
-    pub fn for_pass(mut self, p: &Pass) -> Self {
-        self.b0 = p.b0;
-        self.k = p.k;
-        self.c = p.c;
-        self.flags = p.flags;
-        self
+    /// The arguments of `pass` over the vectors at address `data` (device addresses, or host
+    /// addresses under emulation). `coset_tables` is the address of
+    /// [`super::tables::coset_tables`]: the g half is used for pre-scaling, the g⁻¹ half for
+    /// post-scaling.
+    pub fn new(
+        log_n: u32,
+        pass: &Pass,
+        data: u64,
+        twiddles: u64,
+        tw_log: u32,
+        coset_tables: u64,
+    ) -> Self {
+        let half = 2 * (1u64 << super::tables::COSET_TABLE_BITS) * 32;
+        let coset = if pass.flags & flags::POST_COSET != 0 {
+            coset_tables + half
+        } else {
+            coset_tables
+        };
+        Self {
+            data,
+            twiddles,
+            coset,
+            n: 1 << log_n,
+            scale: super::tables::n_inverse_limbs(log_n),
+            log_n,
+            b0: pass.b0,
+            k: pass.k,
+            c: pass.c,
+            tw_log,
+            flags: pass.flags,
+            reserved0: 0,
+            reserved1: 0,
+        }
     }
 }
 
@@ -285,6 +322,21 @@ mod tests {
         );
         assert!(!p.bitrev_after);
         assert!(plan(0, &fwd).passes.is_empty());
+    }
+
+    #[test]
+    fn small_tiles_make_more_passes() {
+        let p = plan_with_tiles(12, &NttConfig::forward(), 4);
+        assert_eq!(p.passes.len(), 3);
+        assert!(p.passes.iter().all(|x| x.tile_bits() <= 4));
+        let a = NttPassArgs::new(12, &p.passes[2], 0x1000, 0x2000, 14, 0x3000);
+        assert_eq!(
+            (a.n, a.b0, a.k, a.tw_log, a.coset),
+            (4096, 0, 4, 14, 0x3000)
+        );
+        let inv = plan(3, &NttConfig::inverse().with_coset(true));
+        let a = NttPassArgs::new(3, &inv.passes[0], 0, 0, 16, 0x3000);
+        assert_eq!(a.coset, 0x3000 + (2 << 14) * 32);
     }
 
     #[test]

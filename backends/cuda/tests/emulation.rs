@@ -1,0 +1,319 @@
+//! The kernels' arithmetic and NTT logic, run on the host and checked bit for bit against blst.
+//!
+//! kernels/emulation.cpp compiles the same headers as the GPU build (field, Fp2, curve and NTT
+//! code) with the PTX carry instructions replaced by C++ (kernels/carry.cuh), so a host C++
+//! compiler turns them into a shared library that this test loads and drives through the same
+//! checks as the device program `bellows-cuda-check`. This catches arithmetic and indexing bugs
+//! on machines without a GPU, such as CI.
+//!
+//! Needs a C++17 compiler (`$CXX`, else `c++`, `g++` or `clang++`). Without one the test says so
+//! and passes, unless `BELLOWS_REQUIRE_KERNELS=1`, where it fails.
+
+use std::{path::PathBuf, process::Command, sync::OnceLock};
+
+use bellows_core::{
+    backend::ntt::NttConfig,
+    layout::{Fp, Fp2, Fr, G1Affine, G1Jacobian, G2Affine, G2Jacobian},
+    Result,
+};
+use bellows_cuda::{
+    arith::{CurveOp, FieldOp},
+    memory::{words, words_mut, Plain},
+    ntt::{
+        plan::{plan_with_tiles, NttPassArgs, MAX_TILE_BITS},
+        tables,
+    },
+    testing::{self, CheckResult, FieldCase, NttCheckPlan},
+};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+type FieldFn = unsafe extern "C" fn(u32, u32, *const u64, *const u64, *mut u64, u64);
+type CurveFn =
+    unsafe extern "C" fn(u32, u32, *const u64, *const u64, *const u64, *mut u64, *mut u64, u64);
+type ExpandFn = unsafe extern "C" fn(*mut u64, *const u64, *const u64, u32, u64);
+type BitrevFn = unsafe extern "C" fn(*mut u64, u32, u64);
+type PassFn = unsafe extern "C" fn(*const NttPassArgs, u64);
+
+struct Emu {
+    _lib: libloading::Library,
+    field: FieldFn,
+    curve: CurveFn,
+    expand: ExpandFn,
+    bitrev: BitrevFn,
+    pass: PassFn,
+}
+
+fn compiler() -> Option<String> {
+    let candidates = std::env::var("CXX")
+        .into_iter()
+        .chain(["c++", "g++", "clang++"].map(String::from));
+    candidates.into_iter().find(|c| {
+        Command::new(c)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    })
+}
+
+/// Builds and loads the emulation library once per test process; None without a compiler.
+fn emu() -> Option<&'static Emu> {
+    static EMU: OnceLock<Option<Emu>> = OnceLock::new();
+    EMU.get_or_init(|| {
+        let Some(cxx) = compiler() else {
+            let required = std::env::var("BELLOWS_REQUIRE_KERNELS").is_ok_and(|v| v == "1");
+            assert!(
+                !required,
+                "BELLOWS_REQUIRE_KERNELS=1 but no C++ compiler for the emulation test"
+            );
+            eprintln!("emulation test skipped: no C++ compiler (set CXX)");
+            return None;
+        };
+        let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("kernels/emulation.cpp");
+        let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("libbellows_emu_{}.so", std::process::id()));
+        let o = Command::new(&cxx)
+            .args([
+                "-O2",
+                "-std=c++17",
+                "-shared",
+                "-fPIC",
+                "-Wall",
+                "-Wno-unknown-pragmas",
+                "-o",
+            ])
+            .arg(&out)
+            .arg(&src)
+            .output()
+            .expect("run the C++ compiler");
+        assert!(
+            o.status.success(),
+            "{cxx} failed:\n{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        // SAFETY: the library is ours, built just now; its initialisers are the C++ runtime's.
+        let lib = unsafe { libloading::Library::new(&out) }.expect("load the emulation library");
+        // SAFETY: the symbols are the extern "C" functions of emulation.cpp with these signatures.
+        let emu = unsafe {
+            Emu {
+                field: *lib.get::<FieldFn>(b"bellows_emu_field_op").unwrap(),
+                curve: *lib.get::<CurveFn>(b"bellows_emu_curve_op").unwrap(),
+                expand: *lib.get::<ExpandFn>(b"bellows_emu_expand_table").unwrap(),
+                bitrev: *lib.get::<BitrevFn>(b"bellows_emu_bitrev").unwrap(),
+                pass: *lib.get::<PassFn>(b"bellows_emu_ntt_pass").unwrap(),
+                _lib: lib,
+            }
+        };
+        let _ = std::fs::remove_file(&out);
+        Some(emu)
+    })
+    .as_ref()
+}
+
+fn field_exec<F: Plain>(
+    e: &Emu,
+    id: u32,
+) -> impl FnMut(FieldOp, &[F], &[F]) -> Result<Vec<F>> + '_ {
+    move |op, a, b| {
+        let mut out = vec![F::default(); a.len()];
+        // SAFETY: a, b and out hold a.len() values of the layout the emulation reads for `id`.
+        unsafe {
+            (e.field)(
+                id,
+                op as u32,
+                words(a).as_ptr(),
+                words(b).as_ptr(),
+                words_mut(&mut out).as_mut_ptr(),
+                a.len() as u64,
+            )
+        };
+        Ok(out)
+    }
+}
+
+fn curve_exec<J: Plain, A: Plain>(
+    e: &Emu,
+    group: u32,
+) -> impl FnMut(CurveOp, &[J], &[J], &[A]) -> Result<(Vec<A>, Vec<J>)> + '_ {
+    move |op, p, q, a| {
+        let mut oa = vec![A::default(); p.len()];
+        let mut oj = vec![J::default(); p.len()];
+        // SAFETY: every slice holds p.len() values of the layout the emulation reads for `group`.
+        unsafe {
+            (e.curve)(
+                group,
+                op as u32,
+                words(p).as_ptr(),
+                words(q).as_ptr(),
+                words(a).as_ptr(),
+                words_mut(&mut oa).as_mut_ptr(),
+                words_mut(&mut oj).as_mut_ptr(),
+                p.len() as u64,
+            )
+        };
+        Ok((oa, oj))
+    }
+}
+
+fn assert_all(results: &[CheckResult]) {
+    for r in results {
+        println!("{r}");
+    }
+    assert!(!results.is_empty());
+    let failed: Vec<_> = results.iter().filter(|r| !r.passed()).collect();
+    assert!(
+        failed.is_empty(),
+        "{} of {} checks failed: {failed:#?}",
+        failed.len(),
+        results.len()
+    );
+}
+
+#[test]
+fn field_arithmetic_matches_blst() {
+    let Some(e) = emu() else { return };
+    let mut rng = ChaCha8Rng::seed_from_u64(11);
+    let mut r = testing::run_field_checks::<Fr>(field_exec(e, 0), &mut rng, 3000);
+    r.extend(testing::run_field_checks::<Fp>(
+        field_exec(e, 1),
+        &mut rng,
+        2000,
+    ));
+    r.extend(testing::run_field_checks::<Fp2>(
+        field_exec(e, 2),
+        &mut rng,
+        500,
+    ));
+    assert_all(&r);
+    // Every operation was compared on every field, edge cases included.
+    assert_eq!(r.len(), 3 * FieldOp::ALL.len());
+    assert!(r.iter().all(|c| c.compared > 50));
+    let _ = <Fr as FieldCase>::NAME;
+}
+
+#[test]
+fn curve_arithmetic_matches_blst() {
+    let Some(e) = emu() else { return };
+    let mut rng = ChaCha8Rng::seed_from_u64(12);
+    let mut r = testing::run_g1_checks(curve_exec::<G1Jacobian, G1Affine>(e, 1), &mut rng, 64);
+    r.extend(testing::run_g2_checks(
+        curve_exec::<G2Jacobian, G2Affine>(e, 2),
+        &mut rng,
+        16,
+    ));
+    assert_all(&r);
+    assert_eq!(r.len(), 2 * 2 * CurveOp::ALL.len());
+}
+
+#[test]
+fn twiddle_expansion_matches_host_table() {
+    let Some(e) = emu() else { return };
+    for tw_log in [1u32, 4, 9, 14] {
+        let (lo_bits, lo, hi, count) = tables::twiddle_parts(tw_log);
+        let mut out = vec![Fr::default(); count as usize];
+        // SAFETY: out holds count values; lo and hi hold the entries the expansion reads.
+        unsafe {
+            (e.expand)(
+                words_mut(&mut out).as_mut_ptr(),
+                words(&lo).as_ptr(),
+                words(&hi).as_ptr(),
+                lo_bits,
+                count,
+            )
+        };
+        assert_eq!(out, tables::twiddles_host(tw_log), "tw_log {tw_log}");
+    }
+}
+
+/// Runs a planned transform through the emulated kernels, with a twiddle table for 2^tw_log.
+fn emulated_ntt(
+    e: &Emu,
+    data: &mut [Fr],
+    log_n: u32,
+    cfg: &NttConfig,
+    tile_bits: u32,
+    tw_extra: u32,
+) -> Result<()> {
+    let n = 1usize << log_n;
+    let batch = data.len() / n;
+    let plan = plan_with_tiles(log_n, cfg, tile_bits);
+    let tw_log = (log_n + tw_extra).max(1);
+    let tw = tables::twiddles_host(tw_log);
+    let coset = tables::coset_tables();
+    let base = words_mut(data).as_mut_ptr() as u64;
+    for pass in &plan.passes {
+        let args = NttPassArgs::new(
+            log_n,
+            pass,
+            base,
+            words(&tw).as_ptr() as u64,
+            tw_log,
+            words(&coset).as_ptr() as u64,
+        );
+        // SAFETY: the pass reads and writes `batch` vectors of n elements at `base` (inside
+        // `data`), the twiddle table (N/2 + 1 entries, N ≥ n) and the coset tables.
+        unsafe { (e.pass)(&args, batch as u64) };
+    }
+    if plan.bitrev_after {
+        // SAFETY: permutes `batch` vectors of n elements inside `data`.
+        unsafe { (e.bitrev)(words_mut(data).as_mut_ptr(), log_n, batch as u64) };
+    }
+    Ok(())
+}
+
+#[test]
+fn ntt_matches_reference_every_config() {
+    let Some(e) = emu() else { return };
+    let configs = testing::all_ntt_configs();
+    // Every size up to 2^12 with the real tile size (one or two passes), batches of 3.
+    let plans: Vec<NttCheckPlan> = (0..=12)
+        .map(|log_n| NttCheckPlan {
+            log_n,
+            batch: 3,
+            configs: configs.clone(),
+        })
+        .collect();
+    let r = testing::run_ntt_checks(
+        |d, l, c| emulated_ntt(e, d, l, c, MAX_TILE_BITS, 0),
+        5,
+        &plans,
+    );
+    assert_all(&r);
+    assert_eq!(r.len(), 13 * 16);
+}
+
+#[test]
+fn ntt_multi_pass_plans_match_reference() {
+    let Some(e) = emu() else { return };
+    let configs = testing::all_ntt_configs();
+    let mut r = Vec::new();
+    // Small tiles force 2–5 passes (first, middle and last kinds, with neighbour bits), and a
+    // larger twiddle table exercises the stride into it.
+    for (tile_bits, tw_extra) in [(3u32, 0u32), (4, 3), (5, 1)] {
+        let plans: Vec<NttCheckPlan> = [6u32, 9, 13]
+            .iter()
+            .map(|&log_n| NttCheckPlan {
+                log_n,
+                batch: 2,
+                configs: configs.clone(),
+            })
+            .collect();
+        r.extend(testing::run_ntt_checks(
+            |d, l, c| emulated_ntt(e, d, l, c, tile_bits, tw_extra),
+            6 + u64::from(tile_bits),
+            &plans,
+        ));
+    }
+    // The real tiling at a two-pass size with neighbour bits (2^16: passes of 8 and 8, c = 3).
+    let plans = [NttCheckPlan {
+        log_n: 16,
+        batch: 1,
+        configs: configs[..4].to_vec(),
+    }];
+    r.extend(testing::run_ntt_checks(
+        |d, l, c| emulated_ntt(e, d, l, c, MAX_TILE_BITS, 2),
+        9,
+        &plans,
+    ));
+    assert_all(&r);
+}
