@@ -20,7 +20,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bellows_core::{
-    circuits::{witness_seed, CircuitSpec},
+    circuits::{witness_seed, CircuitOptions, CircuitSpec},
     groth16::{
         prover::{self, ProvingKey},
         setup,
@@ -122,11 +122,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .num_threads(threads)
         .build_global()?;
 
-    let spec = CircuitSpec::Synthetic {
-        log_size: args.log_size,
-        bits_pct: args.bits_pct,
-    };
-    bellows_core::circuits::SyntheticCircuit::new(args.log_size, args.bits_pct)?;
+    let mut opts = CircuitOptions::with_log_size(args.log_size);
+    opts.bits_pct = Some(args.bits_pct);
+    let spec = CircuitSpec::new("synthetic", &opts)?;
     println!("circuit: {}", spec.description());
     println!(
         "threads: {threads}, proofs per repetition: {}, repetitions: {} (+{} warm-up)",

@@ -1,6 +1,6 @@
 //! The built-in circuits against independent references (the `sha2` crate).
 
-use bellows_core::circuits::{CircuitSpec, Sha256Circuit};
+use bellows_core::circuits::{CircuitOptions, CircuitSpec, Sha256Circuit};
 use bellows_core::groth16::synthesis::synthesize;
 use sha2::{Digest, Sha256};
 
@@ -23,7 +23,9 @@ fn sha256_public_inputs_are_sha2_digests() {
         let expected = Sha256Circuit::public_inputs_for_digest(&digest);
         let s = synthesize(circuit).unwrap();
         assert_eq!(s.public_inputs(), &expected[..], "len={len}");
-        let spec = CircuitSpec::Sha256 { bytes: len };
+        let mut opts = CircuitOptions::default();
+        opts.bytes = Some(len);
+        let spec = CircuitSpec::new("sha256", &opts).unwrap();
         let (_, inputs) = spec.instance(seed).unwrap();
         assert_eq!(inputs, expected, "len={len}");
     }

@@ -61,11 +61,13 @@ impl CircuitOptions {
     }
 }
 
-/// A built-in circuit chosen by name and size.
+/// A built-in circuit chosen by name and size. Made only by [`CircuitSpec::new`], which checks
+/// the sizes (the variants cannot be built elsewhere), so every spec builds its circuit.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum CircuitSpec {
     /// [`SyntheticCircuit`] of 2^`log_size` − 2 constraints.
+    #[non_exhaustive]
     Synthetic {
         /// log2 of the domain.
         log_size: u32,
@@ -73,6 +75,7 @@ pub enum CircuitSpec {
         bits_pct: u8,
     },
     /// [`Sha256Circuit`] for preimages of `bytes` bytes.
+    #[non_exhaustive]
     Sha256 {
         /// Preimage length.
         bytes: usize,
