@@ -79,6 +79,17 @@ pub(crate) struct Kernels {
     pub ntt_pass: CudaFunction,
 }
 
+/// Resource use of one kernel as the driver reports it.
+#[derive(Clone, Debug)]
+pub struct KernelInfo {
+    /// The kernel's name.
+    pub name: &'static str,
+    /// Registers per thread.
+    pub registers: i32,
+    /// Local memory (stack and spills) per thread, bytes.
+    pub local_bytes: i32,
+}
+
 /// A CUDA GPU with the Bellows kernels loaded.
 pub struct CudaDevice {
     ordinal: usize,
@@ -218,6 +229,35 @@ impl CudaDevice {
             .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
             .map(|n| n as u32)
             .map_err(|e| self.err(e))
+    }
+
+    /// Registers and local memory of every kernel (from the loaded module).
+    pub fn kernel_report(&self) -> Result<Vec<KernelInfo>> {
+        let k = &self.k;
+        let list: [(&'static str, &CudaFunction); 13] = [
+            (names::NTT_PASS, &k.ntt_pass),
+            (names::BITREV, &k.bitrev),
+            (names::EXPAND_TABLE, &k.expand_table),
+            (names::BENCH_FR_MUL, &k.bench_fr_mul),
+            (names::BENCH_FP_MUL, &k.bench_fp_mul),
+            (names::BENCH_FP2_MUL, &k.bench_fp2_mul),
+            (names::BENCH_G1_MADD, &k.bench_g1_madd),
+            (names::BENCH_G2_MADD, &k.bench_g2_madd),
+            (names::FR_OP, &k.fr_op),
+            (names::FP_OP, &k.fp_op),
+            (names::FP2_OP, &k.fp2_op),
+            (names::G1_OP, &k.g1_op),
+            (names::G2_OP, &k.g2_op),
+        ];
+        list.iter()
+            .map(|(name, f)| {
+                Ok(KernelInfo {
+                    name,
+                    registers: f.num_regs().map_err(|e| self.err(e))?,
+                    local_bytes: f.local_size_bytes().map_err(|e| self.err(e))?,
+                })
+            })
+            .collect()
     }
 
     /// The device's label in errors and reports ("cuda:0").

@@ -29,5 +29,5 @@ pub mod ntt;
 pub mod reference;
 pub mod testing;
 
-pub use device::{driver_available, CudaDevice};
+pub use device::{driver_available, CudaDevice, KernelInfo};
 pub use memory::{DeviceVec, PinnedVec, Plain};

@@ -10,7 +10,12 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
+use bellows_core::backend::Ntt;
+
 use super::{compare, failed, CheckResult, FieldCase};
+
+/// Largest size at which the CPU backend is also checked against the simple reference.
+pub const SIMPLE_REFERENCE_MAX_LOG: u32 = 16;
 
 /// Every configuration: direction × coset × input order × output order (16).
 pub fn all_ntt_configs() -> Vec<NttConfig> {
@@ -72,15 +77,18 @@ fn describe(cfg: &NttConfig) -> String {
     )
 }
 
-/// Runs each plan entry through `exec` and compares with the host reference. The first vector
-/// of a batch is random; a second one, if any, cycles through the field's edge cases (0, 1,
-/// −1, 2^k ± 1, …); further ones are random.
+/// Runs each plan entry through `exec` and compares with the CPU backend
+/// (`bellows_cpu::CpuBackend`), element for element. Up to 2^[`SIMPLE_REFERENCE_MAX_LOG`] the
+/// CPU backend's result is itself compared with the simple reference of [`crate::reference`]
+/// (reported as its own check). The first vector of a batch is random; a second one, if any,
+/// cycles through the field's edge cases (0, 1, −1, 2^k ± 1, …); further ones are random.
 pub fn run_ntt_checks(
     mut exec: impl FnMut(&mut [Fr], u32, &NttConfig) -> Result<()>,
     seed: u64,
     plans: &[NttCheckPlan],
 ) -> Vec<CheckResult> {
     let edges = Fr::edge_cases();
+    let cpu = bellows_cpu::CpuBackend::new();
     let mut out = Vec::new();
     for (pi, p) in plans.iter().enumerate() {
         let n = 1usize << p.log_n;
@@ -93,9 +101,17 @@ pub fn run_ntt_checks(
             }
             let mut expected = data.clone();
             let name = format!("ntt 2^{} x{} {}", p.log_n, p.batch, describe(cfg));
-            if let Err(e) = crate::reference::ntt(&mut expected, p.log_n, cfg) {
+            if let Err(e) = cpu.ntt(&mut expected, p.log_n, cfg) {
                 out.push(failed(name, e));
                 continue;
+            }
+            if p.log_n <= SIMPLE_REFERENCE_MAX_LOG {
+                let mut simple = data.clone();
+                let rname = format!("cpu backend vs reference 2^{} {}", p.log_n, describe(cfg));
+                out.push(match crate::reference::ntt(&mut simple, p.log_n, cfg) {
+                    Ok(()) => compare(rname, &simple, &expected, |i| format!("element {i}")),
+                    Err(e) => failed(rname, e),
+                });
             }
             match exec(&mut data, p.log_n, cfg) {
                 Ok(()) => out.push(compare(name, &expected, &data, |i| {
