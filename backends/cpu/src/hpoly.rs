@@ -35,7 +35,12 @@ fn each_vector(v: &mut [Scalar], n: usize, f: impl Fn(&mut [Scalar]) + Sync + Se
 
 /// The quotient of a batch; lengths are checked by the caller (equal, a multiple of `2^log_n`).
 pub(crate) fn h_poly(a: &mut [Scalar], b: &mut [Scalar], c: &mut [Scalar], log_n: u32) {
-    let plan = Plan::get(log_n);
+    h_poly_with(a, b, c, Plan::get(log_n))
+}
+
+/// [`h_poly`] with the given plan (tests force the four-step scheme on small sizes with it).
+pub(crate) fn h_poly_with(a: &mut [Scalar], b: &mut [Scalar], c: &mut [Scalar], plan: &Plan) {
+    let log_n = plan.log_n;
     let n = 1usize << log_n;
     let to_coset = |v: &mut [Scalar]| {
         each_vector(v, n, |x| {
@@ -74,4 +79,31 @@ pub(crate) fn h_poly(a: &mut [Scalar], b: &mut [Scalar], c: &mut [Scalar], log_n
         diag::apply(x, plan, d);
         permute::bitrev_permute(x);
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ff::Field;
+    use rand::SeedableRng;
+
+    /// The four-step path (forced on small sizes) gives the same quotient as the radix-2 path.
+    #[test]
+    fn four_step_plans_give_the_same_quotient() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+        for log_n in [2u32, 5, 8, 11] {
+            let n = 2usize << log_n; // batch of 2
+            let mut v: Vec<Vec<Scalar>> = (0..3)
+                .map(|_| (0..n).map(|_| Scalar::random(&mut rng)).collect())
+                .collect();
+            let (mut a2, mut b2, mut c2) = (v[0].clone(), v[1].clone(), v[2].clone());
+            let plan = Plan::with_split(log_n, Some((log_n / 2, log_n - log_n / 2)));
+            h_poly_with(&mut a2, &mut b2, &mut c2, &plan);
+            let [a, b, c] = &mut v[..] else {
+                unreachable!()
+            };
+            h_poly(a, b, c, log_n);
+            assert_eq!(a2, *a, "log_n = {log_n}");
+        }
+    }
 }

@@ -130,7 +130,7 @@ fn every_configuration_matches_naive_dft_up_to_2_pow_10() {
     }
 }
 
-/// Sizes handled by the four-step scheme: a few outputs of every configuration equal single
+/// Sizes on the parallel recursive path: a few outputs of every configuration equal single
 /// evaluations of the definition.
 #[test]
 fn large_sizes_match_definition_at_sampled_points() {
@@ -237,4 +237,28 @@ fn bad_lengths_are_invalid_input() {
         fr_slice(&d[..4]),
         fr_slice(&naive(&x[..4], 2, NttDirection::Forward, false))
     );
+}
+
+/// The smallest size on the four-step path through the public API: sampled outputs equal the
+/// definition, and the inverse undoes the forward transform.
+#[test]
+fn four_step_size_2_pow_21() {
+    let backend = CpuBackend::new();
+    let log_n = 21u32;
+    let n = 1usize << log_n;
+    let x = random(n, 21);
+    let mut data = x.clone();
+    let fwd = NttConfig::forward().with_coset(true);
+    backend.ntt(fr_slice_mut(&mut data), log_n, &fwd).unwrap();
+    let w = omega(log_n);
+    for j in [0usize, 1, 12345, n / 2 + 7, n - 1] {
+        assert_eq!(
+            data[j],
+            eval(&x, g() * w.pow_vartime([j as u64])),
+            "j = {j}"
+        );
+    }
+    let inv = NttConfig::inverse().with_coset(true);
+    backend.ntt(fr_slice_mut(&mut data), log_n, &inv).unwrap();
+    assert!(data == x, "inverse ∘ forward = identity at 2^21");
 }
