@@ -4,11 +4,34 @@
 //! the one to prove with when there is no GPU. All field and curve arithmetic is blst's (through
 //! blstrs, over the zero-copy views of [`bellows_core::layout`]); parallelism is rayon's.
 //!
-//! - NTT ([`ntt`] module docs): radix-2 Cooley–Tukey (1965) DIT and Gentleman–Sande (1966) DIF
-//!   kernels over precomputed twiddle tables, Bailey's four-step scheme (1990) for large sizes,
-//!   bit-reversal permutations only where the orderings require them.
-//! - `h_poly`: fused, with a, b, c transformed in parallel and a single bit-reversal pass.
-//! - MSM: resident bases kept by reference; blst's Pippenger (1976) on rayon threads.
+//! ## NTT
+//! Conventions are those of [`bellows_core::backend::ntt`]. Each configuration maps onto one
+//! in-place transform that flips the storage order, a diagonal pass for coset powers and `1/n`,
+//! and a bit-reversal permutation only when input and output orders are the same:
+//! - decimation in frequency, natural → bit-reversed: Gentleman & Sande, "Fast Fourier
+//!   transforms — for fun and profit", AFIPS Fall Joint Computer Conference, 1966;
+//! - decimation in time, bit-reversed → natural: Cooley & Tukey, "An algorithm for the machine
+//!   calculation of complex Fourier series", Mathematics of Computation 19, 1965;
+//! - both radix-2, recursive (depth first, so late stages run in cache), parallel across a batch,
+//!   across the butterflies of early stages and across independent halves, with twiddles from
+//!   tables precomputed once per stage size (up to 2^20);
+//! - from 2^21 up, the four-step scheme of Bailey, "FFTs in external or hierarchical memory",
+//!   J. Supercomputing 4, 1990: column transforms on gathered column blocks, a twiddle pass,
+//!   row transforms — in place, with the same bit-reversed ordering, and tables of `O(√n)`;
+//! - bit reversal tiled as in Carter & Gatlin, "Towards an optimal bit-reversal permutation
+//!   program", FOCS 1998.
+//!
+//! ## `h_poly`
+//! Fused: a, b, c transformed in parallel (inverse DIF, one diagonal for `g^i/n`, forward DIT),
+//! the pointwise `a·b − c`, then one inverse DIF, one diagonal for `g^(−i)/(n·Z(g))` and the only
+//! bit-reversal pass. The result equals
+//! [`bellows_core::groth16::quotient::h_poly_from_primitives`] exactly.
+//!
+//! ## MSM
+//! Resident bases are the caller's [`SharedPoints`] `Arc`, kept by reference (zero-copy). Each job
+//! runs [`bellows_core::groth16::host_msm`]: Pippenger, "On the evaluation of powers and related
+//! problems", FOCS 1976, as implemented by blst (`blst_p1s_mult_pippenger`), one chunk of points
+//! per rayon thread.
 //!
 //! The backend registers itself as the built-in backend `"cpu"`; link the crate
 //! (`use bellows_cpu as _;`) and select it with [`bellows_core::registry::create_builtin`], or

@@ -15,7 +15,8 @@
 //! [`dit`] (bit-reversed → natural) is the transpose of that: rows (DIT), the same diagonal,
 //! columns (DIT).
 //!
-//! Each sub-transform is at most `2^LEAF_MAX_LOG` elements and runs in cache. Columns are
+//! The split is balanced (log R = ⌊log n / 2⌋), so for n ≤ 2^32 every sub-transform has at most
+//! 2^16 elements and runs in the L2 cache. Columns are
 //! gathered a few at a time into a contiguous buffer, so no pass walks memory with a large
 //! power-of-two stride (which would thrash the cache's sets). Rows and column groups are
 //! independent rayon tasks.

@@ -19,7 +19,7 @@
 //! | inverse | N → N | DIF · permute · (1/n [· coset powers]) |
 //! | inverse | R → R | permute · DIF · (1/n [· coset powers, bit-reversed]) |
 //!
-//! Sizes up to `2^(FOUR_STEP_MIN_LOG−1)` run the recursive radix-2 kernels ([`radix2`]); larger
+//! Sizes up to `2^(FOUR_STEP_MIN_LOG−1)` = 2^20 run the recursive radix-2 kernels ([`radix2`]); larger
 //! ones the four-step scheme ([`four_step`]), into whose twiddle pass a plain `1/n` is folded.
 
 pub(crate) mod diag;
