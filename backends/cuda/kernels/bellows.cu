@@ -101,6 +101,10 @@ extern "C" __global__ void bellows_g2_op(uint32_t op, const G2Jacobian* p, const
 extern "C" __global__ void bellows_bench_fr_mul(const Fr* in, Fr* out, uint32_t iters) {
     bench_mul_kernel<Fr>(in, out, iters);
 }
+extern "C" __global__ void bellows_bench_fr_mul_generic(const FrGeneric* in, FrGeneric* out,
+                                                        uint32_t iters) {
+    bench_mul_kernel<FrGeneric>(in, out, iters);
+}
 extern "C" __global__ void bellows_bench_fp_mul(const Fp* in, Fp* out, uint32_t iters) {
     bench_mul_kernel<Fp>(in, out, iters);
 }
@@ -169,14 +173,18 @@ extern "C" __global__ void __launch_bounds__(256) bellows_ntt_pass(const NttPass
         for (uint32_t q = threadIdx.x; q < half; q += blockDim.x) {
             uint32_t e1, e2;
             butterfly_pair(q, p, e1, e2);
-            Fr w = ldg_fr(tw + 2 * twiddle_index(a, tile_position(a, tile, e1), beta));
             Fr u, v;
 #pragma unroll
             for (int i = 0; i < 8; i++) {
                 u.v[i] = sm[i * tile_size + e1];
                 v.v[i] = sm[i * tile_size + e2];
             }
-            butterfly(a.flags, u, v, w);
+            if (beta == 0) {
+                butterfly_unit(u, v);
+            } else {
+                Fr w = ldg_fr(tw + 2 * twiddle_index(a, tile_position(a, tile, e1), beta));
+                butterfly(a.flags, u, v, w);
+            }
 #pragma unroll
             for (int i = 0; i < 8; i++) {
                 sm[i * tile_size + e1] = u.v[i];

@@ -51,6 +51,7 @@ BL_CONSTANT uint32_t FP_PM2[12] = {
 struct FrParams {
     static constexpr int N = 8;
     static constexpr uint32_t M0 = 0xffffffffu;
+    static constexpr bool LOW_LIMBS_ONE_FFFFFFFF = true;  // r = 0x...ffffffff00000001
     static BL_HD uint32_t mod(int i) { return FR_MOD[i]; }
     static BL_HD uint32_t one(int i) { return FR_ONE[i]; }
     static BL_HD uint32_t rr(int i) { return FR_RR[i]; }
@@ -61,13 +62,21 @@ struct FrParams {
 struct FpParams {
     static constexpr int N = 12;
     static constexpr uint32_t M0 = 0xfffcfffdu;
+    static constexpr bool LOW_LIMBS_ONE_FFFFFFFF = false;
     static BL_HD uint32_t mod(int i) { return FP_MOD[i]; }
     static BL_HD uint32_t one(int i) { return FP_ONE[i]; }
     static BL_HD uint32_t rr(int i) { return FP_RR[i]; }
     static BL_HD uint32_t pm2(int i) { return FP_PM2[i]; }
 };
 
+// Fr through the generic reduction only (no special low limbs): kept to measure what the special
+// case gains (bellows_bench_fr_mul_generic).
+struct FrGenericParams : FrParams {
+    static constexpr bool LOW_LIMBS_ONE_FFFFFFFF = false;
+};
+
 typedef Mont<FrParams> Fr;
+typedef Mont<FrGenericParams> FrGeneric;
 typedef Mont<FpParams> Fp;
 
 // Fp2 = Fp[u]/(u² + 1), element c0 + c1·u; blst_fp2's layout (c0 then c1).

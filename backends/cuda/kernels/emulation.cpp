@@ -39,13 +39,14 @@ void curve_ops(uint32_t op, const Jacobian<F>* p, const Jacobian<F>* q, const Af
 
 extern "C" {
 
-// field: 0 = Fr, 1 = Fp, 2 = Fp2.
+// field: 0 = Fr, 1 = Fp, 2 = Fp2, 3 = Fr through the generic reduction.
 void bellows_emu_field_op(uint32_t field, uint32_t op, const void* a, const void* b, void* out,
                           uint64_t n) {
     switch (field) {
         case 0: field_ops<Fr>(op, (const Fr*)a, (const Fr*)b, (Fr*)out, n); break;
         case 1: field_ops<Fp>(op, (const Fp*)a, (const Fp*)b, (Fp*)out, n); break;
         case 2: field_ops<Fp2>(op, (const Fp2*)a, (const Fp2*)b, (Fp2*)out, n); break;
+        case 3: field_ops<FrGeneric>(op, (const FrGeneric*)a, (const FrGeneric*)b, (FrGeneric*)out, n); break;
     }
 }
 
@@ -102,8 +103,12 @@ void bellows_emu_ntt_pass(const NttPass* pass, uint64_t batch) {
                 for (uint32_t q = 0; q < tile_size / 2; q++) {
                     uint32_t e1, e2;
                     butterfly_pair(q, p, e1, e2);
-                    Fr w = tw[twiddle_index(a, tile_position(a, tile, e1), beta)];
-                    butterfly(a.flags, sm[e1], sm[e2], w);
+                    if (beta == 0) {
+                        butterfly_unit(sm[e1], sm[e2]);
+                    } else {
+                        Fr w = tw[twiddle_index(a, tile_position(a, tile, e1), beta)];
+                        butterfly(a.flags, sm[e1], sm[e2], w);
+                    }
                 }
             }
             for (uint32_t e = 0; e < tile_size; e++) {

@@ -31,8 +31,9 @@ using namespace cc;
 
 // A prime field described by P: P::N limbs, P::mod(i) the modulus limbs, P::M0 = −p⁻¹ mod 2^32,
 // P::rr(i) the limbs of R² mod p, P::one(i) those of R mod p (the Montgomery form of 1), and
-// P::pm2(i) those of p − 2 (the Fermat inversion exponent). The accessor functions fold to
-// immediates once the limb loops are unrolled.
+// P::pm2(i) those of p − 2 (the Fermat inversion exponent), and P::LOW_LIMBS_ONE_FFFFFFFF
+// whether p ≡ 2^64 − 2^32 + 1 (mod 2^64) (see reduce_row). Limb loops are unrolled, so every
+// limb index is a compile-time constant.
 template <class P>
 struct Mont {
     static constexpr int N = P::N;
@@ -224,10 +225,20 @@ struct Mont {
 private:
     // One Montgomery reduction step: m = E[0]·M0 mod 2^32, then E += m·p_even, O += m·p_odd,
     // which makes E[0] zero.
+    //
+    // When p ≡ 2^64 − 2^32 + 1 (mod 2^64), as for Fr (limb 0 is 1, limb 1 is 0xffffffff), the
+    // products by those two limbs need no multiplier: m·1 = m (high half 0), and
+    // m·(2^32 − 1) = 2^32·m − m has low half −m and high half m − [m ≠ 0]. That turns 4 of the
+    // row's 2N multiply-adds into plain additions, which run on a different pipe.
     static BL_HD void reduce_row(uint32_t (&E)[N + 1], uint32_t (&O)[N]) {
         uint32_t m = E[0] * P::M0;
-        O[0] = mad_lo_cc(m, P::mod(1), O[0]);
-        O[1] = madc_hi_cc(m, P::mod(1), O[1]);
+        if constexpr (P::LOW_LIMBS_ONE_FFFFFFFF) {
+            O[0] = add_cc(O[0], 0u - m);
+            O[1] = addc_cc(O[1], m - (m != 0 ? 1u : 0u));
+        } else {
+            O[0] = mad_lo_cc(m, P::mod(1), O[0]);
+            O[1] = madc_hi_cc(m, P::mod(1), O[1]);
+        }
 #pragma unroll
         for (int j = 3; j < N - 1; j += 2) {
             O[j - 1] = madc_lo_cc(m, P::mod(j), O[j - 1]);
@@ -235,8 +246,13 @@ private:
         }
         O[N - 2] = madc_lo_cc(m, P::mod(N - 1), O[N - 2]);
         O[N - 1] = madc_hi(m, P::mod(N - 1), O[N - 1]);
-        E[0] = mad_lo_cc(m, P::mod(0), E[0]);
-        E[1] = madc_hi_cc(m, P::mod(0), E[1]);
+        if constexpr (P::LOW_LIMBS_ONE_FFFFFFFF) {
+            E[0] = add_cc(E[0], m);
+            E[1] = addc_cc(E[1], 0);
+        } else {
+            E[0] = mad_lo_cc(m, P::mod(0), E[0]);
+            E[1] = madc_hi_cc(m, P::mod(0), E[1]);
+        }
 #pragma unroll
         for (int j = 2; j < N; j += 2) {
             E[j] = madc_lo_cc(m, P::mod(j), E[j]);

@@ -155,4 +155,13 @@ BL_HD void butterfly(uint32_t flags, Fr& u, Fr& v, const Fr& w) {
     }
 }
 
+// The butterfly of the stage on bit 0, whose twiddle is 1 in every variant (the inverse's stored
+// factor there is T[N/2] = −1, whose sign the variants cancel): (u, v) → (u + v, u − v), with no
+// multiplication and no table load.
+BL_HD void butterfly_unit(Fr& u, Fr& v) {
+    Fr s = u + v;
+    v = u - v;
+    u = s;
+}
+
 }  // namespace bellows

@@ -12,4 +12,7 @@ export BELLOWS_REQUIRE_KERNELS=1
 cargo build --release -p bellows-cuda --bin bellows-cuda-check
 mkdir -p .carry
 objcopy --strip-debug target/release/bellows-cuda-check .carry/bellows-cuda-check
-ls -la .carry/bellows-cuda-check
+# The fatbin alone too, for cuobjdump on the GPU machine (the program embeds it as plain bytes).
+fatbin=$(ls -t target/release/build/bellows-cuda-*/out/bellows.fatbin | head -1)
+cp "$fatbin" .carry/bellows.fatbin
+ls -la .carry/bellows-cuda-check .carry/bellows.fatbin

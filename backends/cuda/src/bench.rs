@@ -27,6 +27,9 @@ use crate::{
 pub enum BenchField {
     /// The scalar field (8 × 32-bit limbs).
     Fr,
+    /// The scalar field through the generic Montgomery reduction (without the special case for
+    /// Fr's low limbs), for comparison.
+    FrGeneric,
     /// The base field (12 limbs).
     Fp,
     /// The quadratic extension (Karatsuba, 3 Fp products).
@@ -125,6 +128,19 @@ impl CudaDevice {
                 let v: Vec<Fr> = (0..2 * t).map(|_| Fr::random(&mut rng)).collect();
                 self.bench_kernel::<Fr, Fr>(
                     &self.k.bench_fr_mul,
+                    &v,
+                    None,
+                    t,
+                    blocks,
+                    threads,
+                    iters,
+                    repeats,
+                )?
+            }
+            BenchField::FrGeneric => {
+                let v: Vec<Fr> = (0..2 * t).map(|_| Fr::random(&mut rng)).collect();
+                self.bench_kernel::<Fr, Fr>(
+                    &self.k.bench_fr_mul_generic,
                     &v,
                     None,
                     t,

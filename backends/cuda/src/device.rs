@@ -70,6 +70,7 @@ pub(crate) struct Kernels {
     pub g1_op: CudaFunction,
     pub g2_op: CudaFunction,
     pub bench_fr_mul: CudaFunction,
+    pub bench_fr_mul_generic: CudaFunction,
     pub bench_fp_mul: CudaFunction,
     pub bench_fp2_mul: CudaFunction,
     pub bench_g1_madd: CudaFunction,
@@ -180,6 +181,7 @@ impl CudaDevice {
             g1_op: f(names::G1_OP)?,
             g2_op: f(names::G2_OP)?,
             bench_fr_mul: f(names::BENCH_FR_MUL)?,
+            bench_fr_mul_generic: f(names::BENCH_FR_MUL_GENERIC)?,
             bench_fp_mul: f(names::BENCH_FP_MUL)?,
             bench_fp2_mul: f(names::BENCH_FP2_MUL)?,
             bench_g1_madd: f(names::BENCH_G1_MADD)?,
@@ -234,11 +236,12 @@ impl CudaDevice {
     /// Registers and local memory of every kernel (from the loaded module).
     pub fn kernel_report(&self) -> Result<Vec<KernelInfo>> {
         let k = &self.k;
-        let list: [(&'static str, &CudaFunction); 13] = [
+        let list: [(&'static str, &CudaFunction); 14] = [
             (names::NTT_PASS, &k.ntt_pass),
             (names::BITREV, &k.bitrev),
             (names::EXPAND_TABLE, &k.expand_table),
             (names::BENCH_FR_MUL, &k.bench_fr_mul),
+            (names::BENCH_FR_MUL_GENERIC, &k.bench_fr_mul_generic),
             (names::BENCH_FP_MUL, &k.bench_fp_mul),
             (names::BENCH_FP2_MUL, &k.bench_fp2_mul),
             (names::BENCH_G1_MADD, &k.bench_g1_madd),

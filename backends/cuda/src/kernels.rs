@@ -48,6 +48,7 @@ pub(crate) mod names {
     pub const G1_OP: &str = "bellows_g1_op";
     pub const G2_OP: &str = "bellows_g2_op";
     pub const BENCH_FR_MUL: &str = "bellows_bench_fr_mul";
+    pub const BENCH_FR_MUL_GENERIC: &str = "bellows_bench_fr_mul_generic";
     pub const BENCH_FP_MUL: &str = "bellows_bench_fp_mul";
     pub const BENCH_FP2_MUL: &str = "bellows_bench_fp2_mul";
     pub const BENCH_G1_MADD: &str = "bellows_bench_g1_madd";
