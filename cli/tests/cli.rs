@@ -534,7 +534,7 @@ fn backends_lists_cpu() {
 fn bench_json_has_every_phase() {
     let out = ok(&[
         "--threads",
-        "2",
+        "1",
         "bench",
         "--circuit",
         "synthetic",
@@ -556,7 +556,7 @@ fn bench_json_has_every_phase() {
     assert_eq!(v["count"], 2);
     assert_eq!(v["reps"], 2);
     assert_eq!(v["backend"], "cpu");
-    assert_eq!(v["threads"], 2);
+    assert_eq!(v["threads"], 1);
     assert_eq!(v["params_kind"], "benchmark-only");
     for phase in [
         "synthesis",

@@ -149,7 +149,7 @@ impl CircuitSpec {
                 self.num_constraints()
             ),
             CircuitSpec::Sha256 { bytes } => format!(
-                "sha256 of a {bytes}-byte preimage: {} blocks, {} constraints, 2 public inputs",
+                "sha256 of a {bytes}-byte preimage: {} block(s), {} constraints, 2 public inputs",
                 blocks(*bytes),
                 self.num_constraints()
             ),
