@@ -148,6 +148,36 @@ extern "C" __global__ void bellows_bitrev(Fr* data, uint32_t log_n) {
     }
 }
 
+// Tiled in-place bit reversal (see ntt.cuh): block x handles the middle value m = blockIdx.x and
+// its mirror; 2^(2t) = 256 threads, one element of each tile per thread. Shared memory holds the
+// two tiles as eight planes of 32-bit limbs with rows padded to 17 words, so the transposed reads
+// hit distinct banks.
+extern "C" __global__ void __launch_bounds__(256) bellows_bitrev_tiled(Fr* data, uint32_t log_n) {
+    constexpr uint32_t T = 1u << BITREV_TILE_BITS, ROW = T + 1, PLANE = T * ROW;
+    __shared__ uint32_t tiles[2][8 * PLANE];
+    const uint32_t mid_bits = log_n - 2 * BITREV_TILE_BITS;
+    const uint64_t m = blockIdx.x;
+    const uint64_t mr = bit_reverse((uint32_t)m, mid_bits);
+    if (m > mr) return;
+    uint4* vec = (uint4*)(data + (uint64_t)blockIdx.y * (1ull << log_n));
+    const uint32_t a = threadIdx.x / T, b = threadIdx.x % T;
+    const uint64_t mids[2] = {m, mr};
+    for (int s = 0; s < 2; s++) {
+        Fr x = ld_fr(vec + 2 * bitrev_tile_position(log_n, mids[s], a, b));
+#pragma unroll
+        for (int w = 0; w < 8; w++) tiles[s][w * PLANE + a * ROW + b] = x.v[w];
+    }
+    __syncthreads();
+    // Element (a, m, b) receives the old element at bitrev(a, m, b) = (rev b, rev m, rev a).
+    const uint32_t ra = bit_reverse(a, BITREV_TILE_BITS), rb = bit_reverse(b, BITREV_TILE_BITS);
+    for (int s = 0; s < 2; s++) {
+        Fr x;
+#pragma unroll
+        for (int w = 0; w < 8; w++) x.v[w] = tiles[1 - s][w * PLANE + rb * ROW + ra];
+        st_fr(vec + 2 * bitrev_tile_position(log_n, mids[s], a, b), x);
+    }
+}
+
 // One pass of stages over a tile per block (see ntt.cuh). Shared memory holds the tile as eight
 // planes of 32-bit limbs, plane w at [w·tile, (w + 1)·tile), so that a warp touching consecutive
 // elements touches consecutive banks.

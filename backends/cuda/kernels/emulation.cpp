@@ -82,6 +82,32 @@ void bellows_emu_bitrev(Fr* data, uint32_t log_n, uint64_t batch) {
     }
 }
 
+// The tiled bit reversal: the loops stand for the blocks (middle values) and threads (a, b).
+void bellows_emu_bitrev_tiled(Fr* data, uint32_t log_n, uint64_t batch) {
+    const uint32_t T = 1u << BITREV_TILE_BITS;
+    const uint32_t mid_bits = log_n - 2 * BITREV_TILE_BITS;
+    uint64_t n = 1ull << log_n;
+    std::vector<Fr> tiles[2] = {std::vector<Fr>(T * T), std::vector<Fr>(T * T)};
+    for (uint64_t v = 0; v < batch; v++) {
+        Fr* vec = data + v * n;
+        for (uint64_t m = 0; m < (1ull << mid_bits); m++) {
+            uint64_t mr = bit_reverse((uint32_t)m, mid_bits);
+            if (m > mr) continue;
+            uint64_t mids[2] = {m, mr};
+            for (int s = 0; s < 2; s++)
+                for (uint32_t a = 0; a < T; a++)
+                    for (uint32_t b = 0; b < T; b++)
+                        tiles[s][a * T + b] = vec[bitrev_tile_position(log_n, mids[s], a, b)];
+            for (int s = 0; s < 2; s++)
+                for (uint32_t a = 0; a < T; a++)
+                    for (uint32_t b = 0; b < T; b++) {
+                        uint32_t ra = bit_reverse(a, BITREV_TILE_BITS), rb = bit_reverse(b, BITREV_TILE_BITS);
+                        vec[bitrev_tile_position(log_n, mids[s], a, b)] = tiles[1 - s][rb * T + ra];
+                    }
+        }
+    }
+}
+
 // One NTT pass over `batch` vectors starting at pass->data: the loops stand for the grid
 // (tiles × vectors) and the block's threads; the tile buffer stands for shared memory.
 void bellows_emu_ntt_pass(const NttPass* pass, uint64_t batch) {

@@ -22,9 +22,11 @@
 // of a subtraction), so no second table is needed.
 //
 // Scaling. A forward coset transform multiplies x_i by g^i before the first stage; an inverse
-// transform multiplies the result by 1/n and, over the coset, coefficient i by g^−i after the last
-// stage. g^(±i) = HI[i >> 14]·LO[i & 0x3fff] from two 2^14-entry tables. "i" is the element's
-// logical index, the bit reversal of its position when the data is stored bit-reversed.
+// transform multiplies the result by 1/n, or over the coset coefficient i by g^−i/n, after the
+// last stage. The factors come from two 2^14-entry tables, HI[i >> 14]·LO[i & 0x3fff]; for the
+// inverse coset HI already carries the 1/n, so the factor costs one product and applying it one
+// more. "i" is the element's logical index, the bit reversal of its position when the data is
+// stored bit-reversed.
 #pragma once
 
 #include "bls12_381.cuh"
@@ -37,8 +39,8 @@ enum : uint32_t {
     NTT_INVERSE = 1u << 1,      // use ω⁻¹
     NTT_PRE_COSET = 1u << 2,    // x_i *= g^i at load
     NTT_PRE_BITREV = 1u << 3,   // at load, logical index = bitrev(position)
-    NTT_POST_SCALE = 1u << 4,   // x *= scale (1/n) at store
-    NTT_POST_COSET = 1u << 5,   // x_i *= g^−i at store
+    NTT_POST_SCALE = 1u << 4,   // x *= scale (1/n) at store (inverse, not over a coset)
+    NTT_POST_COSET = 1u << 5,   // x_i *= g^−i/n at store (inverse over a coset)
     NTT_POST_BITREV = 1u << 6,  // at store, logical index = bitrev(position)
 };
 
@@ -46,7 +48,7 @@ enum : uint32_t {
 struct NttPass {
     uint64_t data;      // Fr*: the first vector of this launch
     uint64_t twiddles;  // const Fr*: T[0 ..= N/2]
-    uint64_t coset;     // const Fr*: LO[2^14] then HI[2^14] for g (pre) or g⁻¹ (post)
+    uint64_t coset;     // const Fr*: LO[2^14] then HI[2^14], for g (pre) or g⁻¹ with 1/n (post)
     uint64_t n;         // vector length 2^log_n (also the stride between vectors)
     uint32_t scale[8];  // Montgomery limbs of 1/n (used with NTT_POST_SCALE)
     uint32_t log_n;
@@ -153,6 +155,20 @@ BL_HD void butterfly(uint32_t flags, Fr& u, Fr& v, const Fr& w) {
         u = s;
         v = d * w;
     }
+}
+
+// Tiled in-place bit reversal (for log_n ≥ 2·BITREV_TILE_BITS). Write an index as (a, m, b): a the
+// top t bits, b the bottom t bits, m the middle. Then bitrev(a, m, b) = (rev b, rev m, rev a): the
+// 2^t × 2^t tile of a middle value m maps onto the tile of rev m, transposed with both
+// coordinates reversed. One block swaps the tiles m and rev m (m ≤ rev m) through shared memory,
+// so every global access is a run of 2^t consecutive elements instead of a scattered one (in the
+// spirit of Carter and Gatlin's cache-optimal bit reversal, FOCS 1998).
+static constexpr uint32_t BITREV_TILE_BITS = 4;
+
+// Position of tile element (row a, column b) of middle value m.
+BL_HD uint64_t bitrev_tile_position(uint32_t log_n, uint64_t m, uint32_t a, uint32_t b) {
+    const uint32_t t = BITREV_TILE_BITS;
+    return ((uint64_t)a << (log_n - t)) | (m << t) | b;
 }
 
 // The butterfly of the stage on bit 0, whose twiddle is 1 in every variant (the inverse's stored

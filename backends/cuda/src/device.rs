@@ -77,6 +77,7 @@ pub(crate) struct Kernels {
     pub bench_g2_madd: CudaFunction,
     pub expand_table: CudaFunction,
     pub bitrev: CudaFunction,
+    pub bitrev_tiled: CudaFunction,
     pub ntt_pass: CudaFunction,
 }
 
@@ -188,6 +189,7 @@ impl CudaDevice {
             bench_g2_madd: f(names::BENCH_G2_MADD)?,
             expand_table: f(names::EXPAND_TABLE)?,
             bitrev: f(names::BITREV)?,
+            bitrev_tiled: f(names::BITREV_TILED)?,
             ntt_pass: f(names::NTT_PASS)?,
             _module: module,
         };
@@ -236,9 +238,10 @@ impl CudaDevice {
     /// Registers and local memory of every kernel (from the loaded module).
     pub fn kernel_report(&self) -> Result<Vec<KernelInfo>> {
         let k = &self.k;
-        let list: [(&'static str, &CudaFunction); 14] = [
+        let list: [(&'static str, &CudaFunction); 15] = [
             (names::NTT_PASS, &k.ntt_pass),
             (names::BITREV, &k.bitrev),
+            (names::BITREV_TILED, &k.bitrev_tiled),
             (names::EXPAND_TABLE, &k.expand_table),
             (names::BENCH_FR_MUL, &k.bench_fr_mul),
             (names::BENCH_FR_MUL_GENERIC, &k.bench_fr_mul_generic),

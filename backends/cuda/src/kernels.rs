@@ -55,6 +55,7 @@ pub(crate) mod names {
     pub const BENCH_G2_MADD: &str = "bellows_bench_g2_madd";
     pub const EXPAND_TABLE: &str = "bellows_expand_table";
     pub const BITREV: &str = "bellows_bitrev";
+    pub const BITREV_TILED: &str = "bellows_bitrev_tiled";
     pub const NTT_PASS: &str = "bellows_ntt_pass";
 }
 

@@ -20,7 +20,7 @@ use bellows_cuda::{
     arith::{CurveOp, FieldOp},
     memory::{words, words_mut, Plain},
     ntt::{
-        plan::{plan_with_tiles, NttPassArgs, MAX_TILE_BITS},
+        plan::{plan_with_tiles, tiled_bitrev, NttPassArgs, MAX_TILE_BITS},
         tables,
     },
     testing::{self, CheckResult, FieldCase, NttCheckPlan},
@@ -41,6 +41,7 @@ struct Emu {
     curve: CurveFn,
     expand: ExpandFn,
     bitrev: BitrevFn,
+    bitrev_tiled: BitrevFn,
     pass: PassFn,
 }
 
@@ -100,6 +101,7 @@ fn emu() -> Option<&'static Emu> {
                 curve: *lib.get::<CurveFn>(b"bellows_emu_curve_op").unwrap(),
                 expand: *lib.get::<ExpandFn>(b"bellows_emu_expand_table").unwrap(),
                 bitrev: *lib.get::<BitrevFn>(b"bellows_emu_bitrev").unwrap(),
+                bitrev_tiled: *lib.get::<BitrevFn>(b"bellows_emu_bitrev_tiled").unwrap(),
                 pass: *lib.get::<PassFn>(b"bellows_emu_ntt_pass").unwrap(),
                 _lib: lib,
             }
@@ -240,6 +242,7 @@ fn emulated_ntt(
     let tw_log = (log_n + tw_extra).max(1);
     let tw = tables::twiddles_host(tw_log);
     let coset = tables::coset_tables();
+    let inverse_coset = tables::inverse_coset_tables(log_n);
     let base = words_mut(data).as_mut_ptr() as u64;
     for pass in &plan.passes {
         let args = NttPassArgs::new(
@@ -249,14 +252,20 @@ fn emulated_ntt(
             words(&tw).as_ptr() as u64,
             tw_log,
             words(&coset).as_ptr() as u64,
+            words(&inverse_coset).as_ptr() as u64,
         );
         // SAFETY: the pass reads and writes `batch` vectors of n elements at `base` (inside
         // `data`), the twiddle table (N/2 + 1 entries, N ≥ n) and the coset tables.
         unsafe { (e.pass)(&args, batch as u64) };
     }
     if plan.bitrev_after {
+        let kernel = if tiled_bitrev(log_n) {
+            e.bitrev_tiled
+        } else {
+            e.bitrev
+        };
         // SAFETY: permutes `batch` vectors of n elements inside `data`.
-        unsafe { (e.bitrev)(words_mut(data).as_mut_ptr(), log_n, batch as u64) };
+        unsafe { kernel(words_mut(data).as_mut_ptr(), log_n, batch as u64) };
     }
     Ok(())
 }
@@ -317,4 +326,27 @@ fn ntt_multi_pass_plans_match_reference() {
         &plans,
     ));
     assert_all(&r);
+}
+
+#[test]
+fn bit_reversals_are_the_permutation() {
+    let Some(e) = emu() else { return };
+    for log_n in 0..=14u32 {
+        let batch = 2;
+        let data = testing::random_vector(u64::from(log_n), batch << log_n);
+        let mut want = data.clone();
+        for v in want.chunks_mut(1 << log_n) {
+            bellows_cuda::reference::permute(v, log_n);
+        }
+        let mut simple = data.clone();
+        // SAFETY: permutes `batch` vectors of 2^log_n elements inside `simple`.
+        unsafe { (e.bitrev)(words_mut(&mut simple).as_mut_ptr(), log_n, batch as u64) };
+        assert_eq!(simple, want, "simple, 2^{log_n}");
+        if tiled_bitrev(log_n) {
+            let mut tiled = data.clone();
+            // SAFETY: as above.
+            unsafe { (e.bitrev_tiled)(words_mut(&mut tiled).as_mut_ptr(), log_n, batch as u64) };
+            assert_eq!(tiled, want, "tiled, 2^{log_n}");
+        }
+    }
 }

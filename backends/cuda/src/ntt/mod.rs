@@ -10,7 +10,7 @@ pub mod plan;
 pub mod tables;
 
 use bellows_core::{
-    backend::ntt::{batch_size, NttConfig},
+    backend::ntt::{batch_size, NttConfig, NttDirection},
     layout::Fr,
     Error, Result,
 };
@@ -34,8 +34,11 @@ pub(crate) struct DeviceTables {
     /// The table holds ω_N^e for N = 2^tw_log, e ∈ [0, N/2].
     tw_log: u32,
     twiddles: CudaSlice<u64>,
-    /// [LO(g) | HI(g) | LO(g⁻¹) | HI(g⁻¹)], see [`tables::coset_tables`].
+    /// [LO(g) | HI(g)], see [`tables::coset_tables`].
     coset: CudaSlice<u64>,
+    /// Per log_n, [LO(g⁻¹) | HI(g⁻¹)·n⁻¹] (see [`tables::inverse_coset_tables`]), built on first
+    /// use of an inverse coset transform of that size.
+    inverse_coset: Vec<Option<CudaSlice<u64>>>,
 }
 
 /// Checks the shape and size; returns the batch size.
@@ -85,7 +88,7 @@ impl CudaDevice {
         if batch == 0 || plan.passes.is_empty() {
             return Ok(());
         }
-        self.ensure_tables(log_n)?;
+        self.ensure_tables(log_n, cfg.coset && cfg.direction == NttDirection::Inverse)?;
         let guard = self
             .tables
             .lock()
@@ -95,13 +98,25 @@ impl CudaDevice {
         let (base, _s0) = data.buf.device_ptr_mut(stream);
         let (twiddles, _s1) = tables.twiddles.device_ptr(stream);
         let (coset, _s2) = tables.coset.device_ptr(stream);
+        let inverse_coset = match &tables.inverse_coset[log_n as usize] {
+            Some(t) => t.device_ptr(stream).0,
+            None => 0,
+        };
         let n = 1u64 << log_n;
         let vec_bytes = n * (Fr::WORDS as u64) * 8;
         for first in (0..batch).step_by(MAX_BATCH_PER_LAUNCH) {
             let vectors = MAX_BATCH_PER_LAUNCH.min(batch - first) as u32;
             let ptr = base + first as u64 * vec_bytes;
             for pass in &plan.passes {
-                let args = NttPassArgs::new(log_n, pass, ptr, twiddles, tables.tw_log, coset);
+                let args = NttPassArgs::new(
+                    log_n,
+                    pass,
+                    ptr,
+                    twiddles,
+                    tables.tw_log,
+                    coset,
+                    inverse_coset,
+                );
                 let cfg = LaunchConfig {
                     grid_dim: (pass.tiles(log_n) as u32, vectors, 1),
                     block_dim: (pass.threads(), 1, 1),
@@ -115,13 +130,28 @@ impl CudaDevice {
                 unsafe { l.launch(cfg) }.map_err(|e| self.err(e))?;
             }
             if plan.bitrev_after {
-                let blocks = (n.div_ceil(256)).min(1 << 14) as u32;
-                let cfg = LaunchConfig {
-                    grid_dim: (blocks, vectors, 1),
-                    block_dim: (256, 1, 1),
-                    shared_mem_bytes: 0,
+                let (kernel, cfg) = if plan::tiled_bitrev(log_n) {
+                    let tiles = 1u32 << (log_n - 2 * plan::BITREV_TILE_BITS);
+                    (
+                        &self.k.bitrev_tiled,
+                        LaunchConfig {
+                            grid_dim: (tiles, vectors, 1),
+                            block_dim: (256, 1, 1),
+                            shared_mem_bytes: 0,
+                        },
+                    )
+                } else {
+                    let blocks = (n.div_ceil(256)).min(1 << 14) as u32;
+                    (
+                        &self.k.bitrev,
+                        LaunchConfig {
+                            grid_dim: (blocks, vectors, 1),
+                            block_dim: (256, 1, 1),
+                            shared_mem_bytes: 0,
+                        },
+                    )
                 };
-                let mut l = stream.launch_builder(&self.k.bitrev);
+                let mut l = stream.launch_builder(kernel);
                 l.arg(&ptr).arg(&log_n);
                 // SAFETY: permutes the `vectors` vectors of n elements at `ptr`, inside `data`.
                 unsafe { l.launch(cfg) }.map_err(|e| self.err(e))?;
@@ -130,42 +160,51 @@ impl CudaDevice {
         Ok(())
     }
 
-    /// Builds (or grows) the twiddle table to cover 2^log_n and the coset tables, once.
-    fn ensure_tables(&self, log_n: u32) -> Result<()> {
+    /// Builds (or grows) the twiddle table to cover 2^log_n, the coset table, and (when
+    /// `inverse_coset`) the inverse coset table of this size; each once.
+    fn ensure_tables(&self, log_n: u32, inverse_coset: bool) -> Result<()> {
         let mut guard = self
             .tables
             .lock()
             .map_err(|_| Error::Pipeline("NTT tables lock poisoned".into()))?;
-        if guard.as_ref().is_some_and(|t| t.tw_log >= log_n) {
-            return Ok(());
+        if !guard.as_ref().is_some_and(|t| t.tw_log >= log_n) {
+            let tw_log = log_n.max(MIN_TW_LOG);
+            let (lo_bits, lo, hi, count) = tables::twiddle_parts(tw_log);
+            let (dlo, dhi) = (self.upload(&lo)?, self.upload(&hi)?);
+            let mut table = self.alloc_uninit::<Fr>(count as usize)?;
+            let cfg = LaunchConfig {
+                grid_dim: (count.div_ceil(256).min(1 << 16) as u32, 1, 1),
+                block_dim: (256, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            let mut l = self.stream().launch_builder(&self.k.expand_table);
+            l.arg(&mut table.buf)
+                .arg(&dlo.buf)
+                .arg(&dhi.buf)
+                .arg(&lo_bits)
+                .arg(&count);
+            // SAFETY: writes `count` values into `table` (count long), reading lo (2^lo_bits
+            // values) and hi ((count − 1) >> lo_bits + 1 values) only.
+            unsafe { l.launch(cfg) }.map_err(|e| self.err(e))?;
+            let (coset, inverse) = match guard.take() {
+                Some(old) => (old.coset, old.inverse_coset),
+                None => (
+                    self.upload(&tables::coset_tables())?.buf,
+                    vec![None; MAX_LOG_N as usize + 1],
+                ),
+            };
+            *guard = Some(DeviceTables {
+                tw_log,
+                twiddles: table.buf,
+                coset,
+                inverse_coset: inverse,
+            });
         }
-        let tw_log = log_n.max(MIN_TW_LOG);
-        let (lo_bits, lo, hi, count) = tables::twiddle_parts(tw_log);
-        let (dlo, dhi) = (self.upload(&lo)?, self.upload(&hi)?);
-        let mut table = self.alloc_uninit::<Fr>(count as usize)?;
-        let cfg = LaunchConfig {
-            grid_dim: (count.div_ceil(256).min(1 << 16) as u32, 1, 1),
-            block_dim: (256, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        let mut l = self.stream().launch_builder(&self.k.expand_table);
-        l.arg(&mut table.buf)
-            .arg(&dlo.buf)
-            .arg(&dhi.buf)
-            .arg(&lo_bits)
-            .arg(&count);
-        // SAFETY: writes `count` values into `table` (count long), reading lo (2^lo_bits values)
-        // and hi ((count − 1) >> lo_bits + 1 values) only.
-        unsafe { l.launch(cfg) }.map_err(|e| self.err(e))?;
-        let coset = match guard.take() {
-            Some(old) => old.coset,
-            None => self.upload(&tables::coset_tables())?.buf,
-        };
-        *guard = Some(DeviceTables {
-            tw_log,
-            twiddles: table.buf,
-            coset,
-        });
+        let t = guard.as_mut().expect("filled above");
+        if inverse_coset && t.inverse_coset[log_n as usize].is_none() {
+            t.inverse_coset[log_n as usize] =
+                Some(self.upload(&tables::inverse_coset_tables(log_n))?.buf);
+        }
         Ok(())
     }
 
@@ -174,7 +213,7 @@ impl CudaDevice {
         if log_n > MAX_LOG_N {
             return Err(Error::invalid(format!("2^{log_n} exceeds 2^{MAX_LOG_N}")));
         }
-        self.ensure_tables(log_n)?;
+        self.ensure_tables(log_n, false)?;
         let guard = self
             .tables
             .lock()

@@ -26,6 +26,14 @@ pub const MAX_TILE_BITS: u32 = 11;
 /// Threads per block of a pass (at most).
 pub const PASS_THREADS: u32 = 256;
 
+/// log2 of the side of the tiles of the tiled bit reversal (kernels/ntt.cuh).
+pub const BITREV_TILE_BITS: u32 = 4;
+
+/// Whether the bit reversal of 2^log_n elements uses the tiled kernel (else the simple one).
+pub fn tiled_bitrev(log_n: u32) -> bool {
+    log_n >= 2 * BITREV_TILE_BITS
+}
+
 /// Pass flags (kernels/ntt.cuh).
 pub mod flags {
     /// Cooley–Tukey butterflies (bit-reversed input); else Gentleman–Sande.
@@ -36,9 +44,9 @@ pub mod flags {
     pub const PRE_COSET: u32 = 1 << 2;
     /// At load, an element's logical index is the bit reversal of its position.
     pub const PRE_BITREV: u32 = 1 << 3;
-    /// Multiply by 1/n as the pass stores.
+    /// Multiply by 1/n as the pass stores (inverse, not over a coset).
     pub const POST_SCALE: u32 = 1 << 4;
-    /// Multiply x_i by g^−i as the pass stores.
+    /// Multiply x_i by g^−i/n as the pass stores (inverse over a coset).
     pub const POST_COSET: u32 = 1 << 5;
     /// At store, an element's logical index is the bit reversal of its position.
     pub const POST_BITREV: u32 = 1 << 6;
@@ -146,10 +154,12 @@ pub fn plan_with_tiles(log_n: u32, cfg: &NttConfig, max_tile_bits: u32) -> Plan 
                 }
             }
             if i == last && inverse {
-                f |= flags::POST_SCALE;
-                if cfg.coset {
-                    f |= flags::POST_COSET;
-                }
+                // Over a coset the table already carries 1/n (tables::inverse_coset_tables).
+                f |= if cfg.coset {
+                    flags::POST_COSET
+                } else {
+                    flags::POST_SCALE
+                };
                 // After DIF passes the data is bit-reversed; after DIT, natural.
                 if !dit {
                     f |= flags::POST_BITREV;
@@ -210,22 +220,23 @@ unsafe impl DeviceRepr for NttPassArgs {}
 
 impl NttPassArgs {
     /// The arguments of `pass` over the vectors at address `data` (device addresses, or host
-    /// addresses under emulation). `coset_tables` is the address of
-    /// [`super::tables::coset_tables`]: the g half is used for pre-scaling, the g⁻¹ half for
-    /// post-scaling.
+    /// addresses under emulation). `coset` is the address of [`super::tables::coset_tables`]
+    /// (used for pre-scaling), `inverse_coset` that of
+    /// [`super::tables::inverse_coset_tables`]`(log_n)` (used for post-scaling; 0 when the plan
+    /// has no inverse coset pass).
     pub fn new(
         log_n: u32,
         pass: &Pass,
         data: u64,
         twiddles: u64,
         tw_log: u32,
-        coset_tables: u64,
+        coset: u64,
+        inverse_coset: u64,
     ) -> Self {
-        let half = 2 * (1u64 << super::tables::COSET_TABLE_BITS) * 32;
         let coset = if pass.flags & flags::POST_COSET != 0 {
-            coset_tables + half
+            inverse_coset
         } else {
-            coset_tables
+            coset
         };
         Self {
             data,
@@ -305,7 +316,7 @@ mod tests {
         assert_eq!(p.passes[0].flags, flags::INVERSE);
         assert_eq!(
             p.passes[2].flags,
-            flags::INVERSE | flags::POST_SCALE | flags::POST_COSET | flags::POST_BITREV
+            flags::INVERSE | flags::POST_COSET | flags::POST_BITREV
         );
         let fwd = NttConfig::forward()
             .with_coset(true)
@@ -329,14 +340,14 @@ mod tests {
         let p = plan_with_tiles(12, &NttConfig::forward(), 4);
         assert_eq!(p.passes.len(), 3);
         assert!(p.passes.iter().all(|x| x.tile_bits() <= 4));
-        let a = NttPassArgs::new(12, &p.passes[2], 0x1000, 0x2000, 14, 0x3000);
+        let a = NttPassArgs::new(12, &p.passes[2], 0x1000, 0x2000, 14, 0x3000, 0x5000);
         assert_eq!(
             (a.n, a.b0, a.k, a.tw_log, a.coset),
             (4096, 0, 4, 14, 0x3000)
         );
         let inv = plan(3, &NttConfig::inverse().with_coset(true));
-        let a = NttPassArgs::new(3, &inv.passes[0], 0, 0, 16, 0x3000);
-        assert_eq!(a.coset, 0x3000 + (2 << 14) * 32);
+        let a = NttPassArgs::new(3, &inv.passes[0], 0, 0, 16, 0x3000, 0x5000);
+        assert_eq!(a.coset, 0x5000);
     }
 
     #[test]

@@ -64,17 +64,31 @@ pub fn twiddles_host(tw_log: u32) -> Vec<Fr> {
     to_layout(powers(omega(tw_log), count))
 }
 
-/// The coset tables the kernels read: [LO(g) | HI(g) | LO(g⁻¹) | HI(g⁻¹)], each 2^14 entries,
-/// LO(x)[j] = x^j and HI(x)[j] = x^(j·2^14).
+/// The forward coset table the kernels read: [LO(g) | HI(g)], each 2^14 entries, with
+/// LO(x)[j] = x^j and HI(x)[j] = x^(j·2^14), so g^i = HI[i >> 14]·LO[i & 0x3fff].
 pub fn coset_tables() -> Vec<Fr> {
-    let g = coset_generator();
-    let gi = g.invert().expect("g = 7 is invertible");
+    split_powers(coset_generator(), Scalar::ONE)
+}
+
+/// The inverse coset table for n = 2^log_n: [LO(g⁻¹) | HI(g⁻¹)·n⁻¹], so that one product gives
+/// the whole post-scaling factor n⁻¹·g^−i of an inverse coset transform.
+pub fn inverse_coset_tables(log_n: u32) -> Vec<Fr> {
+    let gi = coset_generator().invert().expect("g = 7 is invertible");
+    let n_inv = Scalar::from(1u64 << log_n)
+        .invert()
+        .expect("n is invertible in Fr");
+    split_powers(gi, n_inv)
+}
+
+/// [LO(x) | HI(x)·c] (see [`coset_tables`]).
+fn split_powers(x: Scalar, c: Scalar) -> Vec<Fr> {
     let n = 1usize << COSET_TABLE_BITS;
-    let mut out = Vec::with_capacity(4 * n);
-    for x in [g, gi] {
-        out.extend(to_layout(powers(x, n)));
-        out.extend(to_layout(powers(x.pow_vartime([n as u64]), n)));
-    }
+    let mut out = to_layout(powers(x, n));
+    out.extend(
+        powers(x.pow_vartime([n as u64]), n)
+            .into_iter()
+            .map(|h| Fr::from(h * c)),
+    );
     out
 }
 
@@ -138,21 +152,25 @@ mod tests {
 
     #[test]
     fn coset_tables_give_g_powers() {
-        let t = coset_tables();
         let n = 1usize << COSET_TABLE_BITS;
-        assert_eq!(t.len(), 4 * n);
         let g = coset_generator();
         assert_eq!(g, Scalar::from(7u64));
         let gi = g.invert().unwrap();
-        for i in [0u64, 1, 2, 16383, 16384, 16385, 123_456_789, (1 << 27) - 1] {
-            let (lo, hi) = (
-                (i & (n as u64 - 1)) as usize,
-                (i >> COSET_TABLE_BITS) as usize,
-            );
-            let f = Scalar::from(t[lo]) * Scalar::from(t[n + hi]);
-            assert_eq!(f, g.pow_vartime([i]), "g^{i}");
-            let b = Scalar::from(t[2 * n + lo]) * Scalar::from(t[3 * n + hi]);
-            assert_eq!(b, gi.pow_vartime([i]), "g^-{i}");
+        let fwd = coset_tables();
+        assert_eq!(fwd.len(), 2 * n);
+        for log_n in [0u32, 5, 27] {
+            let inv = inverse_coset_tables(log_n);
+            let n_inv = Scalar::from(1u64 << log_n).invert().unwrap();
+            for i in [0u64, 1, 2, 16383, 16384, 16385, 123_456_789, (1 << 27) - 1] {
+                let (lo, hi) = (
+                    (i & (n as u64 - 1)) as usize,
+                    (i >> COSET_TABLE_BITS) as usize,
+                );
+                let f = Scalar::from(fwd[lo]) * Scalar::from(fwd[n + hi]);
+                assert_eq!(f, g.pow_vartime([i]), "g^{i}");
+                let b = Scalar::from(inv[lo]) * Scalar::from(inv[n + hi]);
+                assert_eq!(b, gi.pow_vartime([i]) * n_inv, "g^-{i}/2^{log_n}");
+            }
         }
     }
 
