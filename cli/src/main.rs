@@ -37,7 +37,7 @@ fn init_tracing(verbose: u8) {
         .try_init();
 }
 
-fn run(cli: Cli) -> bellows_core::Result<()> {
+fn run(cli: Cli) -> bellows_core::Result<ExitCode> {
     let g = Globals {
         threads: cli.global.threads.map(usize::from),
     };
@@ -54,14 +54,20 @@ fn run(cli: Cli) -> bellows_core::Result<()> {
         Command::Verify(a) => cmd::verify::run(a),
         Command::Bench(a) => cmd::bench::run(a, &g),
         Command::Demo(a) => cmd::demo::run(a, &g),
+        Command::Conformance(a) => {
+            // The suite prints its own results and errors; its verdict is the exit code.
+            let code = cmd::conformance::run(a, g.threads);
+            return Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)));
+        }
     }
+    .map(|()| ExitCode::SUCCESS)
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_tracing(cli.global.verbose);
     match run(cli) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(e) => {
             // Display already carries the cause (e.g. an I/O error's OS message).
             eprintln!("error: {e}");

@@ -7,8 +7,11 @@ use crate::cli::BackendsArgs;
 /// One listed backend.
 #[derive(Debug, serde::Serialize)]
 struct Entry {
-    /// Where it comes from: `"built-in"` (plugins will add `"plugin"` with a path).
+    /// Where it comes from: `"built-in"`, or `"plugin"` (then `path` names the file).
     source: &'static str,
+    /// The plugin file, for plugins.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    path: Option<std::path::PathBuf>,
     /// Identity and abilities; `None` with `error` when it failed to initialise.
     #[serde(flatten)]
     info: Option<BackendInfo>,
@@ -17,19 +20,48 @@ struct Entry {
     error: Option<String>,
 }
 
-/// Every backend to list: the built-in ones. Extension point: the plugin loader's discoveries
-/// are appended here (source `"plugin"`).
+/// Every backend to list: the built-in ones, then every plugin file found on the plugin search
+/// path (`BELLOWS_PLUGIN_PATH`, the executable's folder, the user's library folder), each with its
+/// info or the reason it failed to load.
 fn entries() -> Vec<Entry> {
+    let mut list = builtin_entries();
+    list.extend(
+        bellows_core::plugin::discover()
+            .into_iter()
+            .map(|d| match d.result {
+                Ok(info) => Entry {
+                    source: "plugin",
+                    path: Some(d.path),
+                    info: Some(info),
+                    error: None,
+                },
+                Err(e) => Entry {
+                    source: "plugin",
+                    path: Some(d.path),
+                    info: Some(BackendInfo {
+                        name: d.name,
+                        ..BackendInfo::default()
+                    }),
+                    error: Some(e.to_string()),
+                },
+            }),
+    );
+    list
+}
+
+fn builtin_entries() -> Vec<Entry> {
     bellows_core::registry::builtin_backends()
         .into_iter()
         .map(|b| match (b.create)(&BackendConfig::default()) {
             Ok(backend) => Entry {
                 source: "built-in",
+                path: None,
                 info: Some(backend.info()),
                 error: None,
             },
             Err(e) => Entry {
                 source: "built-in",
+                path: None,
                 info: Some(BackendInfo {
                     name: b.name.to_string(),
                     description: b.description.to_string(),
@@ -51,13 +83,24 @@ pub fn run(args: &BackendsArgs) -> Result<()> {
         return Ok(());
     }
     if list.is_empty() {
-        println!("no backends are linked into this binary");
+        println!("no backends are linked into this binary and no plugin was found");
         return Ok(());
     }
     for e in &list {
         let Some(info) = &e.info else { continue };
-        println!("{} {} ({})", info.name, info.version, e.source);
-        println!("  {}", info.description);
+        match &e.path {
+            Some(p) => println!(
+                "{} {} ({}: {})",
+                info.name,
+                info.version,
+                e.source,
+                p.display()
+            ),
+            None => println!("{} {} ({})", info.name, info.version, e.source),
+        }
+        if !info.description.is_empty() {
+            println!("  {}", info.description);
+        }
         if let Some(err) = &e.error {
             println!("  unavailable: {err}");
             continue;

@@ -2,6 +2,7 @@
 
 pub mod backends;
 pub mod bench;
+pub mod conformance;
 pub mod demo;
 pub mod prove;
 pub mod setup;

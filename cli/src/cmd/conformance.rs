@@ -1,0 +1,25 @@
+//! `bellows conformance`: the conformance suite against any backend (built-in or plugin).
+
+use bellows_conformance::{run_cli, Level, SuiteOptions};
+
+use crate::cli::ConformanceArgs;
+
+/// Runs the suite; returns the process exit code (0 all passed, 1 a failure or a load error).
+/// The suite prints its own progress (stderr), table or JSON (stdout) and errors.
+pub fn run(args: &ConformanceArgs, threads: Option<usize>) -> i32 {
+    let level = if args.quick {
+        Level::Quick
+    } else if args.full {
+        Level::Full
+    } else {
+        Level::Standard
+    };
+    let mut opts = SuiteOptions::at(level);
+    if let Some(k) = args.max_log_size {
+        opts = opts.with_max_log_size(k);
+    }
+    if let Some(t) = threads {
+        opts = opts.with_threads(t);
+    }
+    run_cli(&args.backend, &opts, args.json)
+}
