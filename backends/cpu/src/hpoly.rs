@@ -1,25 +1,22 @@
 //! The fused Groth16 quotient on the CPU.
 //!
 //! Computes exactly what [`bellows_core::groth16::quotient::h_poly_from_primitives`] computes
-//! (the same field elements; only the order of exact field operations differs) with three fewer
-//! passes per vector and no bit-reversal permutation except one at the very end:
+//! (the same field elements; only the order of exact field operations differs) with no pass of
+//! its own for the coset powers or `1/n`, and a single bit-reversal permutation at the very end:
 //!
-//! 1. a, b, c each (in parallel): inverse DIF, natural evaluations → coefficients ×n in
-//!    bit-reversed order; one diagonal pass multiplies coefficient i by `g^i / n` (bit-reversed
-//!    order); forward DIT, bit-reversed → evaluations on the coset g·H in natural order.
-//! 2. `a ← a·b − c` pointwise.
-//! 3. a: inverse DIF → bit-reversed; one diagonal pass multiplies coefficient i by
-//!    `g^(−i) / (n·Z(g))` (the `1/Z` of the division folded in, Z(g) = g^n − 1 being the constant
-//!    value of Z on the coset); bit-reversal permutation to natural order.
+//! 1. a, b, c each (in parallel): inverse DIF, natural evaluations → `n ×` coefficients in
+//!    bit-reversed order; forward DIT with the coset powers `g^i` folded into its twiddles,
+//!    bit-reversed → `n ×` the evaluations on the coset g·H, natural order.
+//! 2. pointwise `q = (a·b − n·c) · 1/(n³·Z(g))`: with `a = n·A` etc. this is
+//!    `(A·B − C)/(n·Z(g))`, Z(g) = g^n − 1 being the constant value of Z on the coset.
+//! 3. q: inverse DIF with `g^(−i)` folded into its twiddles → coefficients of h in bit-reversed
+//!    order (the `1/n` of the inverse transform was applied in step 2); bit-reversal permutation.
 
-use bellows_core::{backend::Ordering, groth16::quotient::z_inverse_on_coset};
+use bellows_core::groth16::quotient::z_inverse_on_coset;
 use blstrs::Scalar;
 use rayon::prelude::*;
 
-use crate::ntt::{
-    diag::{self, Diag},
-    dif, dit, permute, Dir, Plan,
-};
+use crate::ntt::{dif, dit, permute, Dir, Plan};
 
 /// Elements per rayon task in the pointwise step.
 const POINTWISE_CHUNK: usize = 1 << 12;
@@ -44,14 +41,8 @@ pub(crate) fn h_poly_with(a: &mut [Scalar], b: &mut [Scalar], c: &mut [Scalar], 
     let n = 1usize << log_n;
     let to_coset = |v: &mut [Scalar]| {
         each_vector(v, n, |x| {
-            dif(x, plan, Dir::Inv, None);
-            let d = Diag::Coset {
-                dir: Dir::Fwd,
-                scale: plan.n_inv,
-                order: Ordering::BitReversed,
-            };
-            diag::apply(x, plan, d);
-            dit(x, plan, Dir::Fwd, None);
+            dif(x, plan, Dir::Inv, None, false);
+            dit(x, plan, Dir::Fwd, None, true);
         })
     };
     rayon::join(
@@ -59,24 +50,19 @@ pub(crate) fn h_poly_with(a: &mut [Scalar], b: &mut [Scalar], c: &mut [Scalar], 
         || rayon::join(|| to_coset(b), || to_coset(c)),
     );
 
+    let n_field = Scalar::from(n as u64);
+    let k = plan.n_inv * plan.n_inv * plan.n_inv * z_inverse_on_coset(log_n);
     a.par_chunks_mut(POINTWISE_CHUNK)
         .zip(b.par_chunks(POINTWISE_CHUNK))
         .zip(c.par_chunks(POINTWISE_CHUNK))
         .for_each(|((a, b), c)| {
             for ((a, b), c) in a.iter_mut().zip(b).zip(c) {
-                *a = *a * b - c;
+                *a = (*a * b - n_field * c) * k;
             }
         });
 
-    let last = plan.n_inv * z_inverse_on_coset(log_n);
     each_vector(a, n, |x| {
-        dif(x, plan, Dir::Inv, None);
-        let d = Diag::Coset {
-            dir: Dir::Inv,
-            scale: last,
-            order: Ordering::BitReversed,
-        };
-        diag::apply(x, plan, d);
+        dif(x, plan, Dir::Inv, None, true);
         permute::bitrev_permute(x);
     });
 }

@@ -26,7 +26,7 @@ use ff::Field;
 use rayon::prelude::*;
 
 use super::{
-    radix2,
+    radix2::{self, Plain, Shifted},
     twiddle::{Dir, Plan},
 };
 
@@ -101,29 +101,55 @@ fn twiddle_row(row: &mut [Scalar], t: Scalar, scale: Option<Scalar>) {
     }
 }
 
+/// The constant of row `rr` in the twiddle pass: `scale` times, with a coset, the row's part of
+/// the coset power.
+fn row_constant(
+    plan: &Plan,
+    dir: Dir,
+    rr: usize,
+    scale: Option<Scalar>,
+    coset: bool,
+) -> Option<Scalar> {
+    let c = coset.then(|| plan.coset(dir).rows[rr]);
+    match (scale, c) {
+        (Some(s), Some(c)) => Some(s * c),
+        (s, c) => s.or(c),
+    }
+}
+
 /// Four-step DIF (natural → bit-reversed) of one vector of `2^plan.log_n` elements, every
-/// element also multiplied by `scale` when given.
-pub(crate) fn dif(x: &mut [Scalar], plan: &Plan, dir: Dir, scale: Option<Scalar>) {
+/// element also multiplied by `scale` when given, and output k by `g^(−k)` when `coset` (for
+/// `dir = Inv`; see [`Plan::coset`]).
+pub(crate) fn dif(x: &mut [Scalar], plan: &Plan, dir: Dir, scale: Option<Scalar>, coset: bool) {
     let (lr, lc) = plan.split.expect("four-step plan");
     let cols = 1usize << lc;
-    for_each_column(x, lr, lc, |col| radix2::dif(col, dir));
+    for_each_column(x, lr, lc, |col| radix2::dif(col, &Plain(dir)));
     let bases = &plan.row_bases[dir as usize];
+    let shifted = coset.then(|| Shifted(&plan.coset(dir).stages));
     x.par_chunks_mut(cols).enumerate().for_each(|(rr, row)| {
-        twiddle_row(row, bases[rr], scale);
-        radix2::dif(row, dir);
+        twiddle_row(row, bases[rr], row_constant(plan, dir, rr, scale, coset));
+        match &shifted {
+            Some(s) => radix2::dif(row, s),
+            None => radix2::dif(row, &Plain(dir)),
+        }
     });
 }
 
-/// Four-step DIT (bit-reversed → natural); see [`dif`].
-pub(crate) fn dit(x: &mut [Scalar], plan: &Plan, dir: Dir, scale: Option<Scalar>) {
+/// Four-step DIT (bit-reversed → natural), with the input element of natural index i multiplied
+/// by `g^i` when `coset` (for `dir = Fwd`); see [`dif`].
+pub(crate) fn dit(x: &mut [Scalar], plan: &Plan, dir: Dir, scale: Option<Scalar>, coset: bool) {
     let (lr, lc) = plan.split.expect("four-step plan");
     let cols = 1usize << lc;
     let bases = &plan.row_bases[dir as usize];
+    let shifted = coset.then(|| Shifted(&plan.coset(dir).stages));
     x.par_chunks_mut(cols).enumerate().for_each(|(rr, row)| {
-        radix2::dit(row, dir);
-        twiddle_row(row, bases[rr], scale);
+        match &shifted {
+            Some(s) => radix2::dit(row, s),
+            None => radix2::dit(row, &Plain(dir)),
+        }
+        twiddle_row(row, bases[rr], row_constant(plan, dir, rr, scale, coset));
     });
-    for_each_column(x, lr, lc, |col| radix2::dit(col, dir));
+    for_each_column(x, lr, lc, |col| radix2::dit(col, &Plain(dir)));
 }
 
 #[cfg(test)]
@@ -148,19 +174,19 @@ mod tests {
                 for dir in [Dir::Fwd, Dir::Inv] {
                     let x = random(1 << log_n, u64::from(log_n * 100 + lr));
                     let mut want = x.clone();
-                    radix2::dif(&mut want, dir);
+                    radix2::dif(&mut want, &Plain(dir));
                     let mut got = x.clone();
-                    dif(&mut got, &plan, dir, None);
+                    dif(&mut got, &plan, dir, None, false);
                     assert_eq!(got, want, "dif log_n={log_n} lr={lr} {dir:?}");
                     let mut got = x.clone();
-                    dif(&mut got, &plan, dir, Some(s));
+                    dif(&mut got, &plan, dir, Some(s), false);
                     let scaled: Vec<Scalar> = want.iter().map(|v| *v * s).collect();
                     assert_eq!(got, scaled, "scaled dif log_n={log_n} lr={lr} {dir:?}");
 
                     let mut want = x.clone();
-                    radix2::dit(&mut want, dir);
+                    radix2::dit(&mut want, &Plain(dir));
                     let mut got = x.clone();
-                    dit(&mut got, &plan, dir, Some(s));
+                    dit(&mut got, &plan, dir, Some(s), false);
                     let scaled: Vec<Scalar> = want.iter().map(|v| *v * s).collect();
                     assert_eq!(got, scaled, "dit log_n={log_n} lr={lr} {dir:?}");
                 }

@@ -5,22 +5,26 @@
 //! meaning element i at index `bitrev(i)`.
 //!
 //! Every configuration maps onto one in-place pass that flips the order (DIF: natural →
-//! bit-reversed, DIT: bit-reversed → natural), a diagonal pass for the coset powers and `1/n`,
-//! and a bit-reversal permutation only when input and output orders are the same:
+//! bit-reversed, DIT: bit-reversed → natural) and bit-reversal permutations where the orders
+//! require them. Coset powers cost nothing: they are folded into the twiddles of a DIT whose
+//! input is bit-reversed (forward) or of a DIF whose output is bit-reversed (inverse), see
+//! [`twiddle::Plan::coset`]; a permutation (far cheaper than a pass of multiplications) brings
+//! the data into that order when needed. `1/n` is folded into the four-step twiddle pass, or
+//! applied by one scaling pass on radix-2 sizes.
 //!
-//! | direction | in → out | steps |
-//! |---|---|---|
-//! | forward | N → R | [coset powers, natural] · DIF |
-//! | forward | R → N | [coset powers, bit-reversed] · DIT |
-//! | forward | N → N | [coset powers] · DIF · permute |
-//! | forward | R → R | permute · [coset powers] · DIF |
-//! | inverse | N → R | DIF · (1/n [· coset powers, bit-reversed]) |
-//! | inverse | R → N | DIT · (1/n [· coset powers, natural]) |
-//! | inverse | N → N | DIF · permute · (1/n [· coset powers]) |
-//! | inverse | R → R | permute · DIF · (1/n [· coset powers, bit-reversed]) |
+//! | direction | in → out | plain | coset |
+//! |---|---|---|---|
+//! | forward | N → R | DIF | permute · DIT_g · permute |
+//! | forward | R → N | DIT | DIT_g |
+//! | forward | N → N | DIF · permute | permute · DIT_g |
+//! | forward | R → R | permute · DIF | DIT_g · permute |
+//! | inverse | N → R | DIF | DIF_g⁻¹ |
+//! | inverse | R → N | DIT | permute · DIF_g⁻¹ · permute |
+//! | inverse | N → N | DIF · permute | DIF_g⁻¹ · permute |
+//! | inverse | R → R | permute · DIF | permute · DIF_g⁻¹ |
 //!
-//! Sizes up to `2^(FOUR_STEP_MIN_LOG−1)` = 2^20 run the recursive radix-2 kernels ([`radix2`]); larger
-//! ones the four-step scheme ([`four_step`]), into whose twiddle pass a plain `1/n` is folded.
+//! Sizes up to `2^(FOUR_STEP_MIN_LOG−1)` = 2^20 run the recursive radix-2 kernels ([`radix2`]);
+//! larger ones the four-step scheme ([`four_step`]).
 
 pub(crate) mod diag;
 pub(crate) mod four_step;
@@ -32,95 +36,94 @@ use bellows_core::backend::{NttConfig, NttDirection, Ordering};
 use blstrs::Scalar;
 use rayon::prelude::*;
 
-use diag::Diag;
 pub(crate) use twiddle::{Dir, Plan};
 
-/// Natural → bit-reversed transform of one vector, every element also times `scale` if given.
-pub(crate) fn dif(x: &mut [Scalar], plan: &Plan, dir: Dir, scale: Option<Scalar>) {
+/// Natural → bit-reversed transform of one vector, every element also times `scale` if given
+/// and, with `coset` (inverse direction), output k times `g^(−k)`.
+pub(crate) fn dif(x: &mut [Scalar], plan: &Plan, dir: Dir, scale: Option<Scalar>, coset: bool) {
     if plan.split.is_some() {
-        four_step::dif(x, plan, dir, scale);
+        four_step::dif(x, plan, dir, scale, coset);
     } else {
-        radix2::dif(x, dir);
+        if coset {
+            radix2::dif(x, &radix2::Shifted(&plan.coset(dir).stages));
+        } else {
+            radix2::dif(x, &radix2::Plain(dir));
+        }
         if let Some(s) = scale {
-            diag::apply(x, plan, Diag::Scale(s));
+            diag::scale(x, s);
         }
     }
 }
 
-/// Bit-reversed → natural transform of one vector, every element also times `scale` if given.
-pub(crate) fn dit(x: &mut [Scalar], plan: &Plan, dir: Dir, scale: Option<Scalar>) {
+/// Bit-reversed → natural transform of one vector, every element also times `scale` if given
+/// and, with `coset` (forward direction), input i times `g^i`.
+pub(crate) fn dit(x: &mut [Scalar], plan: &Plan, dir: Dir, scale: Option<Scalar>, coset: bool) {
     if plan.split.is_some() {
-        four_step::dit(x, plan, dir, scale);
+        four_step::dit(x, plan, dir, scale, coset);
     } else {
-        radix2::dit(x, dir);
+        if coset {
+            radix2::dit(x, &radix2::Shifted(&plan.coset(dir).stages));
+        } else {
+            radix2::dit(x, &radix2::Plain(dir));
+        }
         if let Some(s) = scale {
-            diag::apply(x, plan, Diag::Scale(s));
+            diag::scale(x, s);
         }
     }
 }
 
 /// Transforms one vector of `2^plan.log_n` elements according to `cfg`.
 pub(crate) fn transform(x: &mut [Scalar], plan: &Plan, cfg: &NttConfig) {
+    use permute::bitrev_permute as permute;
     use Ordering::{BitReversed as R, Natural as N};
-    let coset = |dir: Dir, scale: Scalar, order: Ordering| Diag::Coset { dir, scale, order };
+    let c = cfg.coset;
     match cfg.direction {
         NttDirection::Forward => {
-            let pre = |x: &mut [Scalar], order| {
-                if cfg.coset {
-                    diag::apply(x, plan, coset(Dir::Fwd, Scalar::from(1u64), order));
+            let dir = Dir::Fwd;
+            match (cfg.input_order, cfg.output_order, c) {
+                (N, R, false) => dif(x, plan, dir, None, false),
+                (R, N, _) => dit(x, plan, dir, None, c),
+                (N, N, false) => {
+                    dif(x, plan, dir, None, false);
+                    permute(x);
                 }
-            };
-            match (cfg.input_order, cfg.output_order) {
-                (N, R) => {
-                    pre(x, N);
-                    dif(x, plan, Dir::Fwd, None);
+                (R, R, false) => {
+                    permute(x);
+                    dif(x, plan, dir, None, false);
                 }
-                (R, N) => {
-                    pre(x, R);
-                    dit(x, plan, Dir::Fwd, None);
+                (N, R, true) => {
+                    permute(x);
+                    dit(x, plan, dir, None, true);
+                    permute(x);
                 }
-                (N, N) => {
-                    pre(x, N);
-                    dif(x, plan, Dir::Fwd, None);
-                    permute::bitrev_permute(x);
+                (N, N, true) => {
+                    permute(x);
+                    dit(x, plan, dir, None, true);
                 }
-                (R, R) => {
-                    permute::bitrev_permute(x);
-                    pre(x, N);
-                    dif(x, plan, Dir::Fwd, None);
+                (R, R, true) => {
+                    dit(x, plan, dir, None, true);
+                    permute(x);
                 }
             }
         }
         NttDirection::Inverse => {
-            // 1/n folded into the transform when there is no coset; otherwise one diagonal pass
-            // applies both.
-            let (fold, post) = if cfg.coset {
-                (None, Some(|order| coset(Dir::Inv, plan.n_inv, order)))
-            } else {
-                (Some(plan.n_inv), None)
-            };
-            let out = match (cfg.input_order, cfg.output_order) {
-                (N, R) => {
-                    dif(x, plan, Dir::Inv, fold);
-                    R
+            let (dir, s) = (Dir::Inv, Some(plan.n_inv));
+            match (cfg.input_order, cfg.output_order, c) {
+                (N, R, _) => dif(x, plan, dir, s, c),
+                (R, N, false) => dit(x, plan, dir, s, false),
+                (N, N, _) => {
+                    dif(x, plan, dir, s, c);
+                    permute(x);
                 }
-                (R, N) => {
-                    dit(x, plan, Dir::Inv, fold);
-                    N
+                (R, R, _) => {
+                    permute(x);
+                    dif(x, plan, dir, s, c);
                 }
-                (N, N) => {
-                    dif(x, plan, Dir::Inv, fold);
-                    permute::bitrev_permute(x);
-                    N
+                (R, N, true) => {
+                    permute(x);
+                    dif(x, plan, dir, s, true);
+                    permute(x);
                 }
-                (R, R) => {
-                    permute::bitrev_permute(x);
-                    dif(x, plan, Dir::Inv, fold);
-                    R
-                }
-            };
-            if let Some(post) = post {
-                diag::apply(x, plan, post(out));
             }
         }
     }

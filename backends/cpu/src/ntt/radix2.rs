@@ -2,15 +2,18 @@
 //!
 //! - [`dif`]: Gentleman–Sande decimation in frequency (Gentleman & Sande, "Fast Fourier
 //!   transforms — for fun and profit", AFIPS 1966): natural-order input, bit-reversed output.
-//!   Stage of half-size h: `(u, v) → (u + v, (u − v)·ω_{2h}^j)`, from `h = n/2` down to 1.
+//!   Stage of half-size h: `(u, v) → (u + v, (u − v)·t_h[j])`, from `h = n/2` down to 1.
 //! - [`dit`]: Cooley–Tukey decimation in time (Cooley & Tukey, "An algorithm for the machine
 //!   calculation of complex Fourier series", Math. Comp. 1965): bit-reversed input, natural-order
-//!   output. Stage of half-size h: `(u, v) → (u + ω_{2h}^j·v, u − ω_{2h}^j·v)`, from `h = 1` up.
+//!   output. Stage of half-size h: `(u, v) → (u + t_h[j]·v, u − t_h[j]·v)`, from `h = 1` up.
 //!
-//! Both recurse on halves (depth first, so the later stages run in cache), split the top stages
-//! of a large vector across rayon threads, and run the last `2^ITER_MAX_LOG`-element blocks
-//! iteratively. Twiddles come from the shared stage tables; a factor of 1 (j = 0, and the whole
-//! h = 1 stage) costs no multiplication.
+//! The twiddles `t_h` come from a [`Stages`] source: the plain powers `ω_{2h}^j` ([`Plain`]), whose
+//! first entry is 1 and costs no multiplication (nor does the whole h = 1 stage), or coset-shifted
+//! ones ([`Shifted`], see [`super::twiddle::Plan::coset`]).
+//!
+//! Both kernels recurse on halves (depth first, so the later stages run in cache), split the top
+//! stages of a large vector across rayon threads, and run blocks of `2^ITER_MAX_LOG` elements
+//! iteratively.
 
 use blstrs::Scalar;
 
@@ -23,10 +26,40 @@ const PAR_MIN: usize = 1 << 12;
 /// Elements per parallel task within one stage.
 const PAR_CHUNK: usize = 1 << 10;
 
+/// Where the twiddles of each stage come from.
+pub(crate) trait Stages: Sync {
+    /// Whether `t_h[0] = 1` for every stage (then it is not multiplied).
+    const UNIT_FIRST: bool;
+    /// The twiddles `t_h[j]`, `j < h`, of the stage of half-size `h`.
+    fn stage(&self, h: usize) -> &[Scalar];
+}
+
+/// The powers of ω (or ω⁻¹) from the shared level tables.
+pub(crate) struct Plain(pub Dir);
+
+impl Stages for Plain {
+    const UNIT_FIRST: bool = true;
+    #[inline]
+    fn stage(&self, h: usize) -> &[Scalar] {
+        Levels::get().stage(self.0, h)
+    }
+}
+
+/// Coset-shifted twiddles laid out as `[h + j]` (see [`super::twiddle::CosetStages`]).
+pub(crate) struct Shifted<'a>(pub &'a [Scalar]);
+
+impl Stages for Shifted<'_> {
+    const UNIT_FIRST: bool = false;
+    #[inline]
+    fn stage(&self, h: usize) -> &[Scalar] {
+        &self.0[h..2 * h]
+    }
+}
+
 /// One DIF stage over `lo`/`hi` (the two halves of a block), twiddles `t[j]`.
 #[inline]
-fn dif_stage(lo: &mut [Scalar], hi: &mut [Scalar], t: &[Scalar], skip_first: bool) {
-    let start = if skip_first {
+fn dif_stage(lo: &mut [Scalar], hi: &mut [Scalar], t: &[Scalar], unit_first: bool) {
+    let start = if unit_first {
         let (u, v) = (lo[0], hi[0]);
         lo[0] = u + v;
         hi[0] = u - v;
@@ -47,8 +80,8 @@ fn dif_stage(lo: &mut [Scalar], hi: &mut [Scalar], t: &[Scalar], skip_first: boo
 
 /// One DIT stage over `lo`/`hi`, twiddles `t[j]`.
 #[inline]
-fn dit_stage(lo: &mut [Scalar], hi: &mut [Scalar], t: &[Scalar], skip_first: bool) {
-    let start = if skip_first {
+fn dit_stage(lo: &mut [Scalar], hi: &mut [Scalar], t: &[Scalar], unit_first: bool) {
+    let start = if unit_first {
         let (u, v) = (lo[0], hi[0]);
         lo[0] = u + v;
         hi[0] = u - v;
@@ -68,16 +101,16 @@ fn dit_stage(lo: &mut [Scalar], hi: &mut [Scalar], t: &[Scalar], skip_first: boo
     }
 }
 
-/// Top stage of a block of size `2 h`, split across threads when large.
-fn stage_par(x: &mut [Scalar], t: &[Scalar], dif: bool) {
+/// Top stage of a block of size `2h`, split across threads when large.
+fn stage_par(x: &mut [Scalar], t: &[Scalar], dif: bool, unit_first: bool) {
     use rayon::prelude::*;
     let n = x.len();
     let (lo, hi) = x.split_at_mut(n / 2);
     if n < PAR_MIN {
         if dif {
-            dif_stage(lo, hi, t, true)
+            dif_stage(lo, hi, t, unit_first)
         } else {
-            dit_stage(lo, hi, t, true)
+            dit_stage(lo, hi, t, unit_first)
         }
         return;
     }
@@ -87,94 +120,102 @@ fn stage_par(x: &mut [Scalar], t: &[Scalar], dif: bool) {
         .enumerate()
         .for_each(|(i, ((l, h), t))| {
             if dif {
-                dif_stage(l, h, t, i == 0)
+                dif_stage(l, h, t, unit_first && i == 0)
             } else {
-                dit_stage(l, h, t, i == 0)
+                dit_stage(l, h, t, unit_first && i == 0)
             }
         });
 }
 
-fn dif_iter(x: &mut [Scalar], lv: &Levels, dir: Dir) {
-    let n = x.len();
-    let mut h = n / 2;
-    while h >= 2 {
-        let t = lv.stage(dir, h);
-        for blk in x.chunks_exact_mut(2 * h) {
-            let (lo, hi) = blk.split_at_mut(h);
-            dif_stage(lo, hi, t, true);
-        }
-        h /= 2;
-    }
-    if n >= 2 {
+/// The h = 1 stage: `(u, v) → (u + v, u − v)` (times `t` on the difference or on v).
+fn pairs<S: Stages>(x: &mut [Scalar], tw: &S, dif: bool) {
+    if S::UNIT_FIRST {
         for p in x.chunks_exact_mut(2) {
             let (u, v) = (p[0], p[1]);
             p[0] = u + v;
             p[1] = u - v;
+        }
+    } else {
+        let t = tw.stage(1)[0];
+        for p in x.chunks_exact_mut(2) {
+            if dif {
+                let (u, v) = (p[0], p[1]);
+                p[0] = u + v;
+                p[1] = (u - v) * t;
+            } else {
+                let (u, v) = (p[0], p[1] * t);
+                p[0] = u + v;
+                p[1] = u - v;
+            }
         }
     }
 }
 
-fn dit_iter(x: &mut [Scalar], lv: &Levels, dir: Dir) {
+fn dif_iter<S: Stages>(x: &mut [Scalar], tw: &S) {
+    let n = x.len();
+    let mut h = n / 2;
+    while h >= 2 {
+        let t = tw.stage(h);
+        for blk in x.chunks_exact_mut(2 * h) {
+            let (lo, hi) = blk.split_at_mut(h);
+            dif_stage(lo, hi, t, S::UNIT_FIRST);
+        }
+        h /= 2;
+    }
+    if n >= 2 {
+        pairs(x, tw, true);
+    }
+}
+
+fn dit_iter<S: Stages>(x: &mut [Scalar], tw: &S) {
     let n = x.len();
     if n >= 2 {
-        for p in x.chunks_exact_mut(2) {
-            let (u, v) = (p[0], p[1]);
-            p[0] = u + v;
-            p[1] = u - v;
-        }
+        pairs(x, tw, false);
     }
     let mut h = 2;
     while h < n {
-        let t = lv.stage(dir, h);
+        let t = tw.stage(h);
         for blk in x.chunks_exact_mut(2 * h) {
             let (lo, hi) = blk.split_at_mut(h);
-            dit_stage(lo, hi, t, true);
+            dit_stage(lo, hi, t, S::UNIT_FIRST);
         }
         h *= 2;
     }
 }
 
 /// In-place DIF transform of `x` (length a power of two, at most `2^LEAF_MAX_LOG`): natural
-/// order in, bit-reversed order out, with the powers of ω (`Fwd`) or ω⁻¹ (`Inv`), unscaled.
-pub(crate) fn dif(x: &mut [Scalar], dir: Dir) {
-    dif_rec(x, Levels::get(), dir)
+/// order in, bit-reversed order out, unscaled.
+pub(crate) fn dif<S: Stages>(x: &mut [Scalar], tw: &S) {
+    let n = x.len();
+    debug_assert!(n.is_power_of_two() || n == 0);
+    if n <= 1 << ITER_MAX_LOG {
+        return dif_iter(x, tw);
+    }
+    stage_par(x, tw.stage(n / 2), true, S::UNIT_FIRST);
+    let (lo, hi) = x.split_at_mut(n / 2);
+    if n >= PAR_MIN {
+        rayon::join(|| dif(lo, tw), || dif(hi, tw));
+    } else {
+        dif(lo, tw);
+        dif(hi, tw);
+    }
 }
 
 /// In-place DIT transform: bit-reversed order in, natural order out; see [`dif`].
-pub(crate) fn dit(x: &mut [Scalar], dir: Dir) {
-    dit_rec(x, Levels::get(), dir)
-}
-
-fn dif_rec(x: &mut [Scalar], lv: &Levels, dir: Dir) {
+pub(crate) fn dit<S: Stages>(x: &mut [Scalar], tw: &S) {
     let n = x.len();
     debug_assert!(n.is_power_of_two() || n == 0);
     if n <= 1 << ITER_MAX_LOG {
-        return dif_iter(x, lv, dir);
-    }
-    stage_par(x, lv.stage(dir, n / 2), true);
-    let (lo, hi) = x.split_at_mut(n / 2);
-    if n >= PAR_MIN {
-        rayon::join(|| dif_rec(lo, lv, dir), || dif_rec(hi, lv, dir));
-    } else {
-        dif_rec(lo, lv, dir);
-        dif_rec(hi, lv, dir);
-    }
-}
-
-fn dit_rec(x: &mut [Scalar], lv: &Levels, dir: Dir) {
-    let n = x.len();
-    debug_assert!(n.is_power_of_two() || n == 0);
-    if n <= 1 << ITER_MAX_LOG {
-        return dit_iter(x, lv, dir);
+        return dit_iter(x, tw);
     }
     {
         let (lo, hi) = x.split_at_mut(n / 2);
         if n >= PAR_MIN {
-            rayon::join(|| dit_rec(lo, lv, dir), || dit_rec(hi, lv, dir));
+            rayon::join(|| dit(lo, tw), || dit(hi, tw));
         } else {
-            dit_rec(lo, lv, dir);
-            dit_rec(hi, lv, dir);
+            dit(lo, tw);
+            dit(hi, tw);
         }
     }
-    stage_par(x, lv.stage(dir, n / 2), false);
+    stage_par(x, tw.stage(n / 2), false, S::UNIT_FIRST);
 }

@@ -6,11 +6,13 @@
 //!   first needs it. These tables do not depend on the transform size: `ω_{2^s}` is the same
 //!   element for every n (it is `ROOT_OF_UNITY^(2^(32−s))`), so every transform shares them.
 //! - [`Plan`], one per `log_n`: how a size-n transform is split for the four-step scheme, the row
-//!   twiddle bases of that split, `1/n`, and (built on first use) the small two-level tables that
-//!   apply coset powers `g^i` in either ordering.
+//!   twiddle bases of that split, `1/n`, and (built on first use) the coset-shifted stage tables
+//!   that fold the coset powers `g^(±i)` into the twiddles ([`Plan::coset`]).
 //!
 //! Memory stays bounded for every size: the level tables hold at most `2 · 2^20` elements (64 MiB,
-//! only once a 2^20 transform has run), a plan `O(√n)` elements.
+//! only once a 2^20 transform has run); a plan holds `O(√n)` elements, plus, once a coset
+//! transform of its size has run, `n` (radix-2 sizes, at most 2^20) or `O(√n)` (four-step sizes)
+//! elements per direction.
 
 use std::sync::OnceLock;
 
@@ -28,9 +30,6 @@ pub(crate) const LEAF_MAX_LOG: u32 = 20;
 /// extra twiddle pass, measured 5–7% less CPU time than the four-step scheme; above 2^20 the
 /// four-step scheme keeps the tables small (`O(√n)` per size).
 pub(crate) const FOUR_STEP_MIN_LOG: u32 = 21;
-
-/// log2 of the row length of the two-level coset tables.
-pub(crate) const COSET_ROW_LOG: u32 = 10;
 
 /// Transform direction, as an index into the direction-dependent tables.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -104,20 +103,14 @@ impl Levels {
     }
 }
 
-/// The two-level tables that give `g^e` for the coset exponent `e` of a position.
-///
-/// Position `p = hi·2^k + lo` (`k` = [`CosetTables::row_log`]). In natural order the exponent is
-/// `p` itself and `g^p = (g^(2^k))^hi · g^lo`; in bit-reversed order it is `bitrev_L(p) =
-/// bitrev_k(lo)·2^(L−k) + bitrev_(L−k)(hi)`, so `g^e = g^(bitrev_(L−k)(hi)) · lo_rev[lo]`.
-pub(crate) struct CosetTables {
-    /// `k`, log2 of the row length.
-    pub row_log: u32,
-    /// `[dir]` → `g^(±lo)`.
-    pub lo_nat: [Vec<Scalar>; 2],
-    /// `[dir]` → `g^(±bitrev_k(lo)·2^(L−k))`.
-    pub lo_rev: [Vec<Scalar>; 2],
-    /// `[dir]` → `g^(±1)`.
-    pub g: [Scalar; 2],
+/// Coset tables of one plan and direction (see [`Plan::coset`]).
+pub(crate) struct CosetStages {
+    /// `[h + j]` → `s^(m/(2h))·ω_{2h}^(±j)` for every stage half-size `h < m` and `j < h`, where
+    /// `m` is the size of the radix-2 transforms of the plan and `s` the shift (`g^(±R)`).
+    pub stages: Box<[Scalar]>,
+    /// Four-step plans: `[rr]` → `g^(±bitrev_(log R)(rr))`, the part of the coset power that is
+    /// constant along row `rr`. Empty otherwise.
+    pub rows: Vec<Scalar>,
 }
 
 /// Everything a size-`2^log_n` transform needs beyond the shared stage tables.
@@ -125,13 +118,13 @@ pub(crate) struct Plan {
     /// log2 of the size.
     pub log_n: u32,
     /// `(log R, log C)` of the four-step split (`R` rows of `C` columns, row-major), or `None` for
-    /// sizes the leaf kernels handle directly.
+    /// sizes the radix-2 kernels handle directly.
     pub split: Option<(u32, u32)>,
     /// `[dir]` → row twiddle bases `ω_n^(±bitrev_(log R)(r))` for the four-step middle pass.
     pub row_bases: [Vec<Scalar>; 2],
     /// `1/n`.
     pub n_inv: Scalar,
-    coset: OnceLock<CosetTables>,
+    coset: [OnceLock<CosetStages>; 2],
 }
 
 impl Plan {
@@ -156,12 +149,7 @@ impl Plan {
             Some((lr, _)) => {
                 let w = omega(log_n);
                 let winv = w.invert().expect("a root of unity is invertible");
-                let make = |root: Scalar| -> Vec<Scalar> {
-                    (0..1usize << lr)
-                        .map(|r| root.pow_vartime([bitrev(r, lr) as u64]))
-                        .collect()
-                };
-                [make(w), make(winv)]
+                [row_powers(w, lr), row_powers(winv, lr)]
             }
             None => [Vec::new(), Vec::new()],
         };
@@ -173,39 +161,59 @@ impl Plan {
             split,
             row_bases,
             n_inv,
-            coset: OnceLock::new(),
+            coset: [OnceLock::new(), OnceLock::new()],
         }
     }
 
-    /// The coset tables of this size, built on first use.
-    pub(crate) fn coset(&self) -> &CosetTables {
-        self.coset.get_or_init(|| {
-            let k = self.log_n.min(COSET_ROW_LOG);
-            let g = bellows_core::groth16::quotient::coset_generator();
-            let ginv = g.invert().expect("g = 7 is invertible");
-            let nat = |b: Scalar| -> Vec<Scalar> {
-                let mut v = Vec::with_capacity(1 << k);
-                let mut w = Scalar::ONE;
-                for _ in 0..1usize << k {
-                    v.push(w);
-                    w *= b;
-                }
-                v
-            };
-            let rev = |b: Scalar| -> Vec<Scalar> {
-                let step = b.pow_vartime([1u64 << (self.log_n - k)]);
-                (0..1usize << k)
-                    .map(|lo| step.pow_vartime([bitrev(lo, k) as u64]))
-                    .collect()
-            };
-            CosetTables {
-                row_log: k,
-                lo_nat: [nat(g), nat(ginv)],
-                lo_rev: [rev(g), rev(ginv)],
-                g: [g, ginv],
+    /// The coset tables for direction `dir` (shift `g` with ω for `Fwd`, `g⁻¹` with ω⁻¹ for
+    /// `Inv`), built on first use.
+    ///
+    /// A radix-2 DIT whose input, stored in bit-reversed order, is to be multiplied by `s^i`
+    /// (`i` the natural index) needs no separate pass: splitting `Σ z_i s^i ω^(ik)` into even and
+    /// odd i gives two half-size transforms with shift `s²`, joined by the twiddle `s·ω^k`; so
+    /// the stage of half-size h uses `s^(m/(2h))·ω_{2h}^j`. Dually, a DIF whose output k is to be
+    /// multiplied by `u^k` uses the same tables with shift u on its difference branch. With a
+    /// four-step split, position `(rr, c)` has the exponent `bitrev_C(c)·R + bitrev_R(rr)`: the
+    /// rows use shift `g^R`, and `g^(bitrev_R(rr))` is a row constant folded into the twiddle
+    /// pass.
+    pub(crate) fn coset(&self, dir: Dir) -> &CosetStages {
+        self.coset[dir as usize].get_or_init(|| {
+            use rayon::prelude::*;
+            let mut g = bellows_core::groth16::quotient::coset_generator();
+            if dir == Dir::Inv {
+                g = g.invert().expect("g = 7 is invertible");
             }
+            let (lr, lm) = self.split.unwrap_or((0, self.log_n));
+            let m = 1usize << lm;
+            let mut stages = vec![Scalar::ZERO; m.max(1)].into_boxed_slice();
+            // Shift of the stage of half-size h: g^(R·m/(2h)), squared at each halving of h.
+            let mut shift = g.pow_vartime([1u64 << lr]);
+            let lv = Levels::get();
+            let mut h = m / 2;
+            while h >= 1 {
+                let plain = lv.stage(dir, h);
+                stages[h..2 * h]
+                    .par_chunks_mut(BUILD_CHUNK)
+                    .zip(plain.par_chunks(BUILD_CHUNK))
+                    .for_each(|(o, p)| o.iter_mut().zip(p).for_each(|(o, p)| *o = shift * p));
+                shift = shift.square();
+                h /= 2;
+            }
+            let rows = if self.split.is_some() {
+                row_powers(g, lr)
+            } else {
+                Vec::new()
+            };
+            CosetStages { stages, rows }
         })
     }
+}
+
+/// `[r]` → `base^(bitrev_bits(r))` for `r < 2^bits`.
+fn row_powers(base: Scalar, bits: u32) -> Vec<Scalar> {
+    (0..1usize << bits)
+        .map(|r| base.pow_vartime([bitrev(r, bits) as u64]))
+        .collect()
 }
 
 #[cfg(test)]
