@@ -77,6 +77,15 @@ pub fn median(v: &[f64]) -> f64 {
     }
 }
 
+/// Launch shape of a benchmark: grid, block, rounds per thread, timed repeats.
+#[derive(Clone, Copy)]
+struct Shape {
+    blocks: u32,
+    threads: u32,
+    iters: u32,
+    repeats: usize,
+}
+
 impl CudaDevice {
     fn bench_kernel<T: Plain, O: Plain>(
         &self,
@@ -84,11 +93,14 @@ impl CudaDevice {
         input: &[T],
         extra: Option<u32>,
         out_len: usize,
-        blocks: u32,
-        threads: u32,
-        iters: u32,
-        repeats: usize,
+        shape: Shape,
     ) -> Result<Vec<f64>> {
+        let Shape {
+            blocks,
+            threads,
+            iters,
+            repeats,
+        } = shape;
         let din = self.upload(input)?;
         let mut dout = self.alloc::<O>(out_len)?;
         let cfg = LaunchConfig {
@@ -122,59 +134,29 @@ impl CudaDevice {
         repeats: usize,
     ) -> Result<Timings> {
         let t = blocks as usize * threads as usize;
+        let shape = Shape {
+            blocks,
+            threads,
+            iters,
+            repeats,
+        };
         let mut rng = ChaCha8Rng::seed_from_u64(42);
         let ms = match field {
             BenchField::Fr => {
                 let v: Vec<Fr> = (0..2 * t).map(|_| Fr::random(&mut rng)).collect();
-                self.bench_kernel::<Fr, Fr>(
-                    &self.k.bench_fr_mul,
-                    &v,
-                    None,
-                    t,
-                    blocks,
-                    threads,
-                    iters,
-                    repeats,
-                )?
+                self.bench_kernel::<Fr, Fr>(&self.k.bench_fr_mul, &v, None, t, shape)?
             }
             BenchField::FrGeneric => {
                 let v: Vec<Fr> = (0..2 * t).map(|_| Fr::random(&mut rng)).collect();
-                self.bench_kernel::<Fr, Fr>(
-                    &self.k.bench_fr_mul_generic,
-                    &v,
-                    None,
-                    t,
-                    blocks,
-                    threads,
-                    iters,
-                    repeats,
-                )?
+                self.bench_kernel::<Fr, Fr>(&self.k.bench_fr_mul_generic, &v, None, t, shape)?
             }
             BenchField::Fp => {
                 let v: Vec<Fp> = (0..2 * t).map(|_| Fp::random(&mut rng)).collect();
-                self.bench_kernel::<Fp, Fp>(
-                    &self.k.bench_fp_mul,
-                    &v,
-                    None,
-                    t,
-                    blocks,
-                    threads,
-                    iters,
-                    repeats,
-                )?
+                self.bench_kernel::<Fp, Fp>(&self.k.bench_fp_mul, &v, None, t, shape)?
             }
             BenchField::Fp2 => {
                 let v: Vec<Fp2> = (0..2 * t).map(|_| Fp2::random(&mut rng)).collect();
-                self.bench_kernel::<Fp2, Fp2>(
-                    &self.k.bench_fp2_mul,
-                    &v,
-                    None,
-                    t,
-                    blocks,
-                    threads,
-                    iters,
-                    repeats,
-                )?
+                self.bench_kernel::<Fp2, Fp2>(&self.k.bench_fp2_mul, &v, None, t, shape)?
             }
         };
         Ok(Timings {
@@ -200,6 +182,12 @@ impl CudaDevice {
             ));
         }
         let t = blocks as usize * threads as usize;
+        let shape = Shape {
+            blocks,
+            threads,
+            iters,
+            repeats,
+        };
         let mut rng = ChaCha8Rng::seed_from_u64(43);
         let mask = table - 1;
         let ms = match group {
@@ -216,10 +204,7 @@ impl CudaDevice {
                     &pts,
                     Some(mask),
                     t,
-                    blocks,
-                    threads,
-                    iters,
-                    repeats,
+                    shape,
                 )?
             }
             BenchGroup::G2 => {
@@ -235,10 +220,7 @@ impl CudaDevice {
                     &pts,
                     Some(mask),
                     t,
-                    blocks,
-                    threads,
-                    iters,
-                    repeats,
+                    shape,
                 )?
             }
         };

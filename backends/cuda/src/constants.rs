@@ -174,7 +174,7 @@ mod tests {
         // one ≡ 2^384 (mod p) via 2^384 = (2^384 − p·q); here with u128-free limb arithmetic:
         // ONE + p·q = 2^384 for q = floor(2^384 / p) = 9 (p ≈ 2^380.7).
         let c = fp();
-        let mut acc = vec![0u64; 13];
+        let mut acc = [0u64; 13];
         for (i, &l) in c.one.iter().enumerate() {
             acc[i] += u64::from(l);
         }

@@ -34,6 +34,7 @@ type CurveFn =
 type ExpandFn = unsafe extern "C" fn(*mut u64, *const u64, *const u64, u32, u64);
 type BitrevFn = unsafe extern "C" fn(*mut u64, u32, u64);
 type PassFn = unsafe extern "C" fn(*const NttPassArgs, u64);
+type CurveResult<A, J> = Result<(Vec<A>, Vec<J>)>;
 
 struct Emu {
     _lib: libloading::Library,
@@ -136,7 +137,7 @@ fn field_exec<F: Plain>(
 fn curve_exec<J: Plain, A: Plain>(
     e: &Emu,
     group: u32,
-) -> impl FnMut(CurveOp, &[J], &[J], &[A]) -> Result<(Vec<A>, Vec<J>)> + '_ {
+) -> impl FnMut(CurveOp, &[J], &[J], &[A]) -> CurveResult<A, J> + '_ {
     move |op, p, q, a| {
         let mut oa = vec![A::default(); p.len()];
         let mut oj = vec![J::default(); p.len()];

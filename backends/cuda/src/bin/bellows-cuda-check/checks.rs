@@ -98,10 +98,8 @@ pub fn run(dev: &CudaDevice, o: &Options) -> Vec<CheckResult> {
         configs: vec![configs[3], configs[12]],
     });
     // Large sizes, one vector, two configurations each, rotating through all sixteen.
-    let mut next = 0;
-    for log_n in (small_max + 1)..=o.max_log {
+    for (next, log_n) in ((small_max + 1)..=o.max_log).enumerate() {
         let pick = vec![configs[next % 16], configs[(next + 7) % 16]];
-        next += 1;
         plans.push(NttCheckPlan {
             log_n,
             batch: 1,
