@@ -57,7 +57,7 @@ pub(crate) fn h_poly_with(a: &mut [Scalar], b: &mut [Scalar], c: &mut [Scalar], 
         .zip(c.par_chunks(POINTWISE_CHUNK))
         .for_each(|((a, b), c)| {
             for ((a, b), c) in a.iter_mut().zip(b).zip(c) {
-                *a = (*a * b - n_field * c) * k;
+                crate::field::quotient(a, b, c, &n_field, &k);
             }
         });
 

@@ -39,6 +39,7 @@
 
 #![warn(missing_docs)]
 
+mod field;
 mod hpoly;
 mod msm;
 mod ntt;

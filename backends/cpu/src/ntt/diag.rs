@@ -13,6 +13,6 @@ const CHUNK: usize = 1 << 12;
 pub(crate) fn scale(x: &mut [Scalar], s: Scalar) {
     if s != Scalar::ONE {
         x.par_chunks_mut(CHUNK)
-            .for_each(|c| c.iter_mut().for_each(|v| *v *= s));
+            .for_each(|c| c.iter_mut().for_each(|v| crate::field::mul_assign(v, &s)));
     }
 }

@@ -25,6 +25,8 @@ use blstrs::Scalar;
 use ff::Field;
 use rayon::prelude::*;
 
+use crate::field;
+
 use super::{
     radix2::{self, Plain, Shifted},
     twiddle::{Dir, Plan},
@@ -88,16 +90,16 @@ fn for_each_column(x: &mut [Scalar], lr: u32, lc: u32, f: impl Fn(&mut [Scalar])
 
 /// Multiplies `row[c]` by `scale·t^c`.
 fn twiddle_row(row: &mut [Scalar], t: Scalar, scale: Option<Scalar>) {
-    let mut w = scale.unwrap_or(Scalar::ONE);
     if t == Scalar::ONE {
         if let Some(s) = scale {
-            row.iter_mut().for_each(|v| *v *= s);
+            row.iter_mut().for_each(|v| field::mul_assign(v, &s));
         }
         return;
     }
+    let mut w = scale.unwrap_or(Scalar::ONE);
     for v in row.iter_mut() {
-        *v *= w;
-        w *= t;
+        field::mul_assign(v, &w);
+        field::mul_assign(&mut w, &t);
     }
 }
 

@@ -18,6 +18,7 @@
 use blstrs::Scalar;
 
 use super::twiddle::{Dir, Levels};
+use crate::field;
 
 /// Blocks of at most this size (32 KiB, the L1 cache) run the iterative loops.
 const ITER_MAX_LOG: u32 = 10;
@@ -60,9 +61,7 @@ impl Stages for Shifted<'_> {
 #[inline]
 fn dif_stage(lo: &mut [Scalar], hi: &mut [Scalar], t: &[Scalar], unit_first: bool) {
     let start = if unit_first {
-        let (u, v) = (lo[0], hi[0]);
-        lo[0] = u + v;
-        hi[0] = u - v;
+        field::unit(&mut lo[0], &mut hi[0]);
         1
     } else {
         0
@@ -72,9 +71,7 @@ fn dif_stage(lo: &mut [Scalar], hi: &mut [Scalar], t: &[Scalar], unit_first: boo
         .zip(&mut hi[start..])
         .zip(&t[start..])
     {
-        let (u, v) = (*a, *b);
-        *a = u + v;
-        *b = (u - v) * w;
+        field::dif(a, b, w);
     }
 }
 
@@ -82,9 +79,7 @@ fn dif_stage(lo: &mut [Scalar], hi: &mut [Scalar], t: &[Scalar], unit_first: boo
 #[inline]
 fn dit_stage(lo: &mut [Scalar], hi: &mut [Scalar], t: &[Scalar], unit_first: bool) {
     let start = if unit_first {
-        let (u, v) = (lo[0], hi[0]);
-        lo[0] = u + v;
-        hi[0] = u - v;
+        field::unit(&mut lo[0], &mut hi[0]);
         1
     } else {
         0
@@ -94,10 +89,7 @@ fn dit_stage(lo: &mut [Scalar], hi: &mut [Scalar], t: &[Scalar], unit_first: boo
         .zip(&mut hi[start..])
         .zip(&t[start..])
     {
-        let u = *a;
-        let v = *b * w;
-        *a = u + v;
-        *b = u - v;
+        field::dit(a, b, w);
     }
 }
 
@@ -131,21 +123,17 @@ fn stage_par(x: &mut [Scalar], t: &[Scalar], dif: bool, unit_first: bool) {
 fn pairs<S: Stages>(x: &mut [Scalar], tw: &S, dif: bool) {
     if S::UNIT_FIRST {
         for p in x.chunks_exact_mut(2) {
-            let (u, v) = (p[0], p[1]);
-            p[0] = u + v;
-            p[1] = u - v;
+            let [u, v] = p else { unreachable!() };
+            field::unit(u, v);
         }
     } else {
-        let t = tw.stage(1)[0];
+        let t = &tw.stage(1)[0];
         for p in x.chunks_exact_mut(2) {
+            let [u, v] = p else { unreachable!() };
             if dif {
-                let (u, v) = (p[0], p[1]);
-                p[0] = u + v;
-                p[1] = (u - v) * t;
+                field::dif(u, v, t);
             } else {
-                let (u, v) = (p[0], p[1] * t);
-                p[0] = u + v;
-                p[1] = u - v;
+                field::dit(u, v, t);
             }
         }
     }
