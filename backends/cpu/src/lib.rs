@@ -1,8 +1,10 @@
 //! # bellows-cpu
 //!
 //! The CPU reference backend of Bellows: the backend every other backend is compared with, and
-//! the one to prove with when there is no GPU. All field and curve arithmetic is blst's (through
-//! blstrs, over the zero-copy views of [`bellows_core::layout`]); parallelism is rayon's.
+//! the one to prove with when there is no GPU. All field and curve arithmetic is blst's, on
+//! blstrs values reached through the zero-copy views of [`bellows_core::layout`] (the NTT's hot
+//! loops call `blst_fr_add/sub/mul` on them directly, writing results in place, which halves the
+//! cost of a butterfly against blstrs' by-value operators); parallelism is rayon's.
 //!
 //! ## NTT
 //! Conventions are those of [`bellows_core::backend::ntt`]. Each configuration maps onto one
@@ -18,13 +20,14 @@
 //! - from 2^21 up, the four-step scheme of Bailey, "FFTs in external or hierarchical memory",
 //!   J. Supercomputing 4, 1990: column transforms on gathered column blocks, a twiddle pass,
 //!   row transforms — in place, with the same bit-reversed ordering, and tables of `O(√n)`;
+//! - coset powers `g^(±i)` folded into coset-shifted twiddles (no pass of their own);
 //! - bit reversal tiled as in Carter & Gatlin, "Towards an optimal bit-reversal permutation
 //!   program", FOCS 1998.
 //!
 //! ## `h_poly`
-//! Fused: a, b, c transformed in parallel (inverse DIF, one diagonal for `g^i/n`, forward DIT),
-//! the pointwise `a·b − c`, then one inverse DIF, one diagonal for `g^(−i)/(n·Z(g))` and the only
-//! bit-reversal pass. The result equals
+//! Fused: a, b, c transformed in parallel (inverse DIF, then a forward DIT with the coset folded
+//! in), the pointwise `(a·b − n·c)/(n³·Z(g))` (which also carries every `1/n`), then one inverse
+//! DIF with the inverse coset folded in and the only bit-reversal pass. The result equals
 //! [`bellows_core::groth16::quotient::h_poly_from_primitives`] exactly.
 //!
 //! ## MSM
