@@ -133,11 +133,46 @@ macro_rules! views {
         }
     };
 }
-views!(Fr, blstrs::Scalar, fr_slice, fr_slice_mut, scalars, scalars_mut);
-views!(G1Affine, blstrs::G1Affine, g1_affine_slice, g1_affine_slice_mut, g1_affines, g1_affines_mut);
-views!(G2Affine, blstrs::G2Affine, g2_affine_slice, g2_affine_slice_mut, g2_affines, g2_affines_mut);
-views!(G1Jacobian, blstrs::G1Projective, g1_jacobian_slice, g1_jacobian_slice_mut, g1_projectives, g1_projectives_mut);
-views!(G2Jacobian, blstrs::G2Projective, g2_jacobian_slice, g2_jacobian_slice_mut, g2_projectives, g2_projectives_mut);
+views!(
+    Fr,
+    blstrs::Scalar,
+    fr_slice,
+    fr_slice_mut,
+    scalars,
+    scalars_mut
+);
+views!(
+    G1Affine,
+    blstrs::G1Affine,
+    g1_affine_slice,
+    g1_affine_slice_mut,
+    g1_affines,
+    g1_affines_mut
+);
+views!(
+    G2Affine,
+    blstrs::G2Affine,
+    g2_affine_slice,
+    g2_affine_slice_mut,
+    g2_affines,
+    g2_affines_mut
+);
+views!(
+    G1Jacobian,
+    blstrs::G1Projective,
+    g1_jacobian_slice,
+    g1_jacobian_slice_mut,
+    g1_projectives,
+    g1_projectives_mut
+);
+views!(
+    G2Jacobian,
+    blstrs::G2Projective,
+    g2_jacobian_slice,
+    g2_jacobian_slice_mut,
+    g2_projectives,
+    g2_projectives_mut
+);
 
 impl From<blstrs::Scalar> for Fr {
     fn from(s: blstrs::Scalar) -> Self {
@@ -238,7 +273,12 @@ impl G1Jacobian {
 impl G2Jacobian {
     /// True for the identity (Z = 0).
     pub fn is_identity(&self) -> bool {
-        self.z.c0.0.iter().chain(self.z.c1.0.iter()).all(|&l| l == 0)
+        self.z
+            .c0
+            .0
+            .iter()
+            .chain(self.z.c1.0.iter())
+            .all(|&l| l == 0)
     }
 }
 

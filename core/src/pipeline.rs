@@ -120,7 +120,11 @@ pub struct ByteBudget {
 impl ByteBudget {
     /// A budget of `capacity` bytes.
     pub fn new(capacity: u64) -> Self {
-        Self { capacity, state: Mutex::new((0, 0)), freed: Condvar::new() }
+        Self {
+            capacity,
+            state: Mutex::new((0, 0)),
+            freed: Condvar::new(),
+        }
     }
 
     /// Blocks until `bytes` can be reserved, then reserves them.
@@ -167,7 +171,8 @@ pub fn partition_rng(seed: Option<u64>, job: u64, partition: usize) -> ProofRng 
         None => ProofRng::os(),
         Some(s) => {
             // SplitMix64-style mixing of (seed, job, partition) into one 64-bit key.
-            let mut z = s ^ job.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (partition as u64).rotate_left(32);
+            let mut z =
+                s ^ job.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (partition as u64).rotate_left(32);
             z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
             z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
             ProofRng::seeded(z ^ (z >> 31))
@@ -182,8 +187,15 @@ struct Partition<C> {
 }
 
 enum Done {
-    Pending { job: u64, index: usize, pending: PendingProofs },
-    Failed { job: u64, error: Error },
+    Pending {
+        job: u64,
+        index: usize,
+        pending: PendingProofs,
+    },
+    Failed {
+        job: u64,
+        error: Error,
+    },
 }
 
 struct JobState {
@@ -204,14 +216,20 @@ impl Pipeline {
     /// A pipeline over one proving key per device; every key must hold the same parameters.
     pub fn new(keys: Vec<Arc<ProvingKey>>, config: PipelineConfig) -> Result<Self> {
         if keys.is_empty() {
-            return Err(Error::invalid("a pipeline needs at least one proving key (device)"));
+            return Err(Error::invalid(
+                "a pipeline needs at least one proving key (device)",
+            ));
         }
         if config.synthesis_workers == 0 || config.workers_per_device == 0 {
-            return Err(Error::invalid("synthesis_workers and workers_per_device must be at least 1"));
+            return Err(Error::invalid(
+                "synthesis_workers and workers_per_device must be at least 1",
+            ));
         }
         let p0 = keys[0].params();
         if keys.iter().any(|k| !Arc::ptr_eq(k.params(), p0)) {
-            return Err(Error::invalid("every proving key of a pipeline must share one Parameters"));
+            return Err(Error::invalid(
+                "every proving key of a pipeline must share one Parameters",
+            ));
         }
         Ok(Self { keys, config })
     }
@@ -228,9 +246,10 @@ impl Pipeline {
         let t0 = Instant::now();
         let params = self.keys[0].params().clone();
         let per_partition = partition_bytes(&params);
-        let budget_bytes = self.config.memory_budget.unwrap_or_else(|| {
-            (crate::backend::host_memory_info().free / 2).max(per_partition)
-        });
+        let budget_bytes = self
+            .config
+            .memory_budget
+            .unwrap_or_else(|| (crate::backend::host_memory_info().free / 2).max(per_partition));
         let budget = ByteBudget::new(budget_bytes);
         let seed = self.config.seed;
 
@@ -241,19 +260,35 @@ impl Pipeline {
             let n = job.partitions.len();
             let id = job.id;
             if n == 0 {
-                empty_jobs.lock().unwrap_or_else(|e| e.into_inner()).push(id);
+                empty_jobs
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push(id);
             }
             job.partitions
                 .into_iter()
                 .enumerate()
-                .map(move |(index, circuit)| (n, Partition { job: id, index, circuit }))
+                .map(move |(index, circuit)| {
+                    (
+                        n,
+                        Partition {
+                            job: id,
+                            index,
+                            circuit,
+                        },
+                    )
+                })
         }));
         let n_devices = self.keys.len();
         let (syn_tx, syn_rx) = sync_channel(n_devices * self.config.workers_per_device);
         let syn_rx = Arc::new(Mutex::new(syn_rx));
-        let (done_tx, done_rx) = sync_channel::<Done>(n_devices * self.config.workers_per_device * 2);
+        let (done_tx, done_rx) =
+            sync_channel::<Done>(n_devices * self.config.workers_per_device * 2);
 
-        let mut stats = PipelineStats { budget_bytes, ..Default::default() };
+        let mut stats = PipelineStats {
+            budget_bytes,
+            ..Default::default()
+        };
         std::thread::scope(|scope| -> Result<()> {
             for _ in 0..self.config.synthesis_workers {
                 let (syn_tx, done_tx) = (syn_tx.clone(), done_tx.clone());
@@ -261,9 +296,16 @@ impl Pipeline {
                 scope.spawn(move || loop {
                     let next = queue.lock().unwrap_or_else(|e| e.into_inner()).next();
                     let Some((n_parts, part)) = next else { break };
-                    states.lock().unwrap_or_else(|e| e.into_inner()).entry(part.job).or_insert_with(|| {
-                        JobState { proofs: vec![None; n_parts], remaining: n_parts, error: None, started: Instant::now() }
-                    });
+                    states
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .entry(part.job)
+                        .or_insert_with(|| JobState {
+                            proofs: vec![None; n_parts],
+                            remaining: n_parts,
+                            error: None,
+                            started: Instant::now(),
+                        });
                     budget.acquire(per_partition);
                     match synthesize(part.circuit) {
                         Ok(s) => {
@@ -274,7 +316,10 @@ impl Pipeline {
                         }
                         Err(error) => {
                             budget.release(per_partition);
-                            let _ = done_tx.send(Done::Failed { job: part.job, error });
+                            let _ = done_tx.send(Done::Failed {
+                                job: part.job,
+                                error,
+                            });
                         }
                     }
                 });
@@ -291,7 +336,11 @@ impl Pipeline {
                         let result = prover::start(&key, vec![s], &mut rng);
                         budget.release(per_partition);
                         let msg = match result {
-                            Ok(pending) => Done::Pending { job, index, pending },
+                            Ok(pending) => Done::Pending {
+                                job,
+                                index,
+                                pending,
+                            },
                             Err(error) => Done::Failed { job, error },
                         };
                         if done_tx.send(msg).is_err() {
@@ -327,14 +376,20 @@ fn finalise(
 ) {
     for msg in done_rx {
         let (job, outcome) = match msg {
-            Done::Pending { job, index, pending } => match pending.finalize() {
+            Done::Pending {
+                job,
+                index,
+                pending,
+            } => match pending.finalize() {
                 Ok(mut p) => (job, Ok((index, p.remove(0)))),
                 Err(e) => (job, Err(e)),
             },
             Done::Failed { job, error } => (job, Err(error)),
         };
         let mut st = states.lock().unwrap_or_else(|e| e.into_inner());
-        let Some(state) = st.get_mut(&job) else { continue };
+        let Some(state) = st.get_mut(&job) else {
+            continue;
+        };
         match outcome {
             Ok((index, proof)) => {
                 state.proofs[index] = Some(proof);
@@ -353,9 +408,17 @@ fn finalise(
             stats.jobs += 1;
             let proofs = match state.error {
                 Some(e) => Err(e),
-                None => Ok(state.proofs.into_iter().map(|p| p.expect("every partition proved")).collect()),
+                None => Ok(state
+                    .proofs
+                    .into_iter()
+                    .map(|p| p.expect("every partition proved"))
+                    .collect()),
             };
-            on_done(JobResult { id: job, proofs, latency: state.started.elapsed() });
+            on_done(JobResult {
+                id: job,
+                proofs,
+                latency: state.started.elapsed(),
+            });
         }
     }
 }

@@ -65,9 +65,24 @@ mod tests {
 
     #[test]
     fn seeded_is_deterministic_and_seed_dependent() {
-        let a: Vec<u64> = (0..4).map({ let mut r = ProofRng::seeded(7); move |_| r.next_u64() }).collect();
-        let b: Vec<u64> = (0..4).map({ let mut r = ProofRng::seeded(7); move |_| r.next_u64() }).collect();
-        let c: Vec<u64> = (0..4).map({ let mut r = ProofRng::seeded(8); move |_| r.next_u64() }).collect();
+        let a: Vec<u64> = (0..4)
+            .map({
+                let mut r = ProofRng::seeded(7);
+                move |_| r.next_u64()
+            })
+            .collect();
+        let b: Vec<u64> = (0..4)
+            .map({
+                let mut r = ProofRng::seeded(7);
+                move |_| r.next_u64()
+            })
+            .collect();
+        let c: Vec<u64> = (0..4)
+            .map({
+                let mut r = ProofRng::seeded(8);
+                move |_| r.next_u64()
+            })
+            .collect();
         assert_eq!(a, b);
         assert_ne!(a, c);
     }

@@ -25,8 +25,11 @@ type BpParams = bellperson::groth16::Parameters<Bls12>;
 
 fn bellperson_params(rounds: usize, seed: u64) -> BpParams {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-    bellperson::groth16::generate_random_parameters::<Bls12, _, _>(ChainCircuit::blank(rounds), &mut rng)
-        .expect("bellperson setup")
+    bellperson::groth16::generate_random_parameters::<Bls12, _, _>(
+        ChainCircuit::blank(rounds),
+        &mut rng,
+    )
+    .expect("bellperson setup")
 }
 
 fn ours_from(bp: &BpParams) -> Arc<Parameters> {
@@ -69,13 +72,22 @@ fn same_r_s_gives_bellperson_bytes_and_both_verify() {
         let circuit = ChainCircuit::new(x0, rounds);
         let inputs = circuit.public_inputs();
         let (r, s) = (Scalar::random(&mut rng), Scalar::random(&mut rng));
-        let ours = prover::start_with_randomness(&key, vec![synthesize(circuit.clone()).unwrap()], vec![r], vec![s])
-            .unwrap()
-            .finalize()
-            .unwrap()
-            .remove(0);
+        let ours = prover::start_with_randomness(
+            &key,
+            vec![synthesize(circuit.clone()).unwrap()],
+            vec![r],
+            vec![s],
+        )
+        .unwrap()
+        .finalize()
+        .unwrap()
+        .remove(0);
         let theirs = bellperson::groth16::create_proof(circuit, &bp, r, s).unwrap();
-        assert_eq!(ours.to_bytes().to_vec(), bp_proof_bytes(&theirs), "x0 = {x0}");
+        assert_eq!(
+            ours.to_bytes().to_vec(),
+            bp_proof_bytes(&theirs),
+            "x0 = {x0}"
+        );
 
         // bellperson verifies ours, we verify bellperson's.
         let bp_pvk = bellperson::groth16::prepare_verifying_key(&bp.vk);
@@ -117,7 +129,10 @@ fn seeded_proofs_are_byte_identical_and_batches_verify() {
     // A batch of one proof through start/finalize equals the same proof alone, given the same r, s.
     let syn = synthesize_batch(circuits.clone()).unwrap();
     let (r, s) = prover::draw_randomness(3, &mut ProofRng::seeded(9));
-    let split = prover::start_with_randomness(&key, syn, r.clone(), s.clone()).unwrap().finalize().unwrap();
+    let split = prover::start_with_randomness(&key, syn, r.clone(), s.clone())
+        .unwrap()
+        .finalize()
+        .unwrap();
     assert_eq!(split, p1);
     let single = prover::start_with_randomness(
         &key,
@@ -153,12 +168,21 @@ fn wrong_shape_and_wrong_inputs_are_errors() {
     let other = synthesize(ChainCircuit::new(2, 30)).unwrap();
     let err = prover::start(&key, vec![other], &mut ProofRng::seeded(1)).unwrap_err();
     assert!(matches!(err, Error::InvalidInput(_)), "{err}");
-    assert!(err.to_string().contains("does not match the parameters"), "{err}");
+    assert!(
+        err.to_string().contains("does not match the parameters"),
+        "{err}"
+    );
 
     let c = ChainCircuit::new(2, 10);
-    let proof = prover::prove(&key, vec![c.clone()], &mut ProofRng::seeded(1)).unwrap().remove(0);
+    let proof = prover::prove(&key, vec![c.clone()], &mut ProofRng::seeded(1))
+        .unwrap()
+        .remove(0);
     let pvk = prepare_verifying_key(&key.params().vk);
     let err = verify_proof(&pvk, &proof, &c.public_inputs()[..1]).unwrap_err();
-    assert!(err.to_string().contains("expects 2 public inputs, 1 were given"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("expects 2 public inputs, 1 were given"),
+        "{err}"
+    );
     assert!(verify_proof(&pvk, &proof, &c.public_inputs()).unwrap());
 }

@@ -15,7 +15,9 @@ use bellows_core::{
         verifier::{prepare_verifying_key, verify_proof},
         Parameters,
     },
-    pipeline::{partition_bytes, partition_rng, ByteBudget, Job, JobResult, Pipeline, PipelineConfig},
+    pipeline::{
+        partition_bytes, partition_rng, ByteBudget, Job, JobResult, Pipeline, PipelineConfig,
+    },
     rng::ProofRng,
     Backend, Error,
 };
@@ -32,13 +34,21 @@ fn key(params: &Arc<Parameters>) -> Arc<ProvingKey> {
     Arc::new(ProvingKey::new(params.clone(), backend).unwrap())
 }
 
-fn jobs(spec: &CircuitSpec, n_jobs: u64, parts: u64) -> (Vec<Job<BuiltinCircuit>>, Vec<Vec<Vec<Scalar>>>) {
+fn jobs(
+    spec: &CircuitSpec,
+    n_jobs: u64,
+    parts: u64,
+) -> (Vec<Job<BuiltinCircuit>>, Vec<Vec<Vec<Scalar>>>) {
     let mut jobs = Vec::new();
     let mut inputs = Vec::new();
     for j in 0..n_jobs {
-        let (circuits, ins): (Vec<_>, Vec<_>) =
-            (0..parts).map(|p| spec.instance(100 * j + p).unwrap()).unzip();
-        jobs.push(Job { id: j, partitions: circuits });
+        let (circuits, ins): (Vec<_>, Vec<_>) = (0..parts)
+            .map(|p| spec.instance(100 * j + p).unwrap())
+            .unzip();
+        jobs.push(Job {
+            id: j,
+            partitions: circuits,
+        });
         inputs.push(ins);
     }
     (jobs, inputs)
@@ -72,10 +82,14 @@ fn proofs_verify_are_deterministic_and_equal_the_direct_prover() {
             assert!(verify_proof(&pvk, proof, &inputs[r.id as usize][p]).unwrap());
             // Same as the direct prover with the partition's randomness.
             let (c, _) = spec.instance(100 * r.id + p as u64).unwrap();
-            let direct = prover::start(&k, vec![synthesize(c).unwrap()], &mut partition_rng(Some(7), r.id, p))
-                .unwrap()
-                .finalize()
-                .unwrap();
+            let direct = prover::start(
+                &k,
+                vec![synthesize(c).unwrap()],
+                &mut partition_rng(Some(7), r.id, p),
+            )
+            .unwrap()
+            .finalize()
+            .unwrap();
             assert_eq!(direct[0], *proof);
         }
     }
@@ -90,9 +104,14 @@ fn budget_bounds_partitions_in_flight_and_several_devices_share_one_queue() {
     let pipeline = Pipeline::new(keys, config(1, Some(per))).unwrap();
     let (js, _) = jobs(&spec, 4, 2);
     let mut ok = 0;
-    let stats = pipeline.run(js, |r| ok += r.proofs.map(|p| p.len()).unwrap_or(0)).unwrap();
+    let stats = pipeline
+        .run(js, |r| ok += r.proofs.map(|p| p.len()).unwrap_or(0))
+        .unwrap();
     assert_eq!(ok, 8);
-    assert_eq!(stats.peak_reserved_bytes, per, "never more than one partition in flight");
+    assert_eq!(
+        stats.peak_reserved_bytes, per,
+        "never more than one partition in flight"
+    );
     assert_eq!(stats.budget_bytes, per);
 }
 
@@ -104,7 +123,10 @@ fn a_failing_partition_fails_only_its_job() {
     let other = CircuitSpec::new("synthetic", &CircuitOptions::with_log_size(8)).unwrap();
     let (mut js, _) = jobs(&spec, 3, 2);
     js[1].partitions[1] = other.instance(1).unwrap().0;
-    js.push(Job { id: 99, partitions: vec![] });
+    js.push(Job {
+        id: 99,
+        partitions: vec![],
+    });
     let mut results = Vec::new();
     pipeline.run(js, |r| results.push(r)).unwrap();
     results.sort_by_key(|r| r.id);
@@ -112,8 +134,16 @@ fn a_failing_partition_fails_only_its_job() {
     assert!(results[0].proofs.is_ok() && results[2].proofs.is_ok());
     let err = results[1].proofs.as_ref().unwrap_err();
     assert!(matches!(err, Error::InvalidInput(_)), "{err}");
-    assert!(err.to_string().contains("does not match the parameters"), "{err}");
-    assert!(results[3].proofs.as_ref().unwrap_err().to_string().contains("no partitions"));
+    assert!(
+        err.to_string().contains("does not match the parameters"),
+        "{err}"
+    );
+    assert!(results[3]
+        .proofs
+        .as_ref()
+        .unwrap_err()
+        .to_string()
+        .contains("no partitions"));
 }
 
 #[test]
@@ -130,7 +160,11 @@ fn budget_grants_an_oversized_request_alone() {
         b2.reserved()
     });
     std::thread::sleep(std::time::Duration::from_millis(50));
-    assert_eq!(b.reserved(), 6, "second request must not be granted while over budget");
+    assert_eq!(
+        b.reserved(),
+        6,
+        "second request must not be granted while over budget"
+    );
     b.release(6);
     assert_eq!(waiter.join().unwrap(), 6);
     assert_eq!(b.peak(), 25);
@@ -144,6 +178,7 @@ fn bad_configurations_are_errors() {
     cfg.workers_per_device = 0;
     assert!(Pipeline::new(vec![key(&params)], cfg).is_err());
     let (_, other) = setup(6);
-    let err = Pipeline::new(vec![key(&params), key(&other)], PipelineConfig::default()).unwrap_err();
+    let err =
+        Pipeline::new(vec![key(&params), key(&other)], PipelineConfig::default()).unwrap_err();
     assert!(err.to_string().contains("share one Parameters"));
 }

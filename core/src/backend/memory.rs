@@ -131,7 +131,11 @@ mod tests {
 
     #[test]
     fn budget_caps_usable() {
-        let m = MemoryInfo { free: 1000, total: 2000, budget: Some(300) };
+        let m = MemoryInfo {
+            free: 1000,
+            total: 2000,
+            budget: Some(300),
+        };
         assert_eq!(m.usable(100), 300);
         let m = MemoryInfo { budget: None, ..m };
         assert_eq!(m.usable(100), 900);

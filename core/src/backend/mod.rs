@@ -15,7 +15,7 @@ pub mod ntt;
 
 pub use memory::{host_memory_info, plan_tier, MemoryInfo, MemoryPool, Tier};
 pub use msm::{BasesHandle, Group, Msm, MsmJob, PointSource, SharedPoints};
-pub use ntt::{NttConfig, NttDirection, Ntt, Ordering};
+pub use ntt::{Ntt, NttConfig, NttDirection, Ordering};
 
 /// What a backend can do.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

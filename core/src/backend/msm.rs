@@ -109,7 +109,17 @@ pub trait Msm {
     /// Releases resident bases. Using the handle afterwards is an [`crate::Error::InvalidInput`].
     fn free_bases(&self, handle: BasesHandle) -> Result<()>;
     /// Runs every job over the G1 bases of `handle`; `out[k]` receives job k's result.
-    fn msm_g1(&self, handle: BasesHandle, jobs: &[MsmJob<'_>], out: &mut [G1Jacobian]) -> Result<()>;
+    fn msm_g1(
+        &self,
+        handle: BasesHandle,
+        jobs: &[MsmJob<'_>],
+        out: &mut [G1Jacobian],
+    ) -> Result<()>;
     /// Runs every job over the G2 bases of `handle`; `out[k]` receives job k's result.
-    fn msm_g2(&self, handle: BasesHandle, jobs: &[MsmJob<'_>], out: &mut [G2Jacobian]) -> Result<()>;
+    fn msm_g2(
+        &self,
+        handle: BasesHandle,
+        jobs: &[MsmJob<'_>],
+        out: &mut [G2Jacobian],
+    ) -> Result<()>;
 }

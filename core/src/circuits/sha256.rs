@@ -207,7 +207,6 @@ impl Circuit<Scalar> for Sha256Circuit {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::circuits::probe::Probe;
     use crate::groth16::synthesis::synthesize;
 
     fn hex32(s: &str) -> [u8; 32] {

@@ -21,5 +21,5 @@ pub mod setup;
 pub mod synthesis;
 pub mod verifier;
 
-pub use params::{ParamsKind, Parameters, VerifyingKey};
+pub use params::{Parameters, ParamsKind, VerifyingKey};
 pub use proof::Proof;

@@ -1,7 +1,7 @@
 //! Groth16 proofs and their 192-byte encoding (bellperson's: compressed A ‖ B ‖ C).
 
-use blstrs::{G1Affine, G2Affine};
 use crate::{Error, Result};
+use blstrs::{G1Affine, G2Affine};
 
 /// Size of an encoded proof.
 pub const PROOF_BYTES: usize = 192;

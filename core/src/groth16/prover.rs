@@ -78,7 +78,14 @@ impl ProvingKey {
         let l = load(&params.l)?;
         let a = load(&params.a)?;
         let b_g1 = load(&params.b_g1)?;
-        Ok(Self { params, backend, h, l, a, b_g1 })
+        Ok(Self {
+            params,
+            backend,
+            h,
+            l,
+            a,
+            b_g1,
+        })
     }
 
     /// The parameters.
@@ -99,10 +106,18 @@ impl ProvingKey {
             )))
         };
         if s.input_assignment.len() != p.vk.ic.len() {
-            return mismatch("number of public inputs (with the constant one)", s.input_assignment.len(), p.vk.ic.len());
+            return mismatch(
+                "number of public inputs (with the constant one)",
+                s.input_assignment.len(),
+                p.vk.ic.len(),
+            );
         }
         if s.aux_assignment.len() != p.l.len() {
-            return mismatch("number of private variables", s.aux_assignment.len(), p.l.len());
+            return mismatch(
+                "number of private variables",
+                s.aux_assignment.len(),
+                p.l.len(),
+            );
         }
         if 1usize << s.log_domain() != p.domain_size() {
             return mismatch("domain size", 1 << s.log_domain(), p.domain_size());
@@ -215,8 +230,10 @@ pub fn start_with_randomness(
     }
 
     // Scalars of the density-filtered A and B queries.
-    let (a_sc, b_sc): (Vec<Vec<Scalar>>, Vec<Vec<Scalar>>) =
-        synthesized.par_iter().map(|s| (scalars_a(s), scalars_b(s))).unzip();
+    let (a_sc, b_sc): (Vec<Vec<Scalar>>, Vec<Vec<Scalar>>) = synthesized
+        .par_iter()
+        .map(|s| (scalars_a(s), scalars_b(s)))
+        .unzip();
 
     // G2 MSM on CPU threads, overlapping all device work.
     let b_g2 = params.b_g2.clone();
@@ -248,15 +265,25 @@ pub fn start_with_randomness(
         c[k * n..k * n + m].copy_from_slice(&syn.c);
         aux.push(syn.aux_assignment);
     }
-    backend.h_poly(fr_slice_mut(&mut a), fr_slice_mut(&mut b), fr_slice_mut(&mut c), log_n)?;
+    backend.h_poly(
+        fr_slice_mut(&mut a),
+        fr_slice_mut(&mut b),
+        fr_slice_mut(&mut c),
+        log_n,
+    )?;
     drop((b, c));
     let h_time = t.elapsed();
 
     // G1 MSMs on the backend over resident bases.
     let t = Instant::now();
     let run = |handle: BasesHandle, scalars: Vec<&[Scalar]>| -> Result<Vec<G1Jacobian>> {
-        let jobs: Vec<MsmJob<'_>> =
-            scalars.iter().map(|sc| MsmJob { start: 0, scalars: fr_slice(sc) }).collect();
+        let jobs: Vec<MsmJob<'_>> = scalars
+            .iter()
+            .map(|sc| MsmJob {
+                start: 0,
+                scalars: fr_slice(sc),
+            })
+            .collect();
         let mut out = vec![G1Jacobian::default(); jobs.len()];
         backend.msm_g1(handle, &jobs, &mut out)?;
         Ok(out)
@@ -269,20 +296,28 @@ pub fn start_with_randomness(
     let bs = run(key.b_g1, b_sc.iter().map(|v| &v[..]).collect())?;
     let msm_time = t.elapsed();
 
-    let g1 = (0..n_proofs).map(|k| [hs[k], ls[k], as_[k], bs[k]]).collect();
+    let g1 = (0..n_proofs)
+        .map(|k| [hs[k], ls[k], as_[k], bs[k]])
+        .collect();
     Ok(PendingProofs {
         params,
         r,
         s,
         g1,
         g2,
-        timings: ProverTimings { h_poly: h_time, msm_g1: msm_time, ..Default::default() },
+        timings: ProverTimings {
+            h_poly: h_time,
+            msm_g1: msm_time,
+            ..Default::default()
+        },
     })
 }
 
 impl std::fmt::Debug for PendingProofs {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PendingProofs").field("proofs", &self.r.len()).finish_non_exhaustive()
+        f.debug_struct("PendingProofs")
+            .field("proofs", &self.r.len())
+            .finish_non_exhaustive()
     }
 }
 
@@ -319,14 +354,23 @@ impl PendingProofs {
                 let (r, s) = (self.r[k], self.s[k]);
                 let [h, l, a_sum, b1_sum] = self.g1[k].map(G1Projective::from);
                 let g_a = alpha + a_sum + delta1 * r;
-                let g_b = G2Projective::from(vk.beta_g2) + g2[k] + G2Projective::from(vk.delta_g2) * s;
+                let g_b =
+                    G2Projective::from(vk.beta_g2) + g2[k] + G2Projective::from(vk.delta_g2) * s;
                 let g_c = a_sum * s + b1_sum * r + delta1 * (r * s) + alpha * s + beta1 * r + h + l;
                 let mut aff = [blstrs::G1Affine::identity(); 2];
                 G1Projective::batch_normalize(&[g_a, g_c], &mut aff);
-                Proof { a: aff[0], b: g_b.to_affine(), c: aff[1] }
+                Proof {
+                    a: aff[0],
+                    b: g_b.to_affine(),
+                    c: aff[1],
+                }
             })
             .collect();
-        let timings = ProverTimings { msm_g2: g2_time, finalize: t.elapsed(), ..self.timings };
+        let timings = ProverTimings {
+            msm_g2: g2_time,
+            finalize: t.elapsed(),
+            ..self.timings
+        };
         Ok((proofs, timings))
     }
 }

@@ -23,7 +23,8 @@ pub fn coset_generator() -> blstrs::Scalar {
 pub fn z_inverse_on_coset(log_n: u32) -> blstrs::Scalar {
     let g = coset_generator();
     let zn = g.pow_vartime([1u64 << log_n]) - blstrs::Scalar::ONE;
-    zn.invert().expect("g^n != 1 since g generates the whole multiplicative group")
+    zn.invert()
+        .expect("g^n != 1 since g generates the whole multiplicative group")
 }
 
 /// `a[i] = (a[i]·b[i] − c[i]) · zinv`, in parallel.

@@ -192,7 +192,13 @@ impl ConstraintSystem<Scalar> for Assignment {
         );
         let (inp, aux) = (&s.input_assignment, &s.aux_assignment);
         let va = eval(&la, inp, aux, None, Some(&mut s.a_aux_density));
-        let vb = eval(&lb, inp, aux, Some(&mut s.b_input_density), Some(&mut s.b_aux_density));
+        let vb = eval(
+            &lb,
+            inp,
+            aux,
+            Some(&mut s.b_input_density),
+            Some(&mut s.b_aux_density),
+        );
         let vc = eval(&lc, inp, aux, None, None);
         s.a.push(va);
         s.b.push(vb);

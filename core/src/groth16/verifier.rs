@@ -138,6 +138,7 @@ trait FromU128 {
 }
 impl FromU128 for Scalar {
     fn from_u128(v: u128) -> Self {
-        Scalar::from((v >> 64) as u64) * Scalar::from(2u64).pow_vartime([64]) + Scalar::from(v as u64)
+        Scalar::from((v >> 64) as u64) * Scalar::from(2u64).pow_vartime([64])
+            + Scalar::from(v as u64)
     }
 }

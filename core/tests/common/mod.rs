@@ -20,10 +20,18 @@ pub struct ChainCircuit {
 
 impl ChainCircuit {
     pub fn new(x0: u64, rounds: usize) -> Self {
-        Self { x0: Some(Scalar::from(x0)), rounds, corrupt: false }
+        Self {
+            x0: Some(Scalar::from(x0)),
+            rounds,
+            corrupt: false,
+        }
     }
     pub fn blank(rounds: usize) -> Self {
-        Self { x0: None, rounds, corrupt: false }
+        Self {
+            x0: None,
+            rounds,
+            corrupt: false,
+        }
     }
     /// The public inputs a correct witness yields.
     pub fn public_inputs(&self) -> Vec<Scalar> {
@@ -43,25 +51,65 @@ impl Circuit<Scalar> for ChainCircuit {
         let (mut x, mut xv) = (x0, x0_val);
         for i in 0..self.rounds {
             let sq_val = xv.map(|v| v * v);
-            let sq = cs.alloc(|| format!("sq{i}"), || sq_val.ok_or(SynthesisError::AssignmentMissing))?;
-            cs.enforce(|| format!("square{i}"), |lc| lc + x, |lc| lc + x, |lc| lc + sq);
+            let sq = cs.alloc(
+                || format!("sq{i}"),
+                || sq_val.ok_or(SynthesisError::AssignmentMissing),
+            )?;
+            cs.enforce(
+                || format!("square{i}"),
+                |lc| lc + x,
+                |lc| lc + x,
+                |lc| lc + sq,
+            );
             let mut next_val = sq_val.zip(xv).map(|(a, b)| a + b);
             if self.corrupt && i == self.rounds / 2 {
                 next_val = next_val.map(|v| v + Scalar::ONE);
             }
-            let next = cs.alloc(|| format!("x{}", i + 1), || next_val.ok_or(SynthesisError::AssignmentMissing))?;
-            cs.enforce(|| format!("add{i}"), |lc| lc + sq + x, |lc| lc + CS::one(), |lc| lc + next);
+            let next = cs.alloc(
+                || format!("x{}", i + 1),
+                || next_val.ok_or(SynthesisError::AssignmentMissing),
+            )?;
+            cs.enforce(
+                || format!("add{i}"),
+                |lc| lc + sq + x,
+                |lc| lc + CS::one(),
+                |lc| lc + next,
+            );
             x = next;
             xv = next_val;
         }
         let out = cs.alloc_input(|| "out", || xv.ok_or(SynthesisError::AssignmentMissing))?;
         cs.enforce(|| "out", |lc| lc + x, |lc| lc + CS::one(), |lc| lc + out);
         // Public 7·x0, used in B (input density in B).
-        let seven = cs.alloc_input(|| "7x0", || x0_val.map(|v| v * Scalar::from(7u64)).ok_or(SynthesisError::AssignmentMissing))?;
-        cs.enforce(|| "seven", |lc| lc + CS::one(), |lc| lc + seven, |lc| lc + (Scalar::from(7u64), x0));
+        let seven = cs.alloc_input(
+            || "7x0",
+            || {
+                x0_val
+                    .map(|v| v * Scalar::from(7u64))
+                    .ok_or(SynthesisError::AssignmentMissing)
+            },
+        )?;
+        cs.enforce(
+            || "seven",
+            |lc| lc + CS::one(),
+            |lc| lc + seven,
+            |lc| lc + (Scalar::from(7u64), x0),
+        );
         // An aux variable that occurs only in C: t = 3·x0.
-        let t = cs.alloc(|| "t", || x0_val.map(|v| v * Scalar::from(3u64)).ok_or(SynthesisError::AssignmentMissing))?;
-        cs.enforce(|| "t", |lc| lc + (Scalar::from(3u64), CS::one()), |lc| lc + x0, |lc| lc + t);
+        let t = cs.alloc(
+            || "t",
+            || {
+                x0_val
+                    .map(|v| v * Scalar::from(3u64))
+                    .ok_or(SynthesisError::AssignmentMissing)
+            },
+        )?;
+        cs.enforce(
+            || "t",
+            |lc| lc + (Scalar::from(3u64), CS::one()),
+            |lc| lc + x0,
+            |lc| lc + t,
+        );
         Ok(())
     }
 }
