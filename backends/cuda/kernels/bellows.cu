@@ -178,10 +178,79 @@ extern "C" __global__ void __launch_bounds__(256) bellows_bitrev_tiled(Fr* data,
     }
 }
 
-// One pass of stages over a tile per block (see ntt.cuh). Shared memory holds the tile as eight
-// planes of 32-bit limbs, plane w at [w·tile, (w + 1)·tile), so that a warp touching consecutive
-// elements touches consecutive banks.
-extern "C" __global__ void __launch_bounds__(256) bellows_ntt_pass(const NttPass a) {
+namespace {
+
+// A tile in shared memory as two planes of 16-byte halves (limbs 0–3, then 4–7), element e at
+// slot smem_slot(e) of each plane (the swizzle that keeps the steps free of bank conflicts).
+struct SharedTile {
+    uint4* sm;
+    uint32_t size;
+    __device__ __forceinline__ Fr get(uint32_t e) const {
+        uint32_t i = smem_slot(e);
+        uint4 x = sm[i], y = sm[size + i];
+        return Fr{{x.x, x.y, x.z, x.w, y.x, y.y, y.z, y.w}};
+    }
+    __device__ __forceinline__ void set(uint32_t e, const Fr& x) const {
+        uint32_t i = smem_slot(e);
+        sm[i] = make_uint4(x.v[0], x.v[1], x.v[2], x.v[3]);
+        sm[size + i] = make_uint4(x.v[4], x.v[5], x.v[6], x.v[7]);
+    }
+};
+
+}  // namespace
+
+// One pass of stages over a tile per block (see ntt.cuh): load the tile (applying a forward coset
+// factor), run the pass's stages as radix-4 steps (and one radix-2 step when k is odd) with a
+// barrier after each, store it (applying 1/n or the inverse coset factor). F holds the pass's
+// DIT and INVERSE flags as compile-time constants, so the butterflies carry no run-time choice.
+template <uint32_t F>
+__device__ __forceinline__ void ntt_pass_run(NttPass a) {
+    a.flags = (a.flags & ~(NTT_DIT | NTT_INVERSE)) | F;
+    extern __shared__ uint4 sm4[];
+    const uint32_t tile_size = 1u << (a.k + a.c);
+    uint4* vec = (uint4*)a.data + 2 * (uint64_t)blockIdx.y * a.n;
+    const uint64_t tile = blockIdx.x;
+    SharedTile t{sm4, tile_size};
+
+    for (uint32_t e = threadIdx.x; e < tile_size; e += blockDim.x) {
+        uint64_t pos = tile_position(a, tile, e);
+        t.set(e, pre_scale(a, pos, ld_fr(vec + 2 * pos)));
+    }
+    __syncthreads();
+
+    for (uint32_t s = 0; s < a.k;) {
+        if (radix2_step_at(a, s)) {
+            for (uint32_t q = threadIdx.x; q < tile_size / 2; q += blockDim.x) radix2_step(a, tile, t, s, q);
+            s += 1;
+        } else {
+            for (uint32_t q = threadIdx.x; q < tile_size / 4; q += blockDim.x) radix4_step(a, tile, t, s, q);
+            s += 2;
+        }
+        __syncthreads();
+    }
+
+    for (uint32_t e = threadIdx.x; e < tile_size; e += blockDim.x) {
+        uint64_t pos = tile_position(a, tile, e);
+        st_fr(vec + 2 * pos, post_scale(a, pos, t.get(e)));
+    }
+}
+
+// At most 80 registers, so that three blocks of 256 threads (and their 3 × 64 KiB tiles) share a
+// multiprocessor; the compiler spills a few loop-invariant words to do so.
+extern "C" __global__ void __launch_bounds__(256, 3) bellows_ntt_pass(const NttPass a) {
+    switch (a.flags & (NTT_DIT | NTT_INVERSE)) {
+        case 0: ntt_pass_run<0>(a); break;
+        case NTT_INVERSE: ntt_pass_run<NTT_INVERSE>(a); break;
+        case NTT_DIT: ntt_pass_run<NTT_DIT>(a); break;
+        default: ntt_pass_run<NTT_DIT | NTT_INVERSE>(a); break;
+    }
+}
+
+// The previous pass kernel, one radix-2 stage per barrier, kept to measure the radix-4 kernel
+// against (bellows-cuda-check times both). Shared memory holds the tile as eight planes of 32-bit
+// limbs, plane w at [w·tile, (w + 1)·tile), so that a warp touching consecutive elements touches
+// consecutive banks.
+extern "C" __global__ void __launch_bounds__(256) bellows_ntt_pass_radix2(const NttPass a) {
     extern __shared__ uint32_t sm[];
     const uint32_t tile_size = 1u << (a.k + a.c);
     const uint32_t half = tile_size >> 1;

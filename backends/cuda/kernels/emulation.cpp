@@ -35,6 +35,13 @@ void curve_ops(uint32_t op, const Jacobian<F>* p, const Jacobian<F>* q, const Af
     }
 }
 
+// The tile as the pass kernel keeps it in shared memory: element e at slot smem_slot(e).
+struct SwizzledTile {
+    Fr* sm;
+    Fr get(uint32_t e) const { return sm[smem_slot(e)]; }
+    void set(uint32_t e, const Fr& x) { sm[smem_slot(e)] = x; }
+};
+
 }  // namespace
 
 extern "C" {
@@ -108,9 +115,41 @@ void bellows_emu_bitrev_tiled(Fr* data, uint32_t log_n, uint64_t batch) {
     }
 }
 
-// One NTT pass over `batch` vectors starting at pass->data: the loops stand for the grid
-// (tiles × vectors) and the block's threads; the tile buffer stands for shared memory.
+// One NTT pass over `batch` vectors starting at pass->data, as bellows_ntt_pass runs it: the
+// loops stand for the grid (tiles × vectors) and the block's threads, the tile buffer for shared
+// memory, in the kernel's swizzled slot order.
 void bellows_emu_ntt_pass(const NttPass* pass, uint64_t batch) {
+    NttPass a = *pass;
+    const uint32_t tile_size = 1u << (a.k + a.c);
+    const uint64_t tiles = a.n >> (a.k + a.c);
+    std::vector<Fr> sm(tile_size);
+    SwizzledTile t{sm.data()};
+    for (uint64_t b = 0; b < batch; b++) {
+        Fr* vec = (Fr*)a.data + b * a.n;
+        for (uint64_t tile = 0; tile < tiles; tile++) {
+            for (uint32_t e = 0; e < tile_size; e++) {
+                uint64_t pos = tile_position(a, tile, e);
+                t.set(e, pre_scale(a, pos, vec[pos]));
+            }
+            for (uint32_t s = 0; s < a.k;) {
+                if (radix2_step_at(a, s)) {
+                    for (uint32_t q = 0; q < tile_size / 2; q++) radix2_step(a, tile, t, s, q);
+                    s += 1;
+                } else {
+                    for (uint32_t q = 0; q < tile_size / 4; q++) radix4_step(a, tile, t, s, q);
+                    s += 2;
+                }
+            }
+            for (uint32_t e = 0; e < tile_size; e++) {
+                uint64_t pos = tile_position(a, tile, e);
+                vec[pos] = post_scale(a, pos, t.get(e));
+            }
+        }
+    }
+}
+
+// The same pass as bellows_ntt_pass_radix2 runs it: one radix-2 stage at a time.
+void bellows_emu_ntt_pass_radix2(const NttPass* pass, uint64_t batch) {
     NttPass a = *pass;
     const uint32_t tile_size = 1u << (a.k + a.c);
     const uint64_t tiles = a.n >> (a.k + a.c);

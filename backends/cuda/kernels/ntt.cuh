@@ -180,4 +180,109 @@ BL_HD void butterfly_unit(Fr& u, Fr& v) {
     u = s;
 }
 
+// ---- radix-4 steps (the pass kernel's stages, two at a time) ----------------------------------
+//
+// A pass runs its k stages as steps: a radix-4 step does two consecutive stages (bits lo and
+// lo + 1) on four tile elements held in registers, one read and one write of each through shared
+// memory instead of two; when k is odd, the stage on the pass's top bit is a radix-2 step of its
+// own (first in DIF order, last in DIT order, so it never falls on bit 0). The two stages of a
+// radix-4 step are exactly the two radix-2 stages in the same order (the usual radix-2^2
+// grouping), so results are bit for bit those of the radix-2 schedule. Twiddles: the quad
+// e0..e3 = e0 + {0, 1, 2, 3}·2^lo (tile bits) sits at positions pos0 + {0, 1, 2, 3}·2^lo; the
+// stage on bit lo pairs (e0, e1) and (e2, e3), whose positions agree mod 2^lo, so both use one
+// twiddle; the stage on bit lo + 1 pairs (e0, e2) and (e1, e3), two twiddles: three loads per
+// four butterflies.
+
+// Whether the stage s (execution order) is a radix-2 step: k odd and s on the pass's top bit.
+BL_HD bool radix2_step_at(const NttPass& a, uint32_t s) {
+    return (a.k & 1u) && stage_bit(a, s) == a.b0 + a.k - 1;
+}
+
+// The four tile elements of quad q when the step's lower stage works on tile bit p.
+BL_HD uint32_t quad_base(uint32_t q, uint32_t p) {
+    return ((q >> p) << (p + 2)) | (q & ((1u << p) - 1));
+}
+
+// Shared-memory slot of tile element e: e with its low three bits XORed with a function of bits
+// 3 and 4. Shared memory holds an element as two 16-byte halves; a warp's 16-byte accesses are
+// served eight threads at a time, free of bank conflicts when those eight hit distinct slots mod
+// 8. Without the swizzle, the quads of the low tile bits (e0 = 4q, or runs of two or four) would
+// hit two or four threads per bank; with it every access pattern of the steps (quads on tile bits
+// lo ≥ 0, radix-2 steps on bits ≥ 3, consecutive loads and stores) is conflict-free. A bijection
+// of every aligned block of 8, so of any tile of 8 or more elements (smaller tiles: identity).
+BL_HD uint32_t smem_slot(uint32_t e) {
+    uint32_t x0 = (e >> 3) & 1u, x1 = (e >> 4) & 1u;
+    return e ^ ((x0 ^ x1) | (x0 << 1) | (x1 << 2));
+}
+
+BL_HD Fr load_twiddle(const NttPass& a, uint64_t index) {
+#ifdef BELLOWS_HOST_EMULATION
+    return ((const Fr*)a.twiddles)[index];
+#else
+    const uint4* p = (const uint4*)a.twiddles + 2 * index;
+    uint4 x = __ldg(p), y = __ldg(p + 1);
+    return Fr{{x.x, x.y, x.z, x.w, y.x, y.y, y.z, y.w}};
+#endif
+}
+
+// The stage on bit beta for the pairs (u0, v0) and (u1, v1), whose positions agree mod 2^beta so
+// that they share the twiddle of position pos1 (no twiddle on bit 0).
+BL_HD void stage_pairs(const NttPass& a, uint32_t beta, uint64_t pos1, Fr& u0, Fr& v0, Fr& u1,
+                       Fr& v1) {
+    if (beta == 0) {
+        butterfly_unit(u0, v0);
+        butterfly_unit(u1, v1);
+    } else {
+        Fr w = load_twiddle(a, twiddle_index(a, pos1, beta));
+        butterfly(a.flags, u0, v0, w);
+        butterfly(a.flags, u1, v1, w);
+    }
+}
+
+// The radix-2 step of stage s for butterfly q. Tile: get(e) / set(e, x) on the tile.
+template <class Tile>
+BL_HD void radix2_step(const NttPass& a, uint64_t tile, Tile& t, uint32_t s, uint32_t q) {
+    const uint32_t beta = stage_bit(a, s);
+    uint32_t e1, e2;
+    butterfly_pair(q, beta - a.b0 + a.c, e1, e2);
+    Fr u = t.get(e1), v = t.get(e2);
+    if (beta == 0) {
+        butterfly_unit(u, v);
+    } else {
+        Fr w = load_twiddle(a, twiddle_index(a, tile_position(a, tile, e1), beta));
+        butterfly(a.flags, u, v, w);
+    }
+    t.set(e1, u);
+    t.set(e2, v);
+}
+
+// The radix-4 step of stages s and s + 1 for quad q (see above).
+template <class Tile>
+BL_HD void radix4_step(const NttPass& a, uint64_t tile, Tile& t, uint32_t s, uint32_t q) {
+    const bool dit = (a.flags & NTT_DIT) != 0;
+    const uint32_t lo = dit ? stage_bit(a, s) : stage_bit(a, s + 1);
+    const uint32_t hi = lo + 1;
+    const uint32_t e0 = quad_base(q, lo - a.b0 + a.c), d = 1u << (lo - a.b0 + a.c);
+    const uint64_t pos0 = tile_position(a, tile, e0);
+    Fr x0 = t.get(e0), x1 = t.get(e0 + d), x2 = t.get(e0 + 2 * d), x3 = t.get(e0 + 3 * d);
+    if (dit) {
+        stage_pairs(a, lo, pos0, x0, x1, x2, x3);
+        Fr w = load_twiddle(a, twiddle_index(a, pos0, hi));
+        butterfly(a.flags, x0, x2, w);
+        w = load_twiddle(a, twiddle_index(a, pos0 + (1ull << lo), hi));
+        butterfly(a.flags, x1, x3, w);
+    } else {
+        Fr w = load_twiddle(a, twiddle_index(a, pos0, hi));
+        butterfly(a.flags, x0, x2, w);
+        w = load_twiddle(a, twiddle_index(a, pos0 + (1ull << lo), hi));
+        butterfly(a.flags, x1, x3, w);
+        stage_pairs(a, lo, pos0, x0, x1, x2, x3);
+    }
+    t.set(e0, x0);
+    t.set(e0 + d, x1);
+    t.set(e0 + 2 * d, x2);
+    t.set(e0 + 3 * d, x3);
+}
+
+
 }  // namespace bellows

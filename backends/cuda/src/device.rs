@@ -10,7 +10,7 @@
 use std::{
     marker::PhantomData,
     panic::{catch_unwind, AssertUnwindSafe},
-    sync::{Arc, Mutex},
+    sync::{atomic::AtomicBool, Arc, Mutex},
 };
 
 use bellows_core::{Error, Result};
@@ -79,6 +79,7 @@ pub(crate) struct Kernels {
     pub bitrev: CudaFunction,
     pub bitrev_tiled: CudaFunction,
     pub ntt_pass: CudaFunction,
+    pub ntt_pass_radix2: CudaFunction,
 }
 
 /// Resource use of one kernel as the driver reports it.
@@ -102,6 +103,8 @@ pub struct CudaDevice {
     stream: Arc<CudaStream>,
     pub(crate) k: Kernels,
     pub(crate) tables: Mutex<Option<DeviceTables>>,
+    /// Whether NTTs run the radix-2 pass kernel ([`crate::ntt::NttKernel`]).
+    pub(crate) ntt_radix2: AtomicBool,
 }
 
 impl std::fmt::Debug for CudaDevice {
@@ -191,14 +194,16 @@ impl CudaDevice {
             bitrev: f(names::BITREV)?,
             bitrev_tiled: f(names::BITREV_TILED)?,
             ntt_pass: f(names::NTT_PASS)?,
+            ntt_pass_radix2: f(names::NTT_PASS_RADIX2)?,
             _module: module,
         };
-        k.ntt_pass
-            .set_attribute(
+        for pass in [&k.ntt_pass, &k.ntt_pass_radix2] {
+            pass.set_attribute(
                 sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                 MAX_DYNAMIC_SHARED as i32,
             )
             .map_err(err)?;
+        }
         Ok(Self {
             ordinal,
             label,
@@ -208,6 +213,7 @@ impl CudaDevice {
             stream,
             k,
             tables: Mutex::new(None),
+            ntt_radix2: AtomicBool::new(false),
         })
     }
 
@@ -238,8 +244,9 @@ impl CudaDevice {
     /// Registers and local memory of every kernel (from the loaded module).
     pub fn kernel_report(&self) -> Result<Vec<KernelInfo>> {
         let k = &self.k;
-        let list: [(&'static str, &CudaFunction); 15] = [
+        let list: [(&'static str, &CudaFunction); 16] = [
             (names::NTT_PASS, &k.ntt_pass),
+            (names::NTT_PASS_RADIX2, &k.ntt_pass_radix2),
             (names::BITREV, &k.bitrev),
             (names::BITREV_TILED, &k.bitrev_tiled),
             (names::EXPAND_TABLE, &k.expand_table),

@@ -57,6 +57,7 @@ pub(crate) mod names {
     pub const BITREV: &str = "bellows_bitrev";
     pub const BITREV_TILED: &str = "bellows_bitrev_tiled";
     pub const NTT_PASS: &str = "bellows_ntt_pass";
+    pub const NTT_PASS_RADIX2: &str = "bellows_ntt_pass_radix2";
 }
 
 #[cfg(test)]

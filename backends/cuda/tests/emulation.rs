@@ -44,6 +44,7 @@ struct Emu {
     bitrev: BitrevFn,
     bitrev_tiled: BitrevFn,
     pass: PassFn,
+    pass_radix2: PassFn,
 }
 
 fn compiler() -> Option<String> {
@@ -104,6 +105,7 @@ fn emu() -> Option<&'static Emu> {
                 bitrev: *lib.get::<BitrevFn>(b"bellows_emu_bitrev").unwrap(),
                 bitrev_tiled: *lib.get::<BitrevFn>(b"bellows_emu_bitrev_tiled").unwrap(),
                 pass: *lib.get::<PassFn>(b"bellows_emu_ntt_pass").unwrap(),
+                pass_radix2: *lib.get::<PassFn>(b"bellows_emu_ntt_pass_radix2").unwrap(),
                 _lib: lib,
             }
         };
@@ -228,9 +230,11 @@ fn twiddle_expansion_matches_host_table() {
     }
 }
 
-/// Runs a planned transform through the emulated kernels, with a twiddle table for 2^tw_log.
+/// Runs a planned transform through the emulated kernels (`pass`: the radix-4 or the radix-2
+/// pass), with a twiddle table for 2^tw_log.
 fn emulated_ntt(
     e: &Emu,
+    pass_fn: PassFn,
     data: &mut [Fr],
     log_n: u32,
     cfg: &NttConfig,
@@ -257,7 +261,7 @@ fn emulated_ntt(
         );
         // SAFETY: the pass reads and writes `batch` vectors of n elements at `base` (inside
         // `data`), the twiddle table (N/2 + 1 entries, N ≥ n) and the coset tables.
-        unsafe { (e.pass)(&args, batch as u64) };
+        unsafe { pass_fn(&args, batch as u64) };
     }
     if plan.bitrev_after {
         let kernel = if tiled_bitrev(log_n) {
@@ -284,7 +288,7 @@ fn ntt_matches_reference_every_config() {
         })
         .collect();
     let r = testing::run_ntt_checks(
-        |d, l, c| emulated_ntt(e, d, l, c, MAX_TILE_BITS, 0),
+        |d, l, c| emulated_ntt(e, e.pass, d, l, c, MAX_TILE_BITS, 0),
         5,
         &plans,
     );
@@ -299,8 +303,16 @@ fn ntt_multi_pass_plans_match_reference() {
     let configs = testing::all_ntt_configs();
     let mut r = Vec::new();
     // Small tiles force 2–5 passes (first, middle and last kinds, with neighbour bits), and a
-    // larger twiddle table exercises the stride into it.
-    for (tile_bits, tw_extra) in [(3u32, 0u32), (4, 3), (5, 1)] {
+    // larger twiddle table exercises the stride into it. Tiles of 3 and 5 bits give passes with
+    // odd k (a radix-2 step besides the radix-4 ones), 4 bits even k. The previous radix-2 pass
+    // kernel (kept for comparison) is checked the same way.
+    for (pass_fn, tile_bits, tw_extra) in [
+        (e.pass, 3u32, 0u32),
+        (e.pass, 4, 3),
+        (e.pass, 5, 1),
+        (e.pass_radix2, 3, 0),
+        (e.pass_radix2, 5, 1),
+    ] {
         let plans: Vec<NttCheckPlan> = [6u32, 9, 13]
             .iter()
             .map(|&log_n| NttCheckPlan {
@@ -310,7 +322,7 @@ fn ntt_multi_pass_plans_match_reference() {
             })
             .collect();
         r.extend(testing::run_ntt_checks(
-            |d, l, c| emulated_ntt(e, d, l, c, tile_bits, tw_extra),
+            |d, l, c| emulated_ntt(e, pass_fn, d, l, c, tile_bits, tw_extra),
             6 + u64::from(tile_bits),
             &plans,
         ));
@@ -322,7 +334,7 @@ fn ntt_multi_pass_plans_match_reference() {
         configs: configs[..4].to_vec(),
     }];
     r.extend(testing::run_ntt_checks(
-        |d, l, c| emulated_ntt(e, d, l, c, MAX_TILE_BITS, 2),
+        |d, l, c| emulated_ntt(e, e.pass, d, l, c, MAX_TILE_BITS, 2),
         9,
         &plans,
     ));

@@ -14,6 +14,8 @@ use bellows_core::{
     layout::Fr,
     Error, Result,
 };
+use std::sync::atomic::Ordering as AtomicOrdering;
+
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg};
 
 pub use plan::{plan, Plan, MAX_LOG_N};
@@ -23,6 +25,18 @@ use crate::{
     CudaDevice,
 };
 use plan::NttPassArgs;
+
+/// Which pass kernel the device's NTTs run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum NttKernel {
+    /// Two stages per shared-memory round trip (radix-4 steps in registers, 16-byte swizzled
+    /// shared-memory accesses, butterflies specialised per direction). The default.
+    #[default]
+    Radix4,
+    /// One radix-2 stage per round trip: the previous kernel, kept so that the check program
+    /// can measure the two side by side. Same results, bit for bit.
+    Radix2,
+}
 
 /// Smallest twiddle table built (2^15 entries, 1 MiB), so that small sizes share one table.
 const MIN_TW_LOG: u32 = 16;
@@ -56,6 +70,21 @@ fn check(len: usize, log_n: u32) -> Result<usize> {
 }
 
 impl CudaDevice {
+    /// Chooses the pass kernel of this device's later NTTs (default [`NttKernel::Radix4`]).
+    pub fn set_ntt_kernel(&self, kernel: NttKernel) {
+        self.ntt_radix2
+            .store(kernel == NttKernel::Radix2, AtomicOrdering::Relaxed);
+    }
+
+    /// The pass kernel this device's NTTs run.
+    pub fn ntt_kernel(&self) -> NttKernel {
+        if self.ntt_radix2.load(AtomicOrdering::Relaxed) {
+            NttKernel::Radix2
+        } else {
+            NttKernel::Radix4
+        }
+    }
+
     /// Transforms every 2^log_n-element vector of host `data` in place: copies it to the device,
     /// transforms and copies it back (synchronous).
     pub fn ntt(&self, data: &mut [Fr], log_n: u32, cfg: &NttConfig) -> Result<()> {
@@ -102,6 +131,10 @@ impl CudaDevice {
             Some(t) => t.device_ptr(stream).0,
             None => 0,
         };
+        let pass_kernel = match self.ntt_kernel() {
+            NttKernel::Radix4 => &self.k.ntt_pass,
+            NttKernel::Radix2 => &self.k.ntt_pass_radix2,
+        };
         let n = 1u64 << log_n;
         let vec_bytes = n * (Fr::WORDS as u64) * 8;
         for first in (0..batch).step_by(MAX_BATCH_PER_LAUNCH) {
@@ -122,7 +155,7 @@ impl CudaDevice {
                     block_dim: (pass.threads(), 1, 1),
                     shared_mem_bytes: pass.shared_bytes(),
                 };
-                let mut l = stream.launch_builder(&self.k.ntt_pass);
+                let mut l = stream.launch_builder(pass_kernel);
                 l.arg(&args);
                 // SAFETY: the pass touches exactly the `vectors` vectors of n elements at `ptr`,
                 // inside `data`; the tables hold N/2 + 1 twiddles (N ≥ n) and 4·2^14 coset

@@ -12,7 +12,8 @@ mod ntt;
 pub use curve::{run_g1_checks, run_g2_checks};
 pub use field::{run_field_checks, FieldCase};
 pub use ntt::{
-    all_ntt_configs, random_vector, run_ntt_checks, NttCheckPlan, SIMPLE_REFERENCE_MAX_LOG,
+    all_ntt_configs, describe, random_vector, run_ntt_checks, NttCheckPlan,
+    SIMPLE_REFERENCE_MAX_LOG,
 };
 
 use std::fmt::Debug;

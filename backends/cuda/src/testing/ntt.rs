@@ -62,7 +62,8 @@ pub fn random_vector(seed: u64, len: usize) -> Vec<Fr> {
     v
 }
 
-fn describe(cfg: &NttConfig) -> String {
+/// A configuration's short name, e.g. "inv coset R->N".
+pub fn describe(cfg: &NttConfig) -> String {
     let d = if cfg.direction == bellows_core::backend::ntt::NttDirection::Inverse {
         "inv"
     } else {

@@ -12,6 +12,7 @@ use bellows_core::{
 };
 use bellows_cuda::{
     bench::{median, BenchField, BenchGroup},
+    ntt::NttKernel,
     testing, CudaDevice,
 };
 
@@ -171,6 +172,68 @@ pub fn run(dev: &CudaDevice, o: &Options) -> Result<Vec<String>> {
             lines.push(l);
         }
     }
+    lines.extend(every_config(dev, o)?);
     lines.push("goals: NTT 2^24 ≤ 6 ms and 2^27 ≤ 50 ms on device".into());
+    Ok(lines)
+}
+
+/// Device time of all 16 configurations at 2^24 and 2^27 with the radix-4 pass kernel, and of
+/// the three main ones with the previous radix-2 kernel (same run, same data, for comparison).
+fn every_config(dev: &CudaDevice, o: &Options) -> Result<Vec<String>> {
+    let reps = o.repeats;
+    let mut lines = vec![
+        String::new(),
+        "NTT, every configuration, device only (ms, medians): radix-4 pass kernel (default) / \
+         previous radix-2 kernel"
+            .to_string(),
+    ];
+    say(&lines[1]);
+    let main = [
+        NttConfig::forward(),
+        NttConfig::forward().with_orders(Ordering::Natural, Ordering::Natural),
+        NttConfig::inverse()
+            .with_coset(true)
+            .with_orders(Ordering::BitReversed, Ordering::Natural),
+    ];
+    for log_n in [24u32, 27].into_iter().filter(|&l| l <= o.max_log) {
+        let data = testing::random_vector(0xa11c + u64::from(log_n), 1 << log_n);
+        let mut d = dev.upload(&data)?;
+        let mut worst = (0.0f64, String::new());
+        for cfg in testing::all_ntt_configs() {
+            let mut time = |kernel: NttKernel| -> Result<f64> {
+                dev.set_ntt_kernel(kernel);
+                dev.ntt_device(&mut d, log_n, &cfg)?;
+                dev.synchronize()?;
+                let ms: Vec<f64> = (0..reps)
+                    .map(|_| dev.time_ms(|x| x.ntt_device(&mut d, log_n, &cfg)))
+                    .collect::<Result<_>>()?;
+                Ok(median(&ms))
+            };
+            let r4 = time(NttKernel::Radix4);
+            let r2 = if main.contains(&cfg) {
+                Some(time(NttKernel::Radix2))
+            } else {
+                None
+            };
+            dev.set_ntt_kernel(NttKernel::Radix4);
+            let r4 = r4?;
+            let name = testing::describe(&cfg);
+            if r4 > worst.0 {
+                worst = (r4, name.clone());
+            }
+            let l = match r2 {
+                Some(r2) => format!("2^{log_n} {name:<20} {r4:>9.3} / {:>9.3}", r2?),
+                None => format!("2^{log_n} {name:<20} {r4:>9.3}"),
+            };
+            say(&l);
+            lines.push(l);
+        }
+        let l = format!(
+            "2^{log_n} slowest configuration: {} at {:.3} ms",
+            worst.1, worst.0
+        );
+        say(&l);
+        lines.push(l);
+    }
     Ok(lines)
 }
