@@ -19,8 +19,8 @@ head -c 2000 "$out/machine.txt" | grep -E "NVIDIA|Driver" | head -3
 if command -v cuobjdump >/dev/null && [ -f .carry/bellows.fatbin ]; then
   for k in bellows_bench_fr_mul bellows_bench_fr_mul_generic bellows_bench_fp_mul bellows_ntt_pass; do
     cuobjdump -sass -fun "$k" .carry/bellows.fatbin > "$out/sass-$k.txt" 2>&1
-    echo "$k: $(grep -cE '^\s+/\*[0-9a-f]{4}\*/' "$out/sass-$k.txt") instructions;" \
-      "$(grep -oE '^\s+/\*[0-9a-f]{4}\*/\s+(@!?U?P[0-9T] )?[A-Z0-9]+' "$out/sass-$k.txt" | awk '{print $NF}' | sort | uniq -c | sort -rn | head -8 | awk '{printf "%s %s, ", $2, $1}')"
+    echo "$k: $(grep -cE '^\s+/\*[0-9a-f]{4,6}\*/' "$out/sass-$k.txt") instructions;" \
+      "$(grep -oE '^\s+/\*[0-9a-f]{4,6}\*/\s+(@!?U?P[0-9T] )?[A-Z0-9]+' "$out/sass-$k.txt" | awk '{print $NF}' | sort | uniq -c | sort -rn | head -8 | awk '{printf "%s %s, ", $2, $1}')"
   done | tee "$out/sass-summary.txt"
   cat "$out"/sass-bellows_*.txt > "$out/sass.txt" && rm "$out"/sass-bellows_*.txt
 fi
