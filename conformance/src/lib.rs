@@ -23,6 +23,7 @@
 //!
 //! Entry points: [`run_suite`] (library), [`run_cli`] (what `bellows conformance` calls).
 
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod artifacts;
