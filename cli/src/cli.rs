@@ -138,9 +138,15 @@ The circuit options must be the ones the parameters were made for; a mismatch is
 any work. Parameters are read with full point checks (on the curve and in the subgroup) unless \
 `--skip-subgroup-checks` (for files you wrote yourself). Benchmark-only parameters are accepted \
 with a warning: their proofs do not verify.\n\n\
+By default the N proofs are synthesised and proved in batches (`--batch-size`, default all N). \
+`--pipeline` streams them instead through the pipeline scheduler: synthesis workers (half the \
+cores) feed two device workers, and synthesised proofs waiting for the device never hold more \
+than `--memory-budget` bytes. With `--seed`, each proof's r and s then come from its own stream, \
+so the output is deterministic but differs from the batch mode's.\n\n\
 Examples:\n  bellows prove --params s14.params --circuit synthetic --log-size 14 --out s14.proof \
 --inputs-out s14.json\n  bellows prove --params s14.params --circuit synthetic --log-size 14 --count 8 \
---seed 1 --out batch.proof --inputs-out batch.json";
+--seed 1 --out batch.proof --inputs-out batch.json\n  bellows prove --params s14.params --circuit \
+synthetic --log-size 14 --count 100 --pipeline --out many.proof --inputs-out many.json";
 
 const VERIFY_ABOUT: &str = "Verify Groth16 proofs. Needs no circuit: only a verifying key (a \
 bellperson verifying-key file, or a whole parameters file), the proof file (one or more 192-byte \
@@ -239,8 +245,17 @@ pub struct ProveArgs {
           value_parser = clap::value_parser!(u32).range(1..))]
     pub count: u32,
     /// Proofs synthesised and proved together per batch [default: all of --count].
-    #[arg(long = "batch-size", value_name = "B", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long = "batch-size", value_name = "B", value_parser = clap::value_parser!(u32).range(1..),
+          conflicts_with = "pipeline")]
     pub batch_size: Option<u32>,
+    /// Stream the proofs through the pipeline scheduler: synthesis workers feed device workers,
+    /// with a memory budget, instead of proving batch after batch.
+    #[arg(long)]
+    pub pipeline: bool,
+    /// Pipeline: bytes of synthesised proofs that may wait for the device [default: half the free
+    /// host memory].
+    #[arg(long = "memory-budget", value_name = "BYTES", requires = "pipeline")]
+    pub memory_budget: Option<u64>,
     /// The backend.
     #[command(flatten)]
     pub backend: BackendArg,

@@ -11,6 +11,7 @@ use bellows_core::{
         synthesis::synthesize_batch,
         ParamsKind, Proof,
     },
+    pipeline::{Job, Pipeline, PipelineConfig},
     rng::ProofRng,
     Result,
 };
@@ -58,6 +59,91 @@ pub fn prove_batch(
     })
 }
 
+/// Proves the instances batch after batch (`batch` instances each); returns the proofs and public
+/// inputs in seed order.
+fn prove_batches(
+    key: &ProvingKey,
+    spec: &CircuitSpec,
+    seeds: &[u64],
+    batch: usize,
+    rng: &mut (impl RngCore + ?Sized),
+    pb: &indicatif::ProgressBar,
+) -> Result<(Vec<Proof>, Vec<Vec<Scalar>>)> {
+    let mut proofs = Vec::with_capacity(seeds.len());
+    let mut inputs = Vec::with_capacity(seeds.len());
+    for chunk in seeds.chunks(batch) {
+        let out = prove_batch(key, spec, chunk, rng)?;
+        let tm = out.timings;
+        tracing::info!(
+            "batch of {}: synthesis {}, h_poly {}, G1 MSMs {}, G2 MSM {} (overlapped), finalize {}",
+            chunk.len(),
+            fmt_duration(out.synthesis),
+            fmt_duration(tm.h_poly),
+            fmt_duration(tm.msm_g1),
+            fmt_duration(tm.msm_g2),
+            fmt_duration(tm.finalize)
+        );
+        proofs.extend(out.proofs);
+        inputs.extend(out.inputs);
+        pb.inc(chunk.len() as u64);
+    }
+    Ok((proofs, inputs))
+}
+
+/// Proves one single-partition job per witness seed through the pipeline scheduler; returns the
+/// proofs and public inputs in seed order.
+fn prove_pipelined(
+    key: Arc<ProvingKey>,
+    spec: &CircuitSpec,
+    seeds: &[u64],
+    args: &ProveArgs,
+    pb: &indicatif::ProgressBar,
+) -> Result<(Vec<Proof>, Vec<Vec<Scalar>>)> {
+    let mut cfg = PipelineConfig::default();
+    cfg.seed = args.seed;
+    cfg.memory_budget = args.memory_budget;
+    let pipeline = Pipeline::new(vec![key], cfg)?;
+    let mut inputs = Vec::with_capacity(seeds.len());
+    let mut jobs = Vec::with_capacity(seeds.len());
+    for (i, &s) in seeds.iter().enumerate() {
+        let (circuit, public) = spec.instance(s)?;
+        inputs.push(public);
+        jobs.push(Job {
+            id: i as u64,
+            partitions: vec![circuit],
+        });
+    }
+    let mut proofs: Vec<Option<Proof>> = vec![None; seeds.len()];
+    let mut first_error = None;
+    let stats = pipeline.run(jobs, |r| {
+        pb.inc(1);
+        match r.proofs {
+            Ok(mut p) => proofs[r.id as usize] = p.pop(),
+            Err(e) => {
+                first_error.get_or_insert((r.id, e));
+            }
+        }
+    })?;
+    if let Some((id, e)) = first_error {
+        return Err(bellows_core::Error::Pipeline(format!("proof {id}: {e}")));
+    }
+    tracing::info!(
+        "pipeline: {} proofs in {}, peak {} of {} budget bytes in flight",
+        stats.partitions,
+        fmt_duration(stats.wall),
+        stats.peak_reserved_bytes,
+        stats.budget_bytes
+    );
+    let proofs = proofs
+        .into_iter()
+        .enumerate()
+        .map(|(i, p)| {
+            p.ok_or_else(|| bellows_core::Error::Pipeline(format!("proof {i} was not delivered")))
+        })
+        .collect::<Result<_>>()?;
+    Ok((proofs, inputs))
+}
+
 /// Formats public inputs for a file: one proof → a flat array; several → an array of arrays.
 pub fn inputs_json(inputs: &[Vec<Scalar>]) -> String {
     if inputs.len() == 1 {
@@ -91,7 +177,7 @@ pub fn run(args: &ProveArgs, g: &Globals) -> Result<()> {
     check_params_fit(&params, &spec)?;
     let backend = open_backend(&args.backend.backend, g)?;
     let t = Instant::now();
-    let key = ProvingKey::new(params, backend)?;
+    let key = Arc::new(ProvingKey::new(params, backend)?);
     let load_time = t.elapsed();
     println!("circuit: {}", spec.description());
     println!(
@@ -112,31 +198,18 @@ pub fn run(args: &ProveArgs, g: &Globals) -> Result<()> {
 
     let pb = progress(count as u64, "proving");
     let t = Instant::now();
-    let mut proofs = Vec::with_capacity(count);
-    let mut inputs = Vec::with_capacity(count);
-    for chunk in seeds.chunks(batch) {
-        let out = prove_batch(&key, &spec, chunk, &mut rng);
-        let out = match out {
-            Ok(o) => o,
-            Err(e) => {
-                pb.abandon();
-                return Err(e);
-            }
-        };
-        let tm = out.timings;
-        tracing::info!(
-            "batch of {}: synthesis {}, h_poly {}, G1 MSMs {}, G2 MSM {} (overlapped), finalize {}",
-            chunk.len(),
-            fmt_duration(out.synthesis),
-            fmt_duration(tm.h_poly),
-            fmt_duration(tm.msm_g1),
-            fmt_duration(tm.msm_g2),
-            fmt_duration(tm.finalize)
-        );
-        proofs.extend(out.proofs);
-        inputs.extend(out.inputs);
-        pb.inc(chunk.len() as u64);
-    }
+    let result = if args.pipeline {
+        prove_pipelined(key.clone(), &spec, &seeds, args, &pb)
+    } else {
+        prove_batches(&key, &spec, &seeds, batch, &mut rng, &pb)
+    };
+    let (proofs, inputs) = match result {
+        Ok(o) => o,
+        Err(e) => {
+            pb.abandon();
+            return Err(e);
+        }
+    };
     pb.finish_and_clear();
     let prove_time = t.elapsed();
 
