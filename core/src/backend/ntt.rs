@@ -83,6 +83,28 @@ impl NttConfig {
     }
 }
 
+/// The primitive `2^log_n`-th root of unity of the conventions above:
+/// `ROOT_OF_UNITY^(2^(32 − log_n))` (the ω of bellperson's `EvaluationDomain`).
+///
+/// Panics if `log_n` exceeds 32, the two-adicity of Fr (callers check sizes first).
+pub fn omega(log_n: u32) -> blstrs::Scalar {
+    use ff::{Field, PrimeField};
+    assert!(
+        log_n <= blstrs::Scalar::S,
+        "no 2^{log_n}-th root of unity in Fr"
+    );
+    let mut w = blstrs::Scalar::ROOT_OF_UNITY;
+    for _ in log_n..blstrs::Scalar::S {
+        w = w.square();
+    }
+    w
+}
+
+/// The coset generator g of the conventions above (blstrs' `MULTIPLICATIVE_GENERATOR`, 7).
+pub fn coset_generator() -> blstrs::Scalar {
+    <blstrs::Scalar as ff::PrimeField>::MULTIPLICATIVE_GENERATOR
+}
+
 /// Checks `data` against `log_n` and returns the batch size.
 pub fn batch_size(data_len: usize, log_n: u32) -> Result<usize> {
     if log_n > crate::MAX_LOG_NTT {

@@ -234,6 +234,8 @@ pub fn start_with_randomness(
         .par_iter()
         .map(|s| (scalars_a(s), scalars_b(s)))
         .unzip();
+    // Shared with the G2 thread (read-only), not copied.
+    let b_sc = Arc::new(b_sc);
 
     // G2 MSM on CPU threads, overlapping all device work.
     let b_g2 = params.b_g2.clone();
@@ -254,15 +256,20 @@ pub fn start_with_randomness(
     let t = Instant::now();
     let log_n = synthesized[0].log_domain();
     let n = 1usize << log_n;
-    let mut a = vec![Scalar::ZERO; n * n_proofs];
-    let mut b = vec![Scalar::ZERO; n * n_proofs];
-    let mut c = vec![Scalar::ZERO; n * n_proofs];
+    // The first circuit's evaluation vectors become the batch buffers (no copy for a batch of
+    // one); each vector is zero-padded to n and the others are appended.
     let mut aux: Vec<Vec<Scalar>> = Vec::with_capacity(n_proofs);
+    let (mut a, mut b, mut c) = (Vec::new(), Vec::new(), Vec::new());
     for (k, syn) in synthesized.into_iter().enumerate() {
-        let m = syn.a.len();
-        a[k * n..k * n + m].copy_from_slice(&syn.a);
-        b[k * n..k * n + m].copy_from_slice(&syn.b);
-        c[k * n..k * n + m].copy_from_slice(&syn.c);
+        for (buf, v) in [(&mut a, syn.a), (&mut b, syn.b), (&mut c, syn.c)] {
+            if k == 0 {
+                *buf = v;
+                buf.reserve_exact(n * n_proofs - buf.len());
+            } else {
+                buf.extend_from_slice(&v);
+            }
+            buf.resize((k + 1) * n, Scalar::ZERO);
+        }
         aux.push(syn.aux_assignment);
     }
     backend.h_poly(

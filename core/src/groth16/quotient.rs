@@ -14,10 +14,7 @@ use crate::{
     Error, Result,
 };
 
-/// The coset generator g used by every backend (blstrs' `MULTIPLICATIVE_GENERATOR`, 7).
-pub fn coset_generator() -> blstrs::Scalar {
-    <blstrs::Scalar as ff::PrimeField>::MULTIPLICATIVE_GENERATOR
-}
+pub use crate::backend::ntt::coset_generator;
 
 /// 1 / Z(g) = 1 / (g^n − 1) for n = 2^log_n.
 pub fn z_inverse_on_coset(log_n: u32) -> blstrs::Scalar {

@@ -20,7 +20,7 @@ use std::sync::Arc;
 
 use bellpepper_core::Circuit;
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
-use ff::{Field, PrimeField};
+use ff::Field;
 use group::{prime::PrimeCurveAffine, Curve, Group, Wnaf};
 use rand_chacha::ChaCha20Rng;
 use rand_core::{RngCore, SeedableRng};
@@ -229,10 +229,7 @@ fn powers_of(x: Scalar, n: usize) -> Vec<Scalar> {
 fn inverse_fft(a: &mut [Scalar], log_n: u32) {
     let n = a.len();
     debug_assert_eq!(n, 1usize << log_n);
-    let mut omega = Scalar::ROOT_OF_UNITY;
-    for _ in log_n..Scalar::S {
-        omega = omega.square();
-    }
+    let omega = crate::backend::ntt::omega(log_n);
     let omega_inv = omega.invert().expect("a root of unity is invertible");
     for i in 0..n {
         let j = if log_n == 0 {
@@ -422,10 +419,7 @@ mod tests {
             let tau = Scalar::random(&mut rng);
             let mut l = powers_of(tau, n);
             inverse_fft(&mut l, log_n);
-            let mut omega = Scalar::ROOT_OF_UNITY;
-            for _ in log_n..Scalar::S {
-                omega = omega.square();
-            }
+            let omega = crate::backend::ntt::omega(log_n);
             let z = tau.pow_vartime([n as u64]) - Scalar::ONE;
             let n_s = Scalar::from(n as u64);
             let mut w = Scalar::ONE;

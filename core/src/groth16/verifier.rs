@@ -10,7 +10,7 @@
 //! n + 2 Miller loops and one final exponentiation instead of 3n + n.
 
 use blstrs::{Bls12, G1Affine, G1Projective, G2Prepared, Gt, Scalar};
-use ff::Field;
+use ff::{Field, PrimeField};
 use group::{prime::PrimeCurveAffine, Curve, Group};
 use pairing::{MillerLoopResult, MultiMillerLoop};
 use rand_core::RngCore;
@@ -25,8 +25,6 @@ pub struct PreparedVerifyingKey {
     alpha_beta: Gt,
     neg_gamma: G2Prepared,
     neg_delta: G2Prepared,
-    gamma: G2Prepared,
-    delta: G2Prepared,
     ic: Vec<G1Affine>,
     kind: ParamsKind,
 }
@@ -49,8 +47,6 @@ pub fn prepare_verifying_key(vk: &VerifyingKey) -> PreparedVerifyingKey {
         alpha_beta: blstrs::pairing(&vk.alpha_g1, &vk.beta_g2),
         neg_gamma: G2Prepared::from(-vk.gamma_g2),
         neg_delta: G2Prepared::from(-vk.delta_g2),
-        gamma: G2Prepared::from(vk.gamma_g2),
-        delta: G2Prepared::from(vk.delta_g2),
         ic: vk.ic.clone(),
         kind: vk.kind(),
     }
@@ -115,30 +111,21 @@ pub fn verify_proofs_batch(
     let mut sum_ic = G1Projective::identity();
     let mut sum_c = G1Projective::identity();
     let mut sum_w = Scalar::ZERO;
-    let mut weighted_a = Vec::with_capacity(proofs.len());
+    let mut weighted = Vec::with_capacity(proofs.len());
     for ((p, w), ic) in proofs.iter().zip(&weights).zip(&ic_points) {
         sum_ic += ic * w;
         sum_c += p.c * w;
         sum_w += w;
-        weighted_a.push((p.a * w).to_affine());
+        weighted.push(p.a * w);
     }
+    let mut weighted_a = vec![G1Affine::identity(); weighted.len()];
+    G1Projective::batch_normalize(&weighted, &mut weighted_a);
     let prepared_b: Vec<G2Prepared> = proofs.par_iter().map(|p| G2Prepared::from(p.b)).collect();
-    let neg_ic = (-sum_ic).to_affine();
-    let neg_c = (-sum_c).to_affine();
+    // e(Σρ·IC, γ)·e(Σρ·C, δ) moved to the left as pairings with the prepared −γ, −δ.
+    let (sum_ic, sum_c) = (sum_ic.to_affine(), sum_c.to_affine());
     let mut terms: Vec<(&G1Affine, &G2Prepared)> = weighted_a.iter().zip(&prepared_b).collect();
-    terms.push((&neg_ic, &pvk.gamma));
-    terms.push((&neg_c, &pvk.delta));
+    terms.push((&sum_ic, &pvk.neg_gamma));
+    terms.push((&sum_c, &pvk.neg_delta));
     let lhs = Bls12::multi_miller_loop(&terms).final_exponentiation();
     Ok(lhs == pvk.alpha_beta * sum_w)
-}
-
-/// Scalar helper for 128-bit weights.
-trait FromU128 {
-    fn from_u128(v: u128) -> Self;
-}
-impl FromU128 for Scalar {
-    fn from_u128(v: u128) -> Self {
-        Scalar::from((v >> 64) as u64) * Scalar::from(2u64).pow_vartime([64])
-            + Scalar::from(v as u64)
-    }
 }

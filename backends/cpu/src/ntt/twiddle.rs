@@ -17,7 +17,7 @@
 use std::sync::OnceLock;
 
 use blstrs::Scalar;
-use ff::{Field, PrimeField};
+use ff::Field;
 
 /// Largest transform handled by the radix-2 kernels (and so the largest level table: 2^19
 /// elements, 16 MiB per direction). Four-step splits keep every sub-transform at most this large
@@ -40,11 +40,7 @@ pub(crate) enum Dir {
     Inv = 1,
 }
 
-/// The primitive `2^log_n`-th root of unity of the conventions: `ROOT_OF_UNITY^(2^(32 − log_n))`.
-pub(crate) fn omega(log_n: u32) -> Scalar {
-    debug_assert!(log_n <= Scalar::S);
-    Scalar::ROOT_OF_UNITY.pow_vartime([1u64 << (Scalar::S - log_n)])
-}
+pub(crate) use bellows_core::backend::ntt::omega;
 
 /// `bitrev_bits(i)`: the low `bits` bits of `i` in reverse order.
 #[inline]
@@ -179,7 +175,7 @@ impl Plan {
     pub(crate) fn coset(&self, dir: Dir) -> &CosetStages {
         self.coset[dir as usize].get_or_init(|| {
             use rayon::prelude::*;
-            let mut g = bellows_core::groth16::quotient::coset_generator();
+            let mut g = bellows_core::backend::ntt::coset_generator();
             if dir == Dir::Inv {
                 g = g.invert().expect("g = 7 is invertible");
             }

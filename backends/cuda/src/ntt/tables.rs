@@ -7,7 +7,7 @@
 //! ω_N = ROOT_OF_UNITY^(2^(32 − log N)), blstrs' (and bellperson's) choice of root.
 
 use bellows_core::layout::Fr;
-use ff::{Field, PrimeField};
+use ff::Field;
 use rayon::prelude::*;
 
 type Scalar = blstrs::Scalar;
@@ -15,20 +15,8 @@ type Scalar = blstrs::Scalar;
 /// log2 of each half of a coset table: g^i = HI[i >> 14]·LO[i & 0x3fff] covers i < 2^28.
 pub const COSET_TABLE_BITS: u32 = 14;
 
-/// The primitive 2^log_n-th root of unity ω_n = ROOT_OF_UNITY^(2^(32 − log_n)).
-pub fn omega(log_n: u32) -> Scalar {
-    assert!(log_n <= Scalar::S, "no 2^{log_n}-th root of unity in Fr");
-    let mut w = Scalar::ROOT_OF_UNITY;
-    for _ in log_n..Scalar::S {
-        w = w.square();
-    }
-    w
-}
-
-/// The coset generator g = 7 (blstrs' MULTIPLICATIVE_GENERATOR).
-pub fn coset_generator() -> Scalar {
-    Scalar::MULTIPLICATIVE_GENERATOR
-}
+/// ω_n and the coset generator g: the conventions shared by every backend (core's `ntt` module).
+pub use bellows_core::backend::ntt::{coset_generator, omega};
 
 /// [1, base, base², …] (count entries), computed in parallel chunks.
 pub fn powers(base: Scalar, count: usize) -> Vec<Scalar> {
