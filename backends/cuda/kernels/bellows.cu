@@ -2,6 +2,7 @@
 // fatbin that src/kernels.rs embeds. Every entry point is extern "C" so the Rust side finds it by
 // its plain name. Layouts of all arguments are blst's (see bls12_381.cuh) or mirrored #[repr(C)]
 // structs in the Rust crate.
+#include "msm.cuh"
 #include "ntt.cuh"
 #include "ops.cuh"
 
@@ -301,3 +302,98 @@ extern "C" __global__ void __launch_bounds__(256) bellows_ntt_pass_radix2(const 
         st_fr(vec + 2 * pos, post_scale(a, pos, x));
     }
 }
+
+// ---- Groth16 quotient ---------------------------------------------------------------------------
+
+// a[i] ← (a[i]·b[i] − c[i])·z_inv over the coset evaluations (Z is the constant g^n − 1 there).
+extern "C" __global__ void bellows_quotient_pointwise(Fr* a, const Fr* b, const Fr* c, Fr z_inv,
+                                                      uint64_t n) {
+    for (uint64_t i = global_thread(); i < n; i += grid_threads()) {
+        Fr x = ld_fr((const uint4*)(a + i)) * ldg_fr((const uint4*)(b + i));
+        x = Fr::sub(x, ldg_fr((const uint4*)(c + i))) * z_inv;
+        st_fr((uint4*)(a + i), x);
+    }
+}
+
+// ---- MSM (msm.cuh) ------------------------------------------------------------------------------
+
+// Exclusive prefix sum of 1024 values per block, in place; the block's total goes to sums[block].
+extern "C" __global__ void __launch_bounds__(256) bellows_scan_blocks(uint32_t* data, uint64_t n,
+                                                                      uint32_t* sums) {
+    __shared__ uint32_t part[256];
+    const uint32_t tid = threadIdx.x;
+    const uint64_t base = (uint64_t)blockIdx.x * 1024 + tid * 4;
+    uint32_t v[4], total = 0;
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        v[i] = base + i < n ? data[base + i] : 0;
+        uint32_t x = v[i];
+        v[i] = total;
+        total += x;
+    }
+    part[tid] = total;
+    __syncthreads();
+    // Hillis–Steele inclusive scan of the 256 per-thread totals.
+    for (uint32_t d = 1; d < 256; d <<= 1) {
+        uint32_t add = tid >= d ? part[tid - d] : 0;
+        __syncthreads();
+        part[tid] += add;
+        __syncthreads();
+    }
+    const uint32_t before = part[tid] - total;
+#pragma unroll
+    for (int i = 0; i < 4; i++)
+        if (base + i < n) data[base + i] = v[i] + before;
+    if (tid == 255) sums[blockIdx.x] = part[255];
+}
+
+// data[i] += sums[i / 1024] (the scanned block totals).
+extern "C" __global__ void bellows_scan_add(uint32_t* data, uint64_t n, const uint32_t* sums) {
+    for (uint64_t i = global_thread(); i < n; i += grid_threads()) data[i] += sums[i >> 10];
+}
+
+extern "C" __global__ void bellows_popcount(const uint64_t* density, uint64_t words, uint32_t* out) {
+    for (uint64_t t = global_thread(); t < words; t += grid_threads()) msm::popcount_body(density, words, t, out);
+}
+
+extern "C" __global__ void bellows_msm_digits(const msm::DigitArgs a, uint32_t scatter) {
+    for (uint64_t i = global_thread(); i < a.n; i += grid_threads()) msm::digits_body(a, i, scatter != 0);
+}
+
+#define BELLOWS_MSM_GROUP(G, F)                                                                        \
+    extern "C" __global__ void __launch_bounds__(128) bellows_msm_##G##_accumulate(                   \
+        const Affine<F>* bases, const uint32_t* entries, const uint32_t* offsets, uint32_t keys,     \
+        uint32_t chunk, uint64_t threads, Xyzz<F>* buckets, Xyzz<F>* heads, Xyzz<F>* tails) {        \
+        uint64_t t = global_thread();                                                                \
+        if (t < threads) msm::accumulate_body<F>(bases, entries, offsets, keys, chunk, t, buckets, heads, tails); \
+    }                                                                                                \
+    extern "C" __global__ void bellows_msm_##G##_fixup(const uint32_t* offsets, uint32_t keys,       \
+                                                       uint32_t chunk, const Xyzz<F>* heads,         \
+                                                       const Xyzz<F>* tails, Xyzz<F>* buckets) {     \
+        uint64_t t = global_thread();                                                                \
+        if (t < keys) msm::fixup_body<F>(offsets, keys, chunk, t, heads, tails, buckets);            \
+    }                                                                                                \
+    extern "C" __global__ void __launch_bounds__(128) bellows_msm_##G##_window_segments(             \
+        const Xyzz<F>* buckets, uint32_t half, uint32_t seg_len, uint32_t windows, Xyzz<F>* out) {   \
+        uint64_t t = global_thread();                                                                \
+        msm::window_segment_body<F>(buckets, half, seg_len, windows, t, out);                        \
+    }                                                                                                \
+    extern "C" __global__ void __launch_bounds__(128) bellows_msm_##G##_reduce(                      \
+        const Xyzz<F>* in, uint32_t groups, uint32_t len, uint32_t per, Xyzz<F>* out) {              \
+        uint64_t t = global_thread();                                                                \
+        msm::reduce_body<F>(in, groups, len, per, t, out);                                           \
+    }                                                                                                \
+    extern "C" __global__ void __launch_bounds__(128) bellows_msm_##G##_sum_listed(                  \
+        const Affine<F>* bases, const uint32_t* idx, const uint32_t* count, uint32_t per,            \
+        uint64_t threads, Xyzz<F>* out) {                                                            \
+        uint64_t t = global_thread();                                                                \
+        if (t < threads) msm::sum_listed_body<F>(bases, idx, count, per, t, out);                    \
+    }                                                                                                \
+    extern "C" __global__ void bellows_msm_##G##_to_jacobian(const Xyzz<F>* in, uint32_t n,          \
+                                                             Jacobian<F>* out) {                     \
+        uint64_t t = global_thread();                                                                \
+        if (t < n) out[t] = Xyzz<F>::to_jacobian(in[t]);                                             \
+    }
+
+BELLOWS_MSM_GROUP(g1, Fp)
+BELLOWS_MSM_GROUP(g2, Fp2)

@@ -80,6 +80,13 @@ pub(crate) struct Kernels {
     pub bitrev_tiled: CudaFunction,
     pub ntt_pass: CudaFunction,
     pub ntt_pass_radix2: CudaFunction,
+    pub quotient_pointwise: CudaFunction,
+    pub scan_blocks: CudaFunction,
+    pub scan_add: CudaFunction,
+    pub popcount: CudaFunction,
+    pub msm_digits: CudaFunction,
+    pub msm_g1: crate::msm::GroupKernels,
+    pub msm_g2: crate::msm::GroupKernels,
 }
 
 /// Resource use of one kernel as the driver reports it.
@@ -178,6 +185,17 @@ impl CudaDevice {
         image.extend_from_slice(fatbin);
         let module = ctx.load_module(Ptx::from_binary(image)).map_err(err)?;
         let f = |n: &str| module.load_function(n).map_err(err);
+        let group_kernels = |g: &str| -> Result<crate::msm::GroupKernels> {
+            let k = |op: &str| f(&format!("bellows_msm_{g}_{op}"));
+            Ok(crate::msm::GroupKernels {
+                accumulate: k("accumulate")?,
+                fixup: k("fixup")?,
+                window_segments: k("window_segments")?,
+                reduce: k("reduce")?,
+                sum_listed: k("sum_listed")?,
+                to_jacobian: k("to_jacobian")?,
+            })
+        };
         let k = Kernels {
             fr_op: f(names::FR_OP)?,
             fp_op: f(names::FP_OP)?,
@@ -195,6 +213,13 @@ impl CudaDevice {
             bitrev_tiled: f(names::BITREV_TILED)?,
             ntt_pass: f(names::NTT_PASS)?,
             ntt_pass_radix2: f(names::NTT_PASS_RADIX2)?,
+            quotient_pointwise: f(names::QUOTIENT_POINTWISE)?,
+            scan_blocks: f(names::SCAN_BLOCKS)?,
+            scan_add: f(names::SCAN_ADD)?,
+            popcount: f(names::POPCOUNT)?,
+            msm_digits: f(names::MSM_DIGITS)?,
+            msm_g1: group_kernels("g1")?,
+            msm_g2: group_kernels("g2")?,
             _module: module,
         };
         for pass in [&k.ntt_pass, &k.ntt_pass_radix2] {
@@ -421,6 +446,20 @@ impl CudaDevice {
         self.stream
             .memcpy_dtoh(&view, &mut dst.buf)
             .map_err(|e| self.err(e))
+    }
+
+    /// Returns the memory that stream-ordered frees gave back to the device's default pool to
+    /// the driver (cuMemPoolTrimTo to zero), so free memory returns to its baseline after a job.
+    pub fn trim_pool(&self) -> Result<()> {
+        self.synchronize()?;
+        self.ctx.bind_to_thread().map_err(|e| self.err(e))?;
+        // SAFETY: the device handle is this context's own device; the pool is its default pool,
+        // valid for the context's lifetime; trimming releases only unused memory.
+        unsafe {
+            let pool = cudarc::driver::result::device::get_default_mem_pool(self.ctx.cu_device())
+                .map_err(|e| self.err(e))?;
+            cudarc::driver::result::mem_pool::trim_to(pool, 0).map_err(|e| self.err(e))
+        }
     }
 
     /// Waits for all queued work.

@@ -58,6 +58,11 @@ pub(crate) mod names {
     pub const BITREV_TILED: &str = "bellows_bitrev_tiled";
     pub const NTT_PASS: &str = "bellows_ntt_pass";
     pub const NTT_PASS_RADIX2: &str = "bellows_ntt_pass_radix2";
+    pub const QUOTIENT_POINTWISE: &str = "bellows_quotient_pointwise";
+    pub const SCAN_BLOCKS: &str = "bellows_scan_blocks";
+    pub const SCAN_ADD: &str = "bellows_scan_add";
+    pub const POPCOUNT: &str = "bellows_popcount";
+    pub const MSM_DIGITS: &str = "bellows_msm_digits";
 }
 
 #[cfg(test)]

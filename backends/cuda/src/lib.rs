@@ -20,14 +20,17 @@
 #![warn(missing_docs)]
 
 pub mod arith;
+pub mod backend;
 pub mod bench;
 pub mod constants;
 mod device;
 pub mod kernels;
 pub mod memory;
+pub mod msm;
 pub mod ntt;
 pub mod reference;
 pub mod testing;
 
+pub use backend::CudaBackend;
 pub use device::{driver_available, CudaDevice, KernelInfo};
 pub use memory::{DeviceVec, PinnedVec, Plain};

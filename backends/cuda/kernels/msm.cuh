@@ -1,0 +1,254 @@
+// Bellows CUDA kernels: Pippenger multi-scalar multiplication over resident bases, G1 and G2.
+//
+// Algorithm. N. Pippenger's bucket method ("On the evaluation of powers and related problems",
+// FOCS 1976), in the form used by every GPU MSM since the ZPrize 2022 entries: each scalar is cut
+// into windows of c bits, written as signed digits in [−2^(c−1), 2^(c−1)] (a digit above 2^(c−1)
+// becomes d − 2^c with a carry into the next window, so a window needs 2^(c−1) buckets, not 2^c),
+// each (window, |digit|) pair names a bucket, and the MSM is
+//     Σ_w 2^(c·w) · Σ_j (j + 1) · B_{w,j},   B_{w,j} = Σ_{i : |d_{i,w}| = j + 1} ±P_i.
+// On the device the buckets are not kept as per-thread state; the work is re-arranged as a sort:
+//   1. digits:     every scalar (Montgomery → canonical) counts its non-zero digits into a
+//                  histogram of bucket keys (key = w·2^(c−1) + |d| − 1). Scalar 0 adds nothing;
+//                  scalar 1 (a Filecoin witness is mostly bits) is listed apart and summed by a
+//                  plain parallel reduction, so it never piles into one bucket.
+//   2. scan:       exclusive prefix sum of the histogram = each bucket's offset in one array.
+//   3. scatter:    every scalar writes (point index | sign bit) of each digit at its bucket's
+//                  cursor: a counting sort of all (window, digit) pairs by bucket.
+//   4. accumulate: the sorted array is cut into equal chunks of L entries, one per thread, so the
+//                  work is balanced whatever the digit distribution; a thread sums each run of
+//                  one bucket with mixed additions (XYZZ + affine). A run wholly inside the chunk
+//                  is the bucket's sum; a run touching the chunk's ends is kept as its head or
+//                  tail partial sum.
+//   5. fixup:      a bucket spanning several chunks = tail of its first chunk + heads of the rest.
+//   6. windows:    each window's Σ (j + 1)·B_j by running sums over segments of S buckets,
+//                  Σ_{j∈seg} (j + 1)B_j = Σ_{j∈seg} (j − lo + 1)B_j + lo·Σ_{j∈seg} B_j, the first
+//                  term from the running sum, the second by double-and-add; then the segments of
+//                  a window are added by a tree reduction.
+// The host finishes with Horner's rule over the window sums (c doublings per window).
+//
+// Group additions are exact, so the order of the entries inside a bucket (atomics make it vary
+// from run to run) changes no result: the MSM is a function of its inputs, as conformance needs.
+//
+// Every kernel body below is a function of one thread index, shared by the device entry points
+// (bellows.cu) and the host emulation (emulation.cpp), which runs them in loops.
+#pragma once
+
+#include "curve.cuh"
+
+namespace bellows {
+namespace msm {
+
+// The sign of a digit travels in the top bit of the point index.
+constexpr uint32_t SIGN_BIT = 0x80000000u;
+
+#ifdef BELLOWS_HOST_EMULATION
+inline uint32_t atomic_add(uint32_t* p, uint32_t v) {
+    uint32_t old = *p;
+    *p = old + v;
+    return old;
+}
+inline int popc64(uint64_t x) { return __builtin_popcountll(x); }
+#else
+__device__ __forceinline__ uint32_t atomic_add(uint32_t* p, uint32_t v) { return atomicAdd(p, v); }
+__device__ __forceinline__ int popc64(uint64_t x) { return __popcll(x); }
+#endif
+
+// Bits [pos, pos + c) of a canonical scalar (8 little-endian 32-bit limbs); bits past 255 are 0.
+BL_HD uint32_t window_bits(const Fr& k, uint32_t pos, uint32_t c) {
+    uint32_t limb = pos >> 5, shift = pos & 31;
+    if (limb >= 8) return 0;
+    uint64_t lo = k.v[limb];
+    uint64_t hi = limb + 1 < 8 ? k.v[limb + 1] : 0;
+    uint64_t both = lo | (hi << 32);
+    return (uint32_t)(both >> shift) & ((1u << c) - 1);
+}
+
+BL_HD bool is_one(const Fr& k) {
+    uint32_t acc = k.v[0] ^ 1u;
+#pragma unroll
+    for (int i = 1; i < 8; i++) acc |= k.v[i];
+    return acc == 0;
+}
+
+// The base index of scalar i: i itself without a density, else the number of set density bits
+// before i (rank[i / 64] holds the count before word i / 64); NONE when bit i is clear.
+constexpr uint32_t NONE = 0xffffffffu;
+BL_HD uint32_t base_index(uint64_t i, const uint64_t* density, const uint32_t* rank) {
+    if (density == nullptr) return (uint32_t)i;
+    uint64_t word = density[i >> 6];
+    uint32_t bit = (uint32_t)(i & 63);
+    if (!((word >> bit) & 1)) return NONE;
+    uint64_t below = bit == 0 ? 0 : (word & ((~0ull) >> (64 - bit)));
+    return rank[i >> 6] + (uint32_t)popc64(below);
+}
+
+// Everything the digit passes need to know about one MSM.
+struct DigitArgs {
+    const Fr* scalars;        // Montgomery form
+    uint64_t n;               // number of scalars
+    const uint64_t* density;  // optional bitmap over the scalars (nullptr: every scalar used)
+    const uint32_t* rank;     // with density: set bits before each 64-bit word
+    uint32_t c;               // window bits
+    uint32_t windows;         // number of windows, c·windows ≥ 256
+    uint32_t* counts;         // [windows · 2^(c−1) + 1] bucket histogram / cursors
+    uint32_t* entries;        // sorted (point index | sign) entries (scatter pass)
+    uint32_t* ones;           // base indices of scalars equal to 1
+    uint32_t* ones_count;     // their number
+};
+
+// Pass 1 (scatter = false) counts each digit into its bucket and lists the scalars equal to 1;
+// pass 2 (scatter = true) writes each digit's entry at its bucket's cursor.
+BL_HD void digits_body(const DigitArgs& a, uint64_t i, bool scatter) {
+    if (i >= a.n) return;
+    uint32_t idx = base_index(i, a.density, a.rank);
+    if (idx == NONE) return;
+    Fr k = Fr::from_mont(a.scalars[i]);
+    if (k.is_zero()) return;
+    if (is_one(k)) {
+        if (!scatter) a.ones[atomic_add(a.ones_count, 1)] = idx;
+        return;
+    }
+    const uint32_t half = 1u << (a.c - 1), full = 1u << a.c;
+    uint32_t carry = 0;
+    for (uint32_t w = 0; w < a.windows; w++) {
+        uint32_t d = window_bits(k, w * a.c, a.c) + carry;
+        uint32_t mag, sign;
+        if (d > half) {
+            mag = full - d;
+            sign = SIGN_BIT;
+            carry = 1;
+        } else {
+            mag = d;
+            sign = 0;
+            carry = 0;
+        }
+        if (mag == 0) continue;
+        uint32_t key = w * half + mag - 1;
+        if (scatter) {
+            a.entries[atomic_add(&a.counts[key], 1)] = idx | sign;
+        } else {
+            atomic_add(&a.counts[key], 1);
+        }
+    }
+}
+
+// Largest key whose offset is ≤ pos, over offsets[0..=keys] (offsets[keys] = total > pos).
+BL_HD uint32_t find_key(const uint32_t* offsets, uint32_t keys, uint32_t pos) {
+    uint32_t lo = 0, hi = keys;  // offsets[lo] ≤ pos < offsets[hi]
+    while (hi - lo > 1) {
+        uint32_t mid = lo + ((hi - lo) >> 1);
+        if (offsets[mid] <= pos) lo = mid; else hi = mid;
+    }
+    return lo;
+}
+
+template <class F>
+BL_HD Affine<F> signed_point(const Affine<F>* bases, uint32_t e) {
+    Affine<F> p = bases[e & ~SIGN_BIT];
+    return (e & SIGN_BIT) ? Affine<F>::neg(p) : p;
+}
+
+// Pass 4, thread t: entries [t·L, (t + 1)·L) of the sorted array.
+template <class F>
+BL_HD void accumulate_body(const Affine<F>* bases, const uint32_t* entries, const uint32_t* offsets,
+                           uint32_t keys, uint32_t chunk, uint64_t t, Xyzz<F>* buckets,
+                           Xyzz<F>* heads, Xyzz<F>* tails) {
+    const uint32_t total = offsets[keys];
+    const uint64_t start64 = t * chunk;
+    if (start64 >= total) return;
+    const uint32_t start = (uint32_t)start64;
+    const uint32_t end = total - start > chunk ? start + chunk : total;
+    uint32_t key = find_key(offsets, keys, start);
+    uint32_t i = start;
+    while (i < end) {
+        while (offsets[key + 1] <= i) key++;  // skip empty buckets
+        const uint32_t b0 = offsets[key], b1 = offsets[key + 1];
+        const uint32_t run_end = b1 < end ? b1 : end;
+        Xyzz<F> acc = Xyzz<F>::from_affine(signed_point(bases, entries[i]));
+        for (uint32_t j = i + 1; j < run_end; j++) acc = Xyzz<F>::add_affine(acc, signed_point(bases, entries[j]));
+        if (b0 >= start && b1 <= end) {
+            buckets[key] = acc;
+        } else {
+            if (i == start) heads[t] = acc;
+            if (run_end == end) tails[t] = acc;
+        }
+        i = run_end;
+    }
+}
+
+// Pass 5, thread = key: a bucket spanning chunks t0 < t1 is tail[t0] + head[t0 + 1] + … + head[t1].
+template <class F>
+BL_HD void fixup_body(const uint32_t* offsets, uint32_t keys, uint32_t chunk, uint64_t key,
+                      const Xyzz<F>* heads, const Xyzz<F>* tails, Xyzz<F>* buckets) {
+    if (key >= keys) return;
+    const uint32_t b0 = offsets[key], b1 = offsets[key + 1];
+    if (b0 == b1) return;
+    const uint32_t t0 = b0 / chunk, t1 = (b1 - 1) / chunk;
+    if (t0 == t1) return;
+    Xyzz<F> acc = tails[t0];
+    for (uint32_t t = t0 + 1; t <= t1; t++) acc = Xyzz<F>::add(acc, heads[t]);
+    buckets[key] = acc;
+}
+
+// k·P for a small k (double-and-add from the top bit).
+template <class F>
+BL_HD Xyzz<F> mul_small(const Xyzz<F>& p, uint32_t k) {
+    Xyzz<F> r = Xyzz<F>::identity();
+    for (int b = 31; b >= 0; b--) {
+        r = Xyzz<F>::dbl(r);
+        if ((k >> b) & 1) r = Xyzz<F>::add(r, p);
+    }
+    return r;
+}
+
+// Pass 6a, thread t = (window, segment): Σ_{j ∈ segment} (j + 1)·B_{w,j}.
+template <class F>
+BL_HD void window_segment_body(const Xyzz<F>* buckets, uint32_t half, uint32_t seg_len,
+                               uint32_t windows, uint64_t t, Xyzz<F>* out) {
+    const uint32_t segs = half / seg_len;
+    if (t >= (uint64_t)segs * windows) return;
+    const uint32_t w = (uint32_t)(t / segs), lo = (uint32_t)(t % segs) * seg_len;
+    const Xyzz<F>* b = buckets + (uint64_t)w * half;
+    Xyzz<F> running = Xyzz<F>::identity(), acc = Xyzz<F>::identity();
+    for (uint32_t j = lo + seg_len; j-- > lo;) {
+        running = Xyzz<F>::add(running, b[j]);
+        acc = Xyzz<F>::add(acc, running);
+    }
+    // acc = Σ (j − lo + 1)·B_j; the weight of bucket j is j + 1, so lo·Σ B_j is missing.
+    if (lo != 0) acc = Xyzz<F>::add(acc, mul_small(running, lo));
+    out[t] = acc;
+}
+
+// Tree reduction step, thread t = (group, part): out[group·parts + part] = Σ of `per`
+// consecutive inputs of the group (groups of `len` inputs; parts = ⌈len / per⌉).
+template <class F>
+BL_HD void reduce_body(const Xyzz<F>* in, uint32_t groups, uint32_t len, uint32_t per, uint64_t t,
+                       Xyzz<F>* out) {
+    const uint32_t parts = (len + per - 1) / per;
+    if (t >= (uint64_t)groups * parts) return;
+    const uint32_t g = (uint32_t)(t / parts), p = (uint32_t)(t % parts);
+    const uint32_t first = p * per;
+    const uint32_t last = first + per < len ? first + per : len;
+    Xyzz<F> acc = Xyzz<F>::identity();
+    for (uint32_t j = first; j < last; j++) acc = Xyzz<F>::add(acc, in[(uint64_t)g * len + j]);
+    out[t] = acc;
+}
+
+// Sum of the bases listed in idx[0..*count), thread t taking `per` of them.
+template <class F>
+BL_HD void sum_listed_body(const Affine<F>* bases, const uint32_t* idx, const uint32_t* count,
+                           uint32_t per, uint64_t t, Xyzz<F>* out) {
+    const uint64_t first = t * per;
+    const uint32_t n = *count;
+    Xyzz<F> acc = Xyzz<F>::identity();
+    for (uint64_t j = first; j < first + per && j < n; j++) acc = Xyzz<F>::add_affine(acc, bases[idx[j]]);
+    out[t] = acc;
+}
+
+// Set bits of each density word (the rank array is their exclusive prefix sum).
+BL_HD void popcount_body(const uint64_t* density, uint64_t words, uint64_t t, uint32_t* out) {
+    if (t < words) out[t] = (uint32_t)popc64(density[t]);
+}
+
+}  // namespace msm
+}  // namespace bellows

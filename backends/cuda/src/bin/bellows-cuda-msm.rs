@@ -1,0 +1,307 @@
+//! `bellows-cuda-msm`: checks the device Pippenger MSM against blst's and times it over resident
+//! bases, the way `shared/peers/sppark-msm` times sppark's (bases uploaded once, scalars in host
+//! memory, wall clock around one blocking call, result on the host).
+//!
+//! ```text
+//! bellows-cuda-msm [--log-n 20,22,24,26] [--check 10,16,20] [--iters 5] [--g2-log-n 20,24]
+//! ```
+//!
+//! Checks (each against blst's CPU Pippenger): random scalars; scalars that are all 0 or 1 (a
+//! Filecoin-like witness); a density bitmap with every third scalar dropped; r − 1; a window
+//! boundary; repeated and identity bases. Exit status 1 on any mismatch.
+
+use std::{process::ExitCode, time::Instant};
+
+use bellows_core::{
+    groth16::host_msm,
+    layout::{fr_slice, g1_affine_slice, g2_affine_slice, G1Jacobian, G2Jacobian},
+};
+use bellows_cuda::{
+    msm::{G1, G2},
+    CudaDevice,
+};
+use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+use ff::Field;
+use group::{prime::PrimeCurveAffine, Curve, Group};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
+
+fn list(v: &str) -> Vec<u32> {
+    v.split(',').filter_map(|x| x.trim().parse().ok()).collect()
+}
+
+/// Points start + j·step in chunks of 2^12 with a fresh start and step per chunk (cheap to make
+/// in bulk, and as good as random for an MSM).
+fn points_g1(n: usize, seed: u64) -> Vec<G1Affine> {
+    let chunk = 1 << 12;
+    let mut out = vec![G1Affine::identity(); n];
+    out.par_chunks_mut(chunk).enumerate().for_each(|(k, c)| {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed ^ (k as u64).wrapping_mul(0x9e37));
+        let step = G1Projective::random(&mut rng);
+        let mut p = G1Projective::random(&mut rng);
+        let proj: Vec<G1Projective> = (0..c.len())
+            .map(|_| {
+                p += step;
+                p
+            })
+            .collect();
+        G1Projective::batch_normalize(&proj, c);
+    });
+    out
+}
+
+fn points_g2(n: usize, seed: u64) -> Vec<G2Affine> {
+    let chunk = 1 << 10;
+    let mut out = vec![G2Affine::identity(); n];
+    out.par_chunks_mut(chunk).enumerate().for_each(|(k, c)| {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed ^ (k as u64).wrapping_mul(0x9e37));
+        let step = G2Projective::random(&mut rng);
+        let mut p = G2Projective::random(&mut rng);
+        let proj: Vec<G2Projective> = (0..c.len())
+            .map(|_| {
+                p += step;
+                p
+            })
+            .collect();
+        G2Projective::batch_normalize(&proj, c);
+    });
+    out
+}
+
+fn scalars(n: usize, seed: u64) -> Vec<Scalar> {
+    (0..n)
+        .into_par_iter()
+        .chunks(1 << 12)
+        .flat_map_iter(|c| {
+            let mut rng = ChaCha8Rng::seed_from_u64(seed ^ c[0] as u64);
+            c.into_iter()
+                .map(|_| Scalar::random(&mut rng))
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
+}
+
+fn main() -> ExitCode {
+    let mut log_ns = vec![20, 22, 24, 26];
+    let mut g2_log_ns: Vec<u32> = vec![];
+    let mut check_ns = vec![0, 1, 10, 16, 20];
+    let mut iters = 5usize;
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        let v = args.next().unwrap_or_default();
+        match a.as_str() {
+            "--log-n" => log_ns = list(&v),
+            "--g2-log-n" => g2_log_ns = list(&v),
+            "--check" => check_ns = list(&v),
+            "--iters" => iters = v.parse().unwrap_or(5).max(1),
+            _ => {
+                eprintln!("usage: bellows-cuda-msm [--log-n L,..] [--g2-log-n L,..] [--check L,..] [--iters N]");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    let dev = match CudaDevice::new(0) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    println!("device: {} ({})", dev.name(), dev.label());
+    let max_log = log_ns
+        .iter()
+        .chain(&check_ns)
+        .copied()
+        .max()
+        .unwrap_or(16)
+        .max(10);
+    let t = Instant::now();
+    let pts = points_g1(1 << max_log, 1);
+    let sc = scalars(1 << max_log, 2);
+    println!("generated 2^{max_log} points and scalars in {:.1} s", t.elapsed().as_secs_f64());
+    let bases = match dev.upload(g1_affine_slice(&pts)) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("error: uploading bases: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let mut failures = 0;
+    let mut check = |name: &str, start: usize, s: &[Scalar], density: Option<&[u64]>| {
+        // Reference: filter by density on the host, then blst.
+        let (ref_sc, used): (Vec<Scalar>, usize) = match density {
+            None => (s.to_vec(), s.len()),
+            Some(d) => {
+                let v: Vec<Scalar> = s
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| d[i / 64] >> (i % 64) & 1 == 1)
+                    .map(|(_, x)| *x)
+                    .collect();
+                let u = v.len();
+                (v, u)
+            }
+        };
+        let want = G1Projective::from(host_msm::msm_g1(
+            g1_affine_slice(&pts[start..start + used]),
+            fr_slice(&ref_sc),
+        ));
+        let got = dev.msm::<G1>(&bases, start, fr_slice(s), density);
+        let ok = match &got {
+            Ok(g) => G1Projective::from(*g).to_affine() == want.to_affine(),
+            Err(_) => false,
+        };
+        println!(
+            "check {name:<28} n={:<8} {}",
+            s.len(),
+            match (&got, ok) {
+                (_, true) => "ok".to_string(),
+                (Err(e), _) => format!("ERROR {e}"),
+                _ => "MISMATCH".to_string(),
+            }
+        );
+        if !ok {
+            failures += 1;
+        }
+    };
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    for &l in &check_ns {
+        let n = if l == 0 { 1 } else { 1usize << l };
+        check(&format!("random 2^{l}"), 0, &sc[..n], None);
+        if l >= 10 {
+            check(&format!("random 2^{l} at offset 3"), 3, &sc[..n - 3], None);
+            let bits: Vec<Scalar> = (0..n)
+                .map(|_| if rng.gen_bool(0.5) { Scalar::ONE } else { Scalar::ZERO })
+                .collect();
+            check(&format!("bits 2^{l}"), 0, &bits, None);
+            let mixed: Vec<Scalar> = (0..n)
+                .map(|i| match i % 10 {
+                    0 => sc[i],
+                    1..=4 => Scalar::ONE,
+                    _ => Scalar::ZERO,
+                })
+                .collect();
+            check(&format!("90% bits 2^{l}"), 0, &mixed, None);
+            let dens: Vec<u64> = (0..n.div_ceil(64))
+                .map(|w| {
+                    (0..64)
+                        .filter(|b| (w * 64 + b) % 3 != 0)
+                        .fold(0u64, |a, b| a | 1 << b)
+                })
+                .collect();
+            check(&format!("density 2/3 2^{l}"), 0, &sc[..n], Some(&dens));
+            let edge: Vec<Scalar> = (0..n)
+                .map(|i| match i % 4 {
+                    0 => -Scalar::ONE,
+                    1 => Scalar::from(1u64 << 20),
+                    2 => Scalar::from((1u64 << 19) + 1),
+                    _ => Scalar::from(2u64),
+                })
+                .collect();
+            check(&format!("r-1, boundaries 2^{l}"), 0, &edge, None);
+        }
+    }
+    // Repeated and identity bases (a separate small base set).
+    {
+        let mut few = vec![pts[0]; 1000];
+        few[10] = G1Affine::identity();
+        few[11] = -pts[0];
+        let b2 = dev.upload(g1_affine_slice(&few)).expect("upload");
+        let want = host_msm::msm_g1(g1_affine_slice(&few), fr_slice(&sc[..1000]));
+        let got = dev.msm::<G1>(&b2, 0, fr_slice(&sc[..1000]), None);
+        let ok = got.as_ref().is_ok_and(|g| {
+            G1Projective::from(*g).to_affine() == G1Projective::from(want).to_affine()
+        });
+        println!("check {:<28} n=1000     {}", "repeated/identity/negated", if ok { "ok" } else { "MISMATCH" });
+        if !ok {
+            failures += 1;
+        }
+    }
+    for &l in &log_ns {
+        let n = 1usize << l;
+        let s = fr_slice(&sc[..n]);
+        let mut times = Vec::new();
+        let mut first: Option<G1Jacobian> = None;
+        let mut same = true;
+        for i in 0..=iters {
+            let t = Instant::now();
+            let r = match dev.msm::<G1>(&bases, 0, s, None) {
+                Ok(r) => r,
+                Err(e) => {
+                    println!("G1 2^{l}: ERROR {e}");
+                    failures += 1;
+                    break;
+                }
+            };
+            let ms = t.elapsed().as_secs_f64() * 1e3;
+            if i > 0 {
+                times.push(ms);
+            }
+            match first {
+                None => first = Some(r),
+                Some(f) => same &= G1Projective::from(f) == G1Projective::from(r),
+            }
+        }
+        if !times.is_empty() {
+            let min = times.iter().cloned().fold(f64::MAX, f64::min);
+            println!(
+                "RESULT msm=G1 log_n={l} median_ms={:.2} min_ms={:.2} same_result={same} window={}",
+                median(&mut times),
+                min,
+                bellows_cuda::msm::window_bits(n)
+            );
+        }
+        let _ = dev.trim_pool();
+    }
+    drop(bases);
+    if !g2_log_ns.is_empty() {
+        let max2 = *g2_log_ns.iter().max().unwrap();
+        let t = Instant::now();
+        let pts2 = points_g2(1 << max2, 3);
+        println!("generated 2^{max2} G2 points in {:.1} s", t.elapsed().as_secs_f64());
+        let b2 = dev.upload(g2_affine_slice(&pts2)).expect("upload G2 bases");
+        // Check at 2^12 against blst.
+        let n = 1 << 12.min(max2);
+        let want = host_msm::msm_g2(g2_affine_slice(&pts2[..n]), fr_slice(&sc[..n]));
+        let got = dev.msm::<G2>(&b2, 0, fr_slice(&sc[..n]), None);
+        let ok = got.as_ref().is_ok_and(|g| {
+            G2Projective::from(*g).to_affine() == G2Projective::from(want).to_affine()
+        });
+        println!("check {:<28} n={n:<8} {}", "G2 random", if ok { "ok" } else { "MISMATCH" });
+        if !ok {
+            failures += 1;
+        }
+        for &l in &g2_log_ns {
+            let n = 1usize << l;
+            let mut times = Vec::new();
+            for i in 0..=iters.min(3) {
+                let t = Instant::now();
+                let r: Result<G2Jacobian, _> = dev.msm::<G2>(&b2, 0, fr_slice(&sc[..n]), None);
+                if let Err(e) = r {
+                    println!("G2 2^{l}: ERROR {e}");
+                    failures += 1;
+                    break;
+                }
+                if i > 0 {
+                    times.push(t.elapsed().as_secs_f64() * 1e3);
+                }
+            }
+            if !times.is_empty() {
+                println!("RESULT msm=G2 log_n={l} median_ms={:.2}", median(&mut times));
+            }
+        }
+    }
+    if failures > 0 {
+        println!("{failures} check(s) FAILED");
+        ExitCode::from(1)
+    } else {
+        println!("all checks passed");
+        ExitCode::SUCCESS
+    }
+}

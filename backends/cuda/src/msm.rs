@@ -1,0 +1,494 @@
+//! Pippenger MSM on the device: the host side of `kernels/msm.cuh` (which explains the
+//! algorithm).
+//!
+//! One MSM is a fixed sequence of launches on the device's stream with no synchronisation until
+//! the window sums come back: digits → histogram scan → scatter (a counting sort of every
+//! (window, digit) pair by bucket) → chunked bucket accumulation → fixup of buckets that span
+//! chunks → per-window weighted sums → tree reductions. Sizes that depend on the scalars (how many
+//! digits are non-zero, how many scalars are 1) stay on the device: buffers and grids are sized
+//! for the worst case and threads past the real count return at once. The host combines the
+//! window sums with Horner's rule (c doublings a window, on blst).
+
+use bellows_core::{
+    layout::{Fr, G1Affine, G1Jacobian, G2Affine, G2Jacobian},
+    Error, Result,
+};
+use blstrs::{G1Projective, G2Projective};
+use cudarc::driver::{CudaFunction, DevicePtr, DevicePtrMut, DeviceRepr, LaunchConfig, PushKernelArg};
+use group::Group as _;
+
+use crate::{
+    arith::{G1Xyzz, G2Xyzz},
+    device::Kernels,
+    memory::{DeviceVec, Plain},
+    CudaDevice,
+};
+
+/// Threads per block of the MSM kernels (their `__launch_bounds__`).
+const BLOCK: u32 = 128;
+/// Accumulation threads to aim for: enough to fill an H200 (132 SMs) a few times over.
+const TARGET_THREADS: u64 = 132 * 384 * 4;
+/// Fewest entries one accumulation thread takes.
+const MIN_CHUNK: u64 = 8;
+/// Buckets per thread in the window pass.
+const SEGMENT: u32 = 32;
+/// Inputs per thread in a tree-reduction step.
+const REDUCE_PER: u32 = 32;
+/// Bases per thread when summing the scalars equal to 1.
+const ONES_PER: u32 = 64;
+/// Largest number of scalars in one device MSM pass (entries are counted in u32).
+pub const MAX_POINTS_PER_PASS: usize = 1 << 27;
+
+/// The group-specific kernels of one group.
+pub(crate) struct GroupKernels {
+    pub accumulate: CudaFunction,
+    pub fixup: CudaFunction,
+    pub window_segments: CudaFunction,
+    pub reduce: CudaFunction,
+    pub sum_listed: CudaFunction,
+    pub to_jacobian: CudaFunction,
+}
+
+/// A group the device MSM runs in.
+pub trait MsmGroup: 'static {
+    /// Affine points (blst layout).
+    type Affine: Plain;
+    /// The device's accumulator.
+    type Xyzz: Plain;
+    /// Results (blst's Jacobian layout).
+    type Jacobian: Plain;
+    /// "G1" or "G2".
+    const NAME: &'static str;
+    #[doc(hidden)]
+    #[allow(private_interfaces)]
+    fn kernels(k: &Kernels) -> &GroupKernels;
+    /// Σ_w 2^(c·w)·sums[w] + extra (Horner's rule on the host).
+    fn combine(window_sums: &[Self::Jacobian], extra: &Self::Jacobian, c: u32) -> Self::Jacobian;
+}
+
+/// G1 marker.
+pub struct G1;
+/// G2 marker.
+pub struct G2;
+
+macro_rules! horner {
+    ($proj:ty, $sums:expr, $extra:expr, $c:expr) => {{
+        let mut acc = <$proj>::identity();
+        for s in $sums.iter().rev() {
+            for _ in 0..$c {
+                acc = acc.double();
+            }
+            acc += <$proj>::from(*s);
+        }
+        acc += <$proj>::from(*$extra);
+        acc.into()
+    }};
+}
+
+#[allow(private_interfaces)]
+impl MsmGroup for G1 {
+    type Affine = G1Affine;
+    type Xyzz = G1Xyzz;
+    type Jacobian = G1Jacobian;
+    const NAME: &'static str = "G1";
+    fn kernels(k: &Kernels) -> &GroupKernels {
+        &k.msm_g1
+    }
+    fn combine(window_sums: &[G1Jacobian], extra: &G1Jacobian, c: u32) -> G1Jacobian {
+        horner!(G1Projective, window_sums, extra, c)
+    }
+}
+
+#[allow(private_interfaces)]
+impl MsmGroup for G2 {
+    type Affine = G2Affine;
+    type Xyzz = G2Xyzz;
+    type Jacobian = G2Jacobian;
+    const NAME: &'static str = "G2";
+    fn kernels(k: &Kernels) -> &GroupKernels {
+        &k.msm_g2
+    }
+    fn combine(window_sums: &[G2Jacobian], extra: &G2Jacobian, c: u32) -> G2Jacobian {
+        horner!(G2Projective, window_sums, extra, c)
+    }
+}
+
+/// The digit passes' arguments; mirrors `msm::DigitArgs` in kernels/msm.cuh field for field.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+struct DigitArgs {
+    scalars: u64,
+    n: u64,
+    density: u64,
+    rank: u64,
+    c: u32,
+    windows: u32,
+    counts: u64,
+    entries: u64,
+    ones: u64,
+    ones_count: u64,
+}
+// SAFETY: a #[repr(C)] struct of integers whose layout matches the kernel's parameter type.
+unsafe impl DeviceRepr for DigitArgs {}
+
+/// Window width for `n` scalars (or `BELLOWS_MSM_WINDOW` when set, 2..=24): about log2(n) − 3,
+/// which balances the n·⌈256/c⌉ bucket additions against the 2^c of the window sums.
+pub fn window_bits(n: usize) -> u32 {
+    if let Some(c) = std::env::var("BELLOWS_MSM_WINDOW")
+        .ok()
+        .and_then(|v| v.parse::<u32>().ok())
+        .filter(|c| (2..=24).contains(c))
+    {
+        return c;
+    }
+    let log = usize::BITS - n.max(1).leading_zeros() - 1;
+    log.saturating_sub(3).clamp(4, 20)
+}
+
+/// A 1-D launch of `threads` threads in blocks of `block`.
+fn launch_cfg(threads: u64, block: u32) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (threads.div_ceil(block as u64).max(1) as u32, 1, 1),
+        block_dim: (block, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+/// A grid-stride launch over `n` items.
+fn stride_cfg(n: u64) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (n.div_ceil(256).clamp(1, 1 << 16) as u32, 1, 1),
+        block_dim: (256, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+fn ptr<T: Plain>(v: &DeviceVec<T>, dev: &CudaDevice) -> u64 {
+    v.buf.device_ptr(dev.stream()).0
+}
+fn ptr_mut<T: Plain>(v: &mut DeviceVec<T>, dev: &CudaDevice) -> u64 {
+    v.buf.device_ptr_mut(dev.stream()).0
+}
+
+/// u32 device scratch (the kernels' counters and indices), as halves of u64 words.
+struct U32Buf {
+    buf: DeviceVec<Fr>,
+}
+
+impl U32Buf {
+    /// Zeroed room for `len` u32 values.
+    fn zeroed(dev: &CudaDevice, len: u64) -> Result<Self> {
+        let frs = (len.max(1)).div_ceil(8) as usize;
+        Ok(Self {
+            buf: dev.alloc::<Fr>(frs)?,
+        })
+    }
+    /// Uninitialised room for `len` u32 values.
+    fn uninit(dev: &CudaDevice, len: u64) -> Result<Self> {
+        let frs = (len.max(1)).div_ceil(8) as usize;
+        Ok(Self {
+            buf: dev.alloc_uninit::<Fr>(frs)?,
+        })
+    }
+    fn ptr(&mut self, dev: &CudaDevice) -> u64 {
+        ptr_mut(&mut self.buf, dev)
+    }
+}
+
+impl CudaDevice {
+    /// Exclusive prefix sum of `n` u32 values at device address `data`, in place.
+    fn scan_u32(&self, data: u64, n: u64) -> Result<()> {
+        let blocks = n.div_ceil(1024).max(1);
+        let mut sums = U32Buf::uninit(self, blocks)?;
+        let sums_ptr = sums.ptr(self);
+        let mut l = self.stream().launch_builder(&self.k.scan_blocks);
+        l.arg(&data).arg(&n).arg(&sums_ptr);
+        // SAFETY: block b reads and writes data[1024·b ..][..1024] within n, writes sums[b].
+        unsafe { l.launch(launch_cfg(blocks * 256, 256)) }.map_err(|e| self.err(e))?;
+        if blocks > 1 {
+            self.scan_u32(sums_ptr, blocks)?;
+            let mut l = self.stream().launch_builder(&self.k.scan_add);
+            l.arg(&data).arg(&n).arg(&sums_ptr);
+            // SAFETY: reads sums[i / 1024] (blocks values) and updates data[i], i < n.
+            unsafe { l.launch(stride_cfg(n)) }.map_err(|e| self.err(e))?;
+        }
+        // `sums` is freed in stream order, after the kernels that read it.
+        Ok(())
+    }
+
+    /// Sums `groups` groups of `len` XYZZ points at `input` down to one point a group, written
+    /// to `out` (room for `groups` points), by tree reduction. Returns nothing until the stream
+    /// runs.
+    fn reduce_groups<G: MsmGroup>(&self, input: u64, groups: u32, len: u32, out: u64) -> Result<()> {
+        let kern = G::kernels(&self.k);
+        let mut cur = input;
+        let mut cur_len = len;
+        let mut keep: Vec<DeviceVec<G::Xyzz>> = Vec::new();
+        loop {
+            let parts = cur_len.div_ceil(REDUCE_PER);
+            let dst = if parts == 1 {
+                out
+            } else {
+                let mut v = self.alloc_uninit::<G::Xyzz>(groups as usize * parts as usize)?;
+                let p = ptr_mut(&mut v, self);
+                keep.push(v);
+                p
+            };
+            let threads = groups as u64 * parts as u64;
+            let mut l = self.stream().launch_builder(&kern.reduce);
+            l.arg(&cur).arg(&groups).arg(&cur_len).arg(&REDUCE_PER).arg(&dst);
+            // SAFETY: reads groups·cur_len points at `cur`, writes groups·parts points at `dst`,
+            // both allocations of at least that size.
+            unsafe { l.launch(launch_cfg(threads, BLOCK)) }.map_err(|e| self.err(e))?;
+            if parts == 1 {
+                return Ok(());
+            }
+            cur = dst;
+            cur_len = parts;
+        }
+    }
+
+    /// `Σ scalars[i] · bases[start + rank(i)]` over device-resident `bases`, where rank(i) = i
+    /// without a density, and the number of set density bits before i with one (scalars whose
+    /// bit is clear are skipped). Synchronises the stream to read the result.
+    pub fn msm<G: MsmGroup>(
+        &self,
+        bases: &DeviceVec<G::Affine>,
+        start: usize,
+        scalars: &[Fr],
+        density: Option<&[u64]>,
+    ) -> Result<G::Jacobian> {
+        let used = match density {
+            None => scalars.len(),
+            Some(d) => {
+                let words = scalars.len().div_ceil(64);
+                if d.len() < words {
+                    return Err(Error::invalid(format!(
+                        "density of {} words for {} scalars (need {words})",
+                        d.len(),
+                        scalars.len()
+                    )));
+                }
+                d[..words]
+                    .iter()
+                    .enumerate()
+                    .map(|(w, x)| {
+                        let valid = scalars.len() - w * 64;
+                        let mask = if valid >= 64 { !0 } else { (1u64 << valid) - 1 };
+                        (x & mask).count_ones() as usize
+                    })
+                    .sum()
+            }
+        };
+        if start.checked_add(used).is_none_or(|end| end > bases.len()) {
+            return Err(Error::invalid(format!(
+                "{} MSM over bases {start}..{} of {} resident points",
+                G::NAME,
+                start.saturating_add(used),
+                bases.len()
+            )));
+        }
+        let mut acc: Option<G::Jacobian> = None;
+        let mut base_off = start;
+        // Passes of at most MAX_POINTS_PER_PASS scalars (64-aligned so density words split).
+        for (k, chunk) in scalars.chunks(MAX_POINTS_PER_PASS).enumerate() {
+            let dens = density.map(|d| {
+                let w0 = k * MAX_POINTS_PER_PASS / 64;
+                &d[w0..w0 + chunk.len().div_ceil(64)]
+            });
+            let (r, consumed) = self.msm_pass::<G>(bases, base_off, chunk, dens)?;
+            base_off += consumed;
+            acc = Some(match acc {
+                None => r,
+                Some(a) => G::combine(&[a], &r, 0),
+            });
+        }
+        Ok(acc.unwrap_or_default())
+    }
+
+    /// One device pass; returns the result and the number of bases it used.
+    fn msm_pass<G: MsmGroup>(
+        &self,
+        bases: &DeviceVec<G::Affine>,
+        start: usize,
+        scalars: &[Fr],
+        density: Option<&[u64]>,
+    ) -> Result<(G::Jacobian, usize)> {
+        let n = scalars.len() as u64;
+        let used = match density {
+            None => scalars.len(),
+            Some(d) => {
+                let mut total = 0usize;
+                for (w, x) in d.iter().enumerate() {
+                    let valid = scalars.len() - w * 64;
+                    let mask = if valid >= 64 { !0 } else { (1u64 << valid) - 1 };
+                    total += (x & mask).count_ones() as usize;
+                }
+                total
+            }
+        };
+        if n == 0 || used == 0 {
+            return Ok((G::Jacobian::default(), used));
+        }
+        let kern = G::kernels(&self.k);
+        let c = window_bits(used);
+        let windows = 256u32.div_ceil(c);
+        let half = 1u32 << (c - 1);
+        let keys = windows * half;
+
+        let d_scalars = self.upload(scalars)?;
+        let (d_density, mut rank) = match density {
+            Some(d) => {
+                let dd = self.upload(words_as_fr(d).as_slice())?;
+                let words = d.len() as u64;
+                let mut rank = U32Buf::uninit(self, words)?;
+                let rank_ptr = rank.ptr(self);
+                let dd_ptr = ptr(&dd, self);
+                let mut l = self.stream().launch_builder(&self.k.popcount);
+                l.arg(&dd_ptr).arg(&words).arg(&rank_ptr);
+                // SAFETY: reads `words` u64 at dd (uploaded just above, padded), writes `words`
+                // u32 at rank.
+                unsafe { l.launch(stride_cfg(words)) }.map_err(|e| self.err(e))?;
+                self.scan_u32(rank_ptr, words)?;
+                (Some(dd), Some(rank))
+            }
+            None => (None, None),
+        };
+        let max_entries = n * windows as u64;
+        let mut counts = U32Buf::zeroed(self, keys as u64 + 1)?;
+        let mut offsets = U32Buf::uninit(self, keys as u64 + 1)?;
+        let mut entries = U32Buf::uninit(self, max_entries)?;
+        let mut ones = U32Buf::uninit(self, n)?;
+        let mut ones_count = U32Buf::zeroed(self, 1)?;
+        let mut args = DigitArgs {
+            scalars: ptr(&d_scalars, self),
+            n,
+            density: d_density.as_ref().map_or(0, |d| ptr(d, self)),
+            rank: rank.as_mut().map_or(0, |r| r.ptr(self)),
+            c,
+            windows,
+            counts: counts.ptr(self),
+            entries: entries.ptr(self),
+            ones: ones.ptr(self),
+            ones_count: ones_count.ptr(self),
+        };
+        let digits = |scatter: u32| -> Result<()> {
+            let mut l = self.stream().launch_builder(&self.k.msm_digits);
+            l.arg(&args).arg(&scatter);
+            // SAFETY: scalar i < n reads scalars[i] and (with a density) density[i / 64] and
+            // rank[i / 64]; it updates counts[key] for keys < windows·2^(c−1) and writes one
+            // entry per non-zero digit below the total of the histogram (≤ n·windows) or one
+            // index into `ones` (n long).
+            unsafe { l.launch(stride_cfg(n)) }
+                .map(|_| ())
+                .map_err(|e| self.err(e))
+        };
+        digits(0)?;
+        // Offsets: exclusive scan of the histogram (its extra last slot, zero, becomes the total).
+        let counts_ptr = args.counts;
+        self.scan_u32(counts_ptr, keys as u64 + 1)?;
+        self.stream()
+            .memcpy_dtod(&counts.buf.buf, &mut offsets.buf.buf)
+            .map(|_| ())
+            .map_err(|e| self.err(e))?;
+        digits(1)?;
+        args.counts = 0;
+
+        // Accumulation in chunks of L entries.
+        let chunk = max_entries.div_ceil(TARGET_THREADS).max(MIN_CHUNK);
+        let chunk32 = u32::try_from(chunk).map_err(|_| Error::invalid("MSM too large"))?;
+        let threads = max_entries.div_ceil(chunk);
+        let mut buckets = self.alloc::<G::Xyzz>(keys as usize)?;
+        let mut heads = self.alloc_uninit::<G::Xyzz>(threads as usize)?;
+        let mut tails = self.alloc_uninit::<G::Xyzz>(threads as usize)?;
+        let bases_ptr = ptr(bases, self) + (start as u64) * (G::Affine::WORDS as u64 * 8);
+        let offsets_ptr = offsets.ptr(self);
+        let entries_ptr = args.entries;
+        let (b_ptr, h_ptr, t_ptr) = (
+            ptr_mut(&mut buckets, self),
+            ptr_mut(&mut heads, self),
+            ptr_mut(&mut tails, self),
+        );
+        let mut l = self.stream().launch_builder(&kern.accumulate);
+        l.arg(&bases_ptr)
+            .arg(&entries_ptr)
+            .arg(&offsets_ptr)
+            .arg(&keys)
+            .arg(&chunk32)
+            .arg(&threads)
+            .arg(&b_ptr)
+            .arg(&h_ptr)
+            .arg(&t_ptr);
+        // SAFETY: thread t reads entries [t·L, (t+1)·L) below the total, the offsets (keys + 1),
+        // bases below start + used (checked by the caller), and writes buckets[key < keys],
+        // heads[t], tails[t] (threads long).
+        unsafe { l.launch(launch_cfg(threads, BLOCK)) }.map_err(|e| self.err(e))?;
+        let mut l = self.stream().launch_builder(&kern.fixup);
+        l.arg(&offsets_ptr)
+            .arg(&keys)
+            .arg(&chunk32)
+            .arg(&h_ptr)
+            .arg(&t_ptr)
+            .arg(&b_ptr);
+        // SAFETY: thread = key < keys reads offsets and the heads/tails of the chunks its bucket
+        // spans (all written by the accumulation), writes buckets[key].
+        unsafe { l.launch(launch_cfg(keys as u64, BLOCK)) }.map_err(|e| self.err(e))?;
+        drop((heads, tails, entries));
+
+        // Window sums: segments, then a tree reduction per window. out[w] for w < windows,
+        // out[windows] = the sum of the bases whose scalar is 1.
+        let seg = SEGMENT.min(half);
+        let segs = half / seg;
+        let mut seg_out = self.alloc_uninit::<G::Xyzz>((segs * windows) as usize)?;
+        let seg_ptr = ptr_mut(&mut seg_out, self);
+        let mut l = self.stream().launch_builder(&kern.window_segments);
+        l.arg(&b_ptr).arg(&half).arg(&seg).arg(&windows).arg(&seg_ptr);
+        // SAFETY: reads buckets (windows·half), writes segs·windows points.
+        unsafe { l.launch(launch_cfg((segs * windows) as u64, BLOCK)) }
+            .map_err(|e| self.err(e))?;
+        drop(buckets);
+        let mut sums = self.alloc_uninit::<G::Xyzz>(windows as usize + 1)?;
+        let sums_ptr = ptr_mut(&mut sums, self);
+        self.reduce_groups::<G>(seg_ptr, windows, segs, sums_ptr)?;
+
+        let ones_threads = n.div_ceil(ONES_PER as u64);
+        let mut ones_out = self.alloc_uninit::<G::Xyzz>(ones_threads as usize)?;
+        let ones_out_ptr = ptr_mut(&mut ones_out, self);
+        let (ones_ptr, ones_count_ptr) = (args.ones, args.ones_count);
+        let mut l = self.stream().launch_builder(&kern.sum_listed);
+        l.arg(&bases_ptr)
+            .arg(&ones_ptr)
+            .arg(&ones_count_ptr)
+            .arg(&ONES_PER)
+            .arg(&ones_threads)
+            .arg(&ones_out_ptr);
+        // SAFETY: reads ones[j] for j below the count (≤ n) and the bases they name; writes
+        // ones_threads points.
+        unsafe { l.launch(launch_cfg(ones_threads, BLOCK)) }.map_err(|e| self.err(e))?;
+        let last_ptr = sums_ptr + windows as u64 * (G::Xyzz::WORDS as u64 * 8);
+        self.reduce_groups::<G>(ones_out_ptr, 1, ones_threads as u32, last_ptr)?;
+
+        let mut jac = self.alloc_uninit::<G::Jacobian>(windows as usize + 1)?;
+        let jac_ptr = ptr_mut(&mut jac, self);
+        let count = windows + 1;
+        let mut l = self.stream().launch_builder(&kern.to_jacobian);
+        l.arg(&sums_ptr).arg(&count).arg(&jac_ptr);
+        // SAFETY: converts windows + 1 points between buffers of that length.
+        unsafe { l.launch(launch_cfg(count as u64, BLOCK)) }.map_err(|e| self.err(e))?;
+        let host = self.download(&jac)?;
+        drop((seg_out, sums, ones_out, ones, ones_count, counts, offsets, d_scalars, d_density, rank));
+        let (w, last) = host.split_at(windows as usize);
+        Ok((G::combine(w, &last[0], c), used))
+    }
+}
+
+/// Density words padded into whole Fr values (4 words each) for upload.
+fn words_as_fr(d: &[u64]) -> Vec<Fr> {
+    d.chunks(4)
+        .map(|c| {
+            let mut w = [0u64; 4];
+            w[..c.len()].copy_from_slice(c);
+            Fr(w)
+        })
+        .collect()
+}
