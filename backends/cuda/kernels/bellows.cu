@@ -360,6 +360,29 @@ extern "C" __global__ void bellows_msm_digits(const msm::DigitArgs a, uint32_t s
     for (uint64_t i = global_thread(); i < a.n; i += grid_threads()) msm::digits_body(a, i, scatter != 0);
 }
 
+// Pass 5b: one warp per bucket listed by the fixup (spans of many chunks): the lanes sum strided
+// chunk partials, then a shared-memory tree adds the 32 lane sums.
+template <class F>
+__device__ void fixup_big_kernel(const uint32_t* offsets, uint32_t chunk, const Xyzz<F>* heads,
+                                 const Xyzz<F>* tails, Xyzz<F>* buckets, const uint32_t* big,
+                                 const uint32_t* big_count) {
+    __shared__ Xyzz<F> sm[64];
+    const uint64_t warp = global_thread() >> 5;
+    const uint32_t lane = threadIdx.x & 31;
+    if (warp >= *big_count) return;  // uniform across the warp
+    const uint32_t key = big[warp];
+    const uint32_t t0 = offsets[key] / chunk, t1 = (offsets[key + 1] - 1) / chunk;
+    Xyzz<F> acc = Xyzz<F>::identity();
+    for (uint32_t t = t0 + lane; t <= t1; t += 32) acc = Xyzz<F>::add(acc, t == t0 ? tails[t] : heads[t]);
+    sm[threadIdx.x] = acc;
+    __syncwarp();
+    for (uint32_t off = 16; off > 0; off >>= 1) {
+        if (lane < off) sm[threadIdx.x] = Xyzz<F>::add(sm[threadIdx.x], sm[threadIdx.x + off]);
+        __syncwarp();
+    }
+    if (lane == 0) buckets[key] = sm[threadIdx.x];
+}
+
 #define BELLOWS_MSM_GROUP(G, F)                                                                        \
     extern "C" __global__ void __launch_bounds__(128) bellows_msm_##G##_accumulate(                   \
         const Affine<F>* bases, const uint32_t* entries, const uint32_t* offsets, uint32_t keys,     \
@@ -369,9 +392,15 @@ extern "C" __global__ void bellows_msm_digits(const msm::DigitArgs a, uint32_t s
     }                                                                                                \
     extern "C" __global__ void bellows_msm_##G##_fixup(const uint32_t* offsets, uint32_t keys,       \
                                                        uint32_t chunk, const Xyzz<F>* heads,         \
-                                                       const Xyzz<F>* tails, Xyzz<F>* buckets) {     \
+                                                       const Xyzz<F>* tails, Xyzz<F>* buckets,       \
+                                                       uint32_t* big, uint32_t* big_count) {         \
         uint64_t t = global_thread();                                                                \
-        if (t < keys) msm::fixup_body<F>(offsets, keys, chunk, t, heads, tails, buckets);            \
+        if (t < keys) msm::fixup_body<F>(offsets, keys, chunk, t, heads, tails, buckets, big, big_count); \
+    }                                                                                                \
+    extern "C" __global__ void __launch_bounds__(64) bellows_msm_##G##_fixup_big(                    \
+        const uint32_t* offsets, uint32_t chunk, const Xyzz<F>* heads, const Xyzz<F>* tails,         \
+        Xyzz<F>* buckets, const uint32_t* big, const uint32_t* big_count) {                          \
+        fixup_big_kernel<F>(offsets, chunk, heads, tails, buckets, big, big_count);                  \
     }                                                                                                \
     extern "C" __global__ void __launch_bounds__(128) bellows_msm_##G##_window_segments(             \
         const Xyzz<F>* buckets, uint32_t half, uint32_t seg_len, uint32_t windows, Xyzz<F>* out) {   \

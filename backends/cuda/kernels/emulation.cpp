@@ -13,6 +13,7 @@
 
 #include <vector>
 
+#include "msm.cuh"
 #include "ntt.cuh"
 #include "ops.cuh"
 
@@ -182,6 +183,100 @@ void bellows_emu_ntt_pass_radix2(const NttPass* pass, uint64_t batch) {
             }
         }
     }
+}
+
+
+}  // extern "C"
+
+// The whole device MSM (kernels/msm.cuh) with every kernel's grid run as a loop, in the order
+// and with the sizes src/msm.rs launches them; the scan is sequential (the same exclusive sums).
+// `chunk` is the accumulation chunk (small values exercise the head/tail fixups). Writes the
+// window sums to window_out[0..windows) and the sum of the scalars equal to 1 to
+// window_out[windows], as Jacobian points; the caller runs Horner's rule.
+template <class F>
+static void emu_msm(const Affine<F>* bases, const Fr* scalars, uint64_t n, const uint64_t* density,
+                    uint32_t c, uint32_t chunk, uint32_t seg_len, Jacobian<F>* window_out) {
+    using namespace msm;
+    const uint32_t windows = (256 + c - 1) / c, half = 1u << (c - 1), keys = windows * half;
+    std::vector<uint32_t> rank;
+    if (density) {
+        uint64_t words = (n + 63) / 64, acc = 0;
+        rank.resize(words);
+        for (uint64_t w = 0; w < words; w++) {
+            uint32_t pc = 0;
+            popcount_body(density, words, w, &pc);
+            rank[w] = (uint32_t)acc;
+            acc += pc;
+        }
+    }
+    std::vector<uint32_t> counts(keys + 1, 0), entries(n * windows + 1), ones(n + 1);
+    uint32_t ones_count = 0;
+    DigitArgs a{scalars, n, 0, density, density ? rank.data() : nullptr, c, windows,
+                counts.data(), entries.data(), ones.data(), &ones_count};
+    for (uint64_t i = 0; i < n; i++) digits_body(a, i, false);
+    uint32_t run = 0;
+    for (uint32_t k = 0; k <= keys; k++) {
+        uint32_t x = counts[k];
+        counts[k] = run;
+        run += x;
+    }
+    std::vector<uint32_t> offsets(counts);
+    for (uint64_t i = 0; i < n; i++) digits_body(a, i, true);
+    const uint64_t max_entries = n * windows;
+    const uint64_t threads = (max_entries + chunk - 1) / chunk;
+    std::vector<Xyzz<F>> buckets(keys, Xyzz<F>::identity()), heads(threads), tails(threads);
+    for (uint64_t t = 0; t < threads; t++)
+        accumulate_body<F>(bases, entries.data(), offsets.data(), keys, chunk, t, buckets.data(),
+                           heads.data(), tails.data());
+    std::vector<uint32_t> big(threads / 32 + 2);
+    uint32_t big_count = 0;
+    for (uint64_t k = 0; k < keys; k++)
+        fixup_body<F>(offsets.data(), keys, chunk, k, heads.data(), tails.data(), buckets.data(),
+                      big.data(), &big_count);
+    for (uint32_t b = 0; b < big_count; b++) {  // the device's warp-per-bucket pass, serially
+        uint32_t key = big[b];
+        uint32_t t0 = offsets[key] / chunk, t1 = (offsets[key + 1] - 1) / chunk;
+        Xyzz<F> acc = tails[t0];
+        for (uint32_t t = t0 + 1; t <= t1; t++) acc = Xyzz<F>::add(acc, heads[t]);
+        buckets[key] = acc;
+    }
+    const uint32_t seg = seg_len < half ? seg_len : half, segs = half / seg;
+    std::vector<Xyzz<F>> seg_out((uint64_t)segs * windows);
+    for (uint64_t t = 0; t < seg_out.size(); t++)
+        window_segment_body<F>(buckets.data(), half, seg, windows, t, seg_out.data());
+    // Tree reduction per window in steps of 32, as reduce_groups does.
+    std::vector<Xyzz<F>> cur = seg_out;
+    uint32_t len = segs;
+    while (true) {
+        uint32_t parts = (len + 31) / 32;
+        std::vector<Xyzz<F>> next((uint64_t)windows * parts);
+        for (uint64_t t = 0; t < next.size(); t++) reduce_body<F>(cur.data(), windows, len, 32, t, next.data());
+        cur.swap(next);
+        len = parts;
+        if (parts == 1) break;
+    }
+    for (uint32_t w = 0; w < windows; w++) window_out[w] = Xyzz<F>::to_jacobian(cur[w]);
+    const uint64_t ones_threads = (n + 63) / 64;
+    std::vector<Xyzz<F>> ones_out(ones_threads ? ones_threads : 1, Xyzz<F>::identity());
+    for (uint64_t t = 0; t < ones_threads; t++)
+        sum_listed_body<F>(bases, ones.data(), &ones_count, 64, t, ones_out.data());
+    Xyzz<F> o = Xyzz<F>::identity();
+    for (auto& x : ones_out) o = Xyzz<F>::add(o, x);
+    window_out[windows] = Xyzz<F>::to_jacobian(o);
+}
+
+extern "C" {
+
+// group: 1 = G1, 2 = G2.
+void bellows_emu_msm(uint32_t group, const void* bases, const void* scalars, uint64_t n,
+                     const uint64_t* density, uint32_t c, uint32_t chunk, uint32_t seg_len,
+                     void* window_out) {
+    if (group == 1)
+        emu_msm<Fp>((const G1Affine*)bases, (const Fr*)scalars, n, density, c, chunk, seg_len,
+                    (G1Jacobian*)window_out);
+    else
+        emu_msm<Fp2>((const G2Affine*)bases, (const Fr*)scalars, n, density, c, chunk, seg_len,
+                     (G2Jacobian*)window_out);
 }
 
 }  // extern "C"

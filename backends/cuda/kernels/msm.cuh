@@ -84,8 +84,9 @@ BL_HD uint32_t base_index(uint64_t i, const uint64_t* density, const uint32_t* r
 
 // Everything the digit passes need to know about one MSM.
 struct DigitArgs {
-    const Fr* scalars;        // Montgomery form
-    uint64_t n;               // number of scalars
+    const Fr* scalars;        // Montgomery form (scalars[i] is scalar first + i)
+    uint64_t n;               // number of scalars in this launch
+    uint64_t first;           // index of scalars[0] among all the MSM's scalars
     const uint64_t* density;  // optional bitmap over the scalars (nullptr: every scalar used)
     const uint32_t* rank;     // with density: set bits before each 64-bit word
     uint32_t c;               // window bits
@@ -100,7 +101,7 @@ struct DigitArgs {
 // pass 2 (scatter = true) writes each digit's entry at its bucket's cursor.
 BL_HD void digits_body(const DigitArgs& a, uint64_t i, bool scatter) {
     if (i >= a.n) return;
-    uint32_t idx = base_index(i, a.density, a.rank);
+    uint32_t idx = base_index(a.first + i, a.density, a.rank);
     if (idx == NONE) return;
     Fr k = Fr::from_mont(a.scalars[i]);
     if (k.is_zero()) return;
@@ -142,13 +143,33 @@ BL_HD uint32_t find_key(const uint32_t* offsets, uint32_t keys, uint32_t pos) {
     return lo;
 }
 
+// An affine base through 16-byte read-only loads (points are 96 or 192 bytes, 16-aligned).
+template <class F>
+BL_HD Affine<F> load_affine(const Affine<F>* p) {
+#ifdef BELLOWS_HOST_EMULATION
+    return *p;
+#else
+    static_assert(sizeof(Affine<F>) % 16 == 0, "affine points are whole 16-byte vectors");
+    Affine<F> r;
+    const uint4* s = reinterpret_cast<const uint4*>(p);
+    uint4* d = reinterpret_cast<uint4*>(&r);
+#pragma unroll
+    for (int i = 0; i < (int)(sizeof(Affine<F>) / 16); i++) d[i] = __ldg(s + i);
+    return r;
+#endif
+}
+
 template <class F>
 BL_HD Affine<F> signed_point(const Affine<F>* bases, uint32_t e) {
-    Affine<F> p = bases[e & ~SIGN_BIT];
+    Affine<F> p = load_affine(bases + (e & ~SIGN_BIT));
     return (e & SIGN_BIT) ? Affine<F>::neg(p) : p;
 }
 
-// Pass 4, thread t: entries [t·L, (t + 1)·L) of the sorted array.
+// Pass 4, thread t: entries [t·L, (t + 1)·L) of the sorted array, one mixed addition per entry
+// in a single flat loop: when entry j opens a new bucket the running sum is flushed and reset
+// inside the loop, so every thread of a warp does one addition per iteration whatever its
+// run lengths (a loop nest with one inner loop per run would make the warp wait, at every run,
+// for its longest).
 template <class F>
 BL_HD void accumulate_body(const Affine<F>* bases, const uint32_t* entries, const uint32_t* offsets,
                            uint32_t keys, uint32_t chunk, uint64_t t, Xyzz<F>* buckets,
@@ -159,32 +180,49 @@ BL_HD void accumulate_body(const Affine<F>* bases, const uint32_t* entries, cons
     const uint32_t start = (uint32_t)start64;
     const uint32_t end = total - start > chunk ? start + chunk : total;
     uint32_t key = find_key(offsets, keys, start);
-    uint32_t i = start;
-    while (i < end) {
-        while (offsets[key + 1] <= i) key++;  // skip empty buckets
-        const uint32_t b0 = offsets[key], b1 = offsets[key + 1];
-        const uint32_t run_end = b1 < end ? b1 : end;
-        Xyzz<F> acc = Xyzz<F>::from_affine(signed_point(bases, entries[i]));
-        for (uint32_t j = i + 1; j < run_end; j++) acc = Xyzz<F>::add_affine(acc, signed_point(bases, entries[j]));
-        if (b0 >= start && b1 <= end) {
-            buckets[key] = acc;
-        } else {
-            if (i == start) heads[t] = acc;
-            if (run_end == end) tails[t] = acc;
+    uint32_t b0 = offsets[key], b1 = offsets[key + 1];
+    uint32_t run_start = start;
+    Xyzz<F> acc = Xyzz<F>::identity();
+    for (uint32_t j = start; j < end; j++) {
+        if (j == b1) {
+            // Bucket `key` ends here. Complete inside the chunk: its sum; else a partial.
+            if (b0 >= start) buckets[key] = acc; else heads[t] = acc;
+            do {  // next non-empty bucket
+                key++;
+                b0 = b1;
+                b1 = offsets[key + 1];
+            } while (b1 <= j);
+            run_start = j;
+            acc = Xyzz<F>::identity();
         }
-        i = run_end;
+        acc = Xyzz<F>::add_affine(acc, signed_point(bases, entries[j]));
+    }
+    // The last run: complete when the bucket ends with the chunk and began inside it.
+    if (b0 >= start && b1 <= end) {
+        buckets[key] = acc;
+    } else {
+        if (run_start == start) heads[t] = acc;
+        tails[t] = acc;
     }
 }
 
 // Pass 5, thread = key: a bucket spanning chunks t0 < t1 is tail[t0] + head[t0 + 1] + … + head[t1].
+// Spans of more than FIXUP_SERIAL chunks (a bucket holding a large share of all digits, as a
+// nearly empty top window or many equal scalars give) are listed in `big` for a warp each.
+constexpr uint32_t FIXUP_SERIAL = 32;
 template <class F>
 BL_HD void fixup_body(const uint32_t* offsets, uint32_t keys, uint32_t chunk, uint64_t key,
-                      const Xyzz<F>* heads, const Xyzz<F>* tails, Xyzz<F>* buckets) {
+                      const Xyzz<F>* heads, const Xyzz<F>* tails, Xyzz<F>* buckets, uint32_t* big,
+                      uint32_t* big_count) {
     if (key >= keys) return;
     const uint32_t b0 = offsets[key], b1 = offsets[key + 1];
     if (b0 == b1) return;
     const uint32_t t0 = b0 / chunk, t1 = (b1 - 1) / chunk;
     if (t0 == t1) return;
+    if (t1 - t0 > FIXUP_SERIAL) {
+        big[atomic_add(big_count, 1)] = (uint32_t)key;
+        return;
+    }
     Xyzz<F> acc = tails[t0];
     for (uint32_t t = t0 + 1; t <= t1; t++) acc = Xyzz<F>::add(acc, heads[t]);
     buckets[key] = acc;
@@ -194,7 +232,11 @@ BL_HD void fixup_body(const uint32_t* offsets, uint32_t keys, uint32_t chunk, ui
 template <class F>
 BL_HD Xyzz<F> mul_small(const Xyzz<F>& p, uint32_t k) {
     Xyzz<F> r = Xyzz<F>::identity();
-    for (int b = 31; b >= 0; b--) {
+    if (k == 0) return r;
+    int top = 31;
+    while (!((k >> top) & 1)) top--;
+    r = p;
+    for (int b = top - 1; b >= 0; b--) {
         r = Xyzz<F>::dbl(r);
         if ((k >> b) & 1) r = Xyzz<F>::add(r, p);
     }

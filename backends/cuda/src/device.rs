@@ -13,12 +13,12 @@ use std::{
     sync::{atomic::AtomicBool, Arc, Mutex},
 };
 
-use bellows_core::{Error, Result};
+use bellows_core::{layout::Fr, Error, Result};
 use cudarc::{
     driver::{
         result::DriverError,
         sys::{self, CUresult},
-        CudaContext, CudaFunction, CudaModule, CudaStream,
+        CudaContext, CudaEvent, CudaFunction, CudaModule, CudaStream,
     },
     nvrtc::Ptx,
 };
@@ -110,6 +110,10 @@ pub struct CudaDevice {
     stream: Arc<CudaStream>,
     pub(crate) k: Kernels,
     pub(crate) tables: Mutex<Option<DeviceTables>>,
+    /// The copy stream (host-to-device uploads, ordered with `stream` by events).
+    copy_stream: Arc<CudaStream>,
+    /// Pinned staging buffers of [`CudaDevice::upload_staged`], made on first use.
+    staging: Mutex<Option<Staging>>,
     /// Whether NTTs run the radix-2 pass kernel ([`crate::ntt::NttKernel`]).
     pub(crate) ntt_radix2: AtomicBool,
 }
@@ -181,6 +185,7 @@ impl CudaDevice {
         // SAFETY: called before any buffer or stream of this context exists.
         unsafe { ctx.disable_event_tracking() };
         let stream = ctx.new_stream().map_err(err)?;
+        let copy_stream = ctx.new_stream().map_err(err)?;
         let mut image = Vec::with_capacity(fatbin.len());
         image.extend_from_slice(fatbin);
         let module = ctx.load_module(Ptx::from_binary(image)).map_err(err)?;
@@ -190,6 +195,7 @@ impl CudaDevice {
             Ok(crate::msm::GroupKernels {
                 accumulate: k("accumulate")?,
                 fixup: k("fixup")?,
+                fixup_big: k("fixup_big")?,
                 window_segments: k("window_segments")?,
                 reduce: k("reduce")?,
                 sum_listed: k("sum_listed")?,
@@ -238,6 +244,8 @@ impl CudaDevice {
             stream,
             k,
             tables: Mutex::new(None),
+            copy_stream,
+            staging: Mutex::new(None),
             ntt_radix2: AtomicBool::new(false),
         })
     }
@@ -479,6 +487,76 @@ impl CudaDevice {
             .elapsed_ms(&stop)
             .map(f64::from)
             .map_err(|e| self.err(e))
+    }
+}
+
+/// Fr values per pinned staging buffer (64 MiB).
+const STAGE_FR: usize = 1 << 21;
+
+/// Two pinned buffers used in turn by [`CudaDevice::upload_staged`], each with the event that
+/// marks the end of the last copy reading it.
+pub(crate) struct Staging {
+    bufs: [PinnedVec<Fr>; 2],
+    done: [Option<CudaEvent>; 2],
+}
+
+impl CudaDevice {
+    /// Copies host values into device memory through two pinned staging buffers: the CPU fills
+    /// one (on all cores) while the copy engine drains the other on the dedicated copy stream,
+    /// so the copy runs at bus speed from pageable memory. After each chunk's copy is queued,
+    /// the compute stream is made to wait for it and `after_chunk(offset, len)` is called, so
+    /// a kernel it launches may read the chunk while the next one is still being copied.
+    pub fn upload_staged(
+        &self,
+        host: &[Fr],
+        dst: &mut DeviceVec<Fr>,
+        mut after_chunk: impl FnMut(usize, usize) -> Result<()>,
+    ) -> Result<()> {
+        use rayon::prelude::*;
+        check_len(host.len(), dst.len)?;
+        let mut guard = self.staging.lock().unwrap_or_else(|e| e.into_inner());
+        if guard.is_none() {
+            *guard = Some(Staging {
+                bufs: [self.alloc_pinned(STAGE_FR)?, self.alloc_pinned(STAGE_FR)?],
+                done: [None, None],
+            });
+        }
+        let st = guard.as_mut().expect("made above");
+        let base = {
+            use cudarc::driver::DevicePtrMut;
+            dst.buf.device_ptr_mut(&self.stream).0
+        };
+        for (k, chunk) in host.chunks(STAGE_FR).enumerate() {
+            let i = k % 2;
+            if let Some(ev) = st.done[i].take() {
+                ev.synchronize().map_err(|e| self.err(e))?;
+            }
+            let pinned = &mut st.bufs[i].as_mut_slice()?[..chunk.len()];
+            pinned
+                .par_chunks_mut(1 << 14)
+                .zip(chunk.par_chunks(1 << 14))
+                .for_each(|(d, s)| d.copy_from_slice(s));
+            let offset = (k * STAGE_FR * 32) as u64;
+            // SAFETY: the source is pinned host memory that is not written again before the
+            // event recorded just after this copy has completed (waited for above); the
+            // destination lies inside `dst` (same length as `host`, checked).
+            unsafe {
+                cudarc::driver::result::memcpy_htod_async(
+                    base + offset,
+                    crate::memory::words(pinned),
+                    self.copy_stream.cu_stream(),
+                )
+            }
+            .map_err(|e| self.err(e))?;
+            let ev = self
+                .copy_stream
+                .record_event(None)
+                .map_err(|e| self.err(e))?;
+            self.stream.wait(&ev).map_err(|e| self.err(e))?;
+            st.done[i] = Some(ev);
+            after_chunk(k * STAGE_FR, chunk.len())?;
+        }
+        Ok(())
     }
 }
 

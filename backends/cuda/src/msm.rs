@@ -39,10 +39,50 @@ const ONES_PER: u32 = 64;
 /// Largest number of scalars in one device MSM pass (entries are counted in u32).
 pub const MAX_POINTS_PER_PASS: usize = 1 << 27;
 
+/// Phase timer for `BELLOWS_MSM_PROFILE=1`: synchronises after each phase and prints the times
+/// on stderr (for tuning; off by default, when it costs nothing).
+struct Phases<'a> {
+    dev: &'a CudaDevice,
+    on: bool,
+    last: std::time::Instant,
+    times: Vec<(&'static str, f64)>,
+}
+
+impl<'a> Phases<'a> {
+    fn new(dev: &'a CudaDevice) -> Self {
+        Self {
+            dev,
+            on: std::env::var("BELLOWS_MSM_PROFILE").is_ok_and(|v| v == "1"),
+            last: std::time::Instant::now(),
+            times: Vec::new(),
+        }
+    }
+    fn mark(&mut self, name: &'static str) {
+        if self.on {
+            let _ = self.dev.synchronize();
+            let now = std::time::Instant::now();
+            self.times
+                .push((name, (now - self.last).as_secs_f64() * 1e3));
+            self.last = now;
+        }
+    }
+    fn report(&self, what: &str, n: u64, c: u32) {
+        if self.on {
+            let parts: Vec<String> = self
+                .times
+                .iter()
+                .map(|(k, v)| format!("{k} {v:.2}"))
+                .collect();
+            eprintln!("msm-profile {what} n={n} c={c}: {} ms", parts.join(", "));
+        }
+    }
+}
+
 /// The group-specific kernels of one group.
 pub(crate) struct GroupKernels {
     pub accumulate: CudaFunction,
     pub fixup: CudaFunction,
+    pub fixup_big: CudaFunction,
     pub window_segments: CudaFunction,
     pub reduce: CudaFunction,
     pub sum_listed: CudaFunction,
@@ -119,6 +159,7 @@ impl MsmGroup for G2 {
 struct DigitArgs {
     scalars: u64,
     n: u64,
+    first: u64,
     density: u64,
     rank: u64,
     c: u32,
@@ -336,7 +377,8 @@ impl CudaDevice {
         let half = 1u32 << (c - 1);
         let keys = windows * half;
 
-        let d_scalars = self.upload(scalars)?;
+        let mut ph = Phases::new(self);
+        let mut d_scalars = self.alloc_uninit::<Fr>(scalars.len())?;
         let (d_density, mut rank) = match density {
             Some(d) => {
                 let dd = self.upload(words_as_fr(d).as_slice())?;
@@ -360,9 +402,11 @@ impl CudaDevice {
         let mut entries = U32Buf::uninit(self, max_entries)?;
         let mut ones = U32Buf::uninit(self, n)?;
         let mut ones_count = U32Buf::zeroed(self, 1)?;
+        let scalars_ptr = ptr_mut(&mut d_scalars, self);
         let mut args = DigitArgs {
-            scalars: ptr(&d_scalars, self),
+            scalars: scalars_ptr,
             n,
+            first: 0,
             density: d_density.as_ref().map_or(0, |d| ptr(d, self)),
             rank: rank.as_mut().map_or(0, |r| r.ptr(self)),
             c,
@@ -372,18 +416,29 @@ impl CudaDevice {
             ones: ones.ptr(self),
             ones_count: ones_count.ptr(self),
         };
-        let digits = |scatter: u32| -> Result<()> {
+        let digits = |args: &DigitArgs, scatter: u32| -> Result<()> {
             let mut l = self.stream().launch_builder(&self.k.msm_digits);
-            l.arg(&args).arg(&scatter);
-            // SAFETY: scalar i < n reads scalars[i] and (with a density) density[i / 64] and
-            // rank[i / 64]; it updates counts[key] for keys < windows·2^(c−1) and writes one
-            // entry per non-zero digit below the total of the histogram (≤ n·windows) or one
-            // index into `ones` (n long).
-            unsafe { l.launch(stride_cfg(n)) }
+            l.arg(args).arg(&scatter);
+            // SAFETY: scalar i < n reads scalars[i] and (with a density) density[(first + i) /
+            // 64] and rank[(first + i) / 64]; it updates counts[key] for keys below
+            // windows·2^(c−1) and writes one entry per non-zero digit below the total of the
+            // histogram (≤ n·windows) or one index into `ones` (n long).
+            unsafe { l.launch(stride_cfg(args.n)) }
                 .map(|_| ())
                 .map_err(|e| self.err(e))
         };
-        digits(0)?;
+        ph.mark("setup");
+        // Upload through pinned staging; each chunk is counted as soon as it has landed.
+        self.upload_staged(scalars, &mut d_scalars, |off, len| {
+            let chunk_args = DigitArgs {
+                scalars: scalars_ptr + off as u64 * 32,
+                n: len as u64,
+                first: off as u64,
+                ..args
+            };
+            digits(&chunk_args, 0)
+        })?;
+        ph.mark("upload+count");
         // Offsets: exclusive scan of the histogram (its extra last slot, zero, becomes the total).
         let counts_ptr = args.counts;
         self.scan_u32(counts_ptr, keys as u64 + 1)?;
@@ -391,14 +446,17 @@ impl CudaDevice {
             .memcpy_dtod(&counts.buf.buf, &mut offsets.buf.buf)
             .map(|_| ())
             .map_err(|e| self.err(e))?;
-        digits(1)?;
+        ph.mark("scan");
+        digits(&args, 1)?;
         args.counts = 0;
+        ph.mark("scatter");
 
         // Accumulation in chunks of L entries.
         let chunk = max_entries.div_ceil(TARGET_THREADS).max(MIN_CHUNK);
         let chunk32 = u32::try_from(chunk).map_err(|_| Error::invalid("MSM too large"))?;
         let threads = max_entries.div_ceil(chunk);
         let mut buckets = self.alloc::<G::Xyzz>(keys as usize)?;
+        ph.mark("alloc");
         let mut heads = self.alloc_uninit::<G::Xyzz>(threads as usize)?;
         let mut tails = self.alloc_uninit::<G::Xyzz>(threads as usize)?;
         let bases_ptr = ptr(bases, self) + (start as u64) * (G::Affine::WORDS as u64 * 8);
@@ -423,17 +481,41 @@ impl CudaDevice {
         // bases below start + used (checked by the caller), and writes buckets[key < keys],
         // heads[t], tails[t] (threads long).
         unsafe { l.launch(launch_cfg(threads, BLOCK)) }.map_err(|e| self.err(e))?;
+        ph.mark("accumulate");
+        // Buckets spanning more than 32 chunks are listed for a warp each; there are at most
+        // threads / 32 + 1 of them (their spans overlap only at their ends).
+        let big_cap = threads / 32 + 2;
+        let mut big = U32Buf::uninit(self, big_cap)?;
+        let mut big_count = U32Buf::zeroed(self, 1)?;
+        let (big_ptr, big_count_ptr) = (big.ptr(self), big_count.ptr(self));
         let mut l = self.stream().launch_builder(&kern.fixup);
         l.arg(&offsets_ptr)
             .arg(&keys)
             .arg(&chunk32)
             .arg(&h_ptr)
             .arg(&t_ptr)
-            .arg(&b_ptr);
+            .arg(&b_ptr)
+            .arg(&big_ptr)
+            .arg(&big_count_ptr);
         // SAFETY: thread = key < keys reads offsets and the heads/tails of the chunks its bucket
-        // spans (all written by the accumulation), writes buckets[key].
+        // spans (all written by the accumulation), writes buckets[key] or one slot of `big`
+        // (at most big_cap are listed, see above).
         unsafe { l.launch(launch_cfg(keys as u64, BLOCK)) }.map_err(|e| self.err(e))?;
+        let mut l = self.stream().launch_builder(&kern.fixup_big);
+        l.arg(&offsets_ptr)
+            .arg(&chunk32)
+            .arg(&h_ptr)
+            .arg(&t_ptr)
+            .arg(&b_ptr)
+            .arg(&big_ptr)
+            .arg(&big_count_ptr);
+        // SAFETY: warp w < big_count reads big[w] (written above), the offsets and the chunk
+        // partials of that bucket, and writes its bucket; 64-thread blocks, 64 XYZZ of shared
+        // memory each (static).
+        unsafe { l.launch(launch_cfg(big_cap * 32, 64)) }.map_err(|e| self.err(e))?;
+        drop((big, big_count));
         drop((heads, tails, entries));
+        ph.mark("fixup");
 
         // Window sums: segments, then a tree reduction per window. out[w] for w < windows,
         // out[windows] = the sum of the bases whose scalar is 1.
@@ -447,9 +529,11 @@ impl CudaDevice {
         unsafe { l.launch(launch_cfg((segs * windows) as u64, BLOCK)) }
             .map_err(|e| self.err(e))?;
         drop(buckets);
+        ph.mark("segments");
         let mut sums = self.alloc_uninit::<G::Xyzz>(windows as usize + 1)?;
         let sums_ptr = ptr_mut(&mut sums, self);
         self.reduce_groups::<G>(seg_ptr, windows, segs, sums_ptr)?;
+        ph.mark("window-reduce");
 
         let ones_threads = n.div_ceil(ONES_PER as u64);
         let mut ones_out = self.alloc_uninit::<G::Xyzz>(ones_threads as usize)?;
@@ -475,10 +559,14 @@ impl CudaDevice {
         l.arg(&sums_ptr).arg(&count).arg(&jac_ptr);
         // SAFETY: converts windows + 1 points between buffers of that length.
         unsafe { l.launch(launch_cfg(count as u64, BLOCK)) }.map_err(|e| self.err(e))?;
+        ph.mark("ones");
         let host = self.download(&jac)?;
         drop((seg_out, sums, ones_out, ones, ones_count, counts, offsets, d_scalars, d_density, rank));
         let (w, last) = host.split_at(windows as usize);
-        Ok((G::combine(w, &last[0], c), used))
+        let r = G::combine(w, &last[0], c);
+        ph.mark("finish");
+        ph.report(G::NAME, n, c);
+        Ok((r, used))
     }
 }
 
