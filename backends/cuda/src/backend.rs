@@ -24,8 +24,8 @@ use std::{
 use bellows_core::{
     backend::{
         ntt::{batch_size, coset_generator},
-        BackendConfig, BackendInfo, BasesHandle, Capabilities, DeviceInfo, Group, MemoryInfo,
-        MemoryPool, Msm, MsmJob, Ntt, NttConfig, Ordering, SharedPoints,
+        plan_tier, BackendConfig, BackendInfo, BasesHandle, Capabilities, DeviceInfo, Group,
+        MemoryInfo, MemoryPool, Msm, MsmJob, Ntt, NttConfig, Ordering, SharedPoints, Tier,
     },
     layout::{Fr, G1Affine, G1Jacobian, G2Affine, G2Jacobian},
     Backend, Error, Result,
@@ -35,7 +35,7 @@ use ff::Field;
 
 use crate::{
     memory::{DeviceVec, Plain},
-    msm::{G1, G2},
+    msm::{BaseSource, ScalarSource, G1, G2},
     ntt::MAX_LOG_N,
     CudaDevice,
 };
@@ -47,19 +47,52 @@ pub const DESCRIPTION: &str = "NVIDIA GPUs through CUDA (our own kernels: NTT, f
 /// Device memory kept free beyond the budget (the driver, streams and scratch need some).
 pub const SAFETY_MARGIN: u64 = 1 << 30;
 
+/// One resident set of bases, at the memory tier the device could afford when it was loaded:
+/// all on the device (`Full`), a prefix on the device and the rest streamed from host memory
+/// (`Partial`), or all streamed (`Streaming`). The host points are kept (shared, not copied)
+/// whenever any point is streamed.
+struct ResidentSet<T: Plain> {
+    device: Option<DeviceVec<T>>,
+    host: Option<SharedPoints<T>>,
+    tier: Tier,
+}
+
+impl<T: Plain> ResidentSet<T> {
+    fn source(&self) -> BaseSource<'_, T> {
+        match (&self.device, &self.host) {
+            (Some(d), None) => BaseSource::Device(d),
+            (Some(d), Some(h)) => BaseSource::Split {
+                prefix: d,
+                host: h.points(),
+            },
+            (None, Some(h)) => BaseSource::Host(h.points()),
+            (None, None) => unreachable!("a resident set has device or host points"),
+        }
+    }
+    fn device_bytes(&self) -> u64 {
+        self.device.as_ref().map_or(0, |d| d.bytes() as u64)
+    }
+}
+
 enum Resident {
-    G1(DeviceVec<G1Affine>),
-    G2(DeviceVec<G2Affine>),
+    G1(ResidentSet<G1Affine>),
+    G2(ResidentSet<G2Affine>),
 }
 
 impl Resident {
     fn bytes(&self) -> u64 {
         match self {
-            Resident::G1(v) => v.bytes() as u64,
-            Resident::G2(v) => v.bytes() as u64,
+            Resident::G1(r) => r.device_bytes(),
+            Resident::G2(r) => r.device_bytes(),
         }
     }
 }
+
+/// Device memory one MSM pass needs per scalar beyond its bases (scalar, sorted entries,
+/// buckets, partial sums), with room to spare: G1 and G2.
+const PASS_BYTES_PER_POINT: [u64; 2] = [320, 640];
+/// Device memory held back for MSM and NTT scratch when bases are loaded (at most).
+const WORK_RESERVE: u64 = 6 << 30;
 
 /// The CUDA backend on one GPU.
 pub struct CudaBackend {
@@ -122,9 +155,9 @@ impl CudaBackend {
         }
     }
 
-    /// Refuses a load that would take the device past its budget (or its free memory less the
-    /// safety margin) with a recoverable out-of-memory error.
-    fn check_room(&self, bytes: u64) -> Result<()> {
+    /// Bytes of device memory this backend may still use: free memory less the safety margin,
+    /// and under the budget (less what is already resident) when one is set.
+    fn room(&self) -> Result<u64> {
         let info = self.memory_info()?;
         let resident: u64 = self
             .bases
@@ -134,43 +167,89 @@ impl CudaBackend {
             .map(|r| r.bytes())
             .sum();
         let free = info.free.saturating_sub(SAFETY_MARGIN);
-        let room = match info.budget {
+        Ok(match info.budget {
             Some(b) => free.min(b.saturating_sub(resident)),
             None => free,
-        };
-        if bytes > room {
+        })
+    }
+
+    /// Scalars per MSM pass that fit the room left (streamed bases need room too).
+    fn pass_points(&self, group: usize, streamed: bool, point_bytes: u64) -> Result<usize> {
+        let room = self.room()?;
+        let per = PASS_BYTES_PER_POINT[group] + if streamed { point_bytes } else { 0 };
+        let points = room / per;
+        if points < 1024 {
             return Err(Error::OutOfMemory {
                 device: self.dev.label().to_string(),
-                requested: bytes,
+                requested: 1024 * per,
                 available: room,
             });
         }
-        Ok(())
+        Ok(points.min(crate::msm::MAX_POINTS_PER_PASS as u64) as usize)
     }
 
+    /// Loads a set of bases at the best tier the room allows (a full, partial or streaming
+    /// residency instead of an out-of-memory failure).
     fn load<T: Plain>(
         &self,
-        bases: &[T],
+        bases: SharedPoints<T>,
         group: Group,
-        wrap: fn(DeviceVec<T>) -> Resident,
+        wrap: fn(ResidentSet<T>) -> Resident,
     ) -> Result<BasesHandle> {
-        let bytes = std::mem::size_of_val(bases) as u64;
-        self.check_room(bytes)?;
-        let d = {
+        let points = bases.points();
+        let len = points.len();
+        let size = (T::WORDS * 8) as u64;
+        let full = len as u64 * size;
+        let room = self.room()?;
+        let reserve = WORK_RESERVE.min(room / 2);
+        let g = if group == Group::G1 { 0 } else { 1 };
+        let min_chunk = 1024 * (PASS_BYTES_PER_POINT[g] + size);
+        let tier = plan_tier(full, min_chunk, room.saturating_sub(reserve), self.dev.label())?;
+        let resident_points = match tier {
+            Tier::Full => len,
+            Tier::Partial(bytes) => ((bytes / size) as usize).min(len),
+            Tier::Streaming(_) => 0,
+        };
+        let device = if resident_points > 0 {
             let _g = self.lock();
-            let d = self.dev.upload(bases)?;
+            let mut d = self.dev.alloc_uninit::<T>(resident_points)?;
+            self.dev
+                .upload_staged(&points[..resident_points], &mut d, |_, _| Ok(()))?;
             self.dev.synchronize()?;
-            d
+            Some(d)
+        } else {
+            None
+        };
+        if tier != Tier::Full {
+            tracing::info!(
+                "{}: {len} {group:?} bases at tier {tier:?} ({resident_points} resident, the rest \
+                 streamed from host memory)",
+                self.dev.label()
+            );
+        }
+        let set = ResidentSet {
+            device,
+            host: (resident_points < len).then_some(bases),
+            tier,
         };
         let id = self.next_id.fetch_add(1, AtomicOrdering::Relaxed);
         self.bases
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .insert(id, Arc::new(wrap(d)));
+            .insert(id, Arc::new(wrap(set)));
         Ok(BasesHandle {
             id,
             group,
-            len: bases.len() as u64,
+            len: len as u64,
+        })
+    }
+
+    /// The memory tier of a resident set (for reports and tests).
+    pub fn tier_of(&self, handle: BasesHandle) -> Result<Tier> {
+        let r = self.resident(handle, handle.group)?;
+        Ok(match &*r {
+            Resident::G1(s) => s.tier,
+            Resident::G2(s) => s.tier,
         })
     }
 
@@ -264,11 +343,11 @@ impl Ntt for CudaBackend {
 
 impl Msm for CudaBackend {
     fn load_bases_g1(&self, bases: SharedPoints<G1Affine>) -> Result<BasesHandle> {
-        self.load(bases.points(), Group::G1, Resident::G1)
+        self.load(bases, Group::G1, Resident::G1)
     }
 
     fn load_bases_g2(&self, bases: SharedPoints<G2Affine>) -> Result<BasesHandle> {
-        self.load(bases.points(), Group::G2, Resident::G2)
+        self.load(bases, Group::G2, Resident::G2)
     }
 
     fn free_bases(&self, handle: BasesHandle) -> Result<()> {
@@ -295,12 +374,19 @@ impl Msm for CudaBackend {
     ) -> Result<()> {
         check_jobs(&handle, jobs, out.len())?;
         let r = self.resident(handle, Group::G1)?;
-        let Resident::G1(bases) = &*r else {
+        let Resident::G1(set) = &*r else {
             unreachable!("resident() checked the group")
         };
         let _g = self.lock();
+        let pass = self.pass_points(0, set.tier != Tier::Full, 96)?;
         for (job, o) in jobs.iter().zip(out.iter_mut()) {
-            *o = self.dev.msm::<G1>(bases, job.start, job.scalars, None)?;
+            *o = self.dev.msm::<G1>(
+                set.source(),
+                job.start,
+                ScalarSource::Host(job.scalars),
+                None,
+                pass,
+            )?;
         }
         Ok(())
     }
@@ -313,12 +399,19 @@ impl Msm for CudaBackend {
     ) -> Result<()> {
         check_jobs(&handle, jobs, out.len())?;
         let r = self.resident(handle, Group::G2)?;
-        let Resident::G2(bases) = &*r else {
+        let Resident::G2(set) = &*r else {
             unreachable!("resident() checked the group")
         };
         let _g = self.lock();
+        let pass = self.pass_points(1, set.tier != Tier::Full, 192)?;
         for (job, o) in jobs.iter().zip(out.iter_mut()) {
-            *o = self.dev.msm::<G2>(bases, job.start, job.scalars, None)?;
+            *o = self.dev.msm::<G2>(
+                set.source(),
+                job.start,
+                ScalarSource::Host(job.scalars),
+                None,
+                pass,
+            )?;
         }
         Ok(())
     }

@@ -503,17 +503,21 @@ pub(crate) struct Staging {
 impl CudaDevice {
     /// Copies host values into device memory through two pinned staging buffers: the CPU fills
     /// one (on all cores) while the copy engine drains the other on the dedicated copy stream,
-    /// so the copy runs at bus speed from pageable memory. After each chunk's copy is queued,
-    /// the compute stream is made to wait for it and `after_chunk(offset, len)` is called, so
-    /// a kernel it launches may read the chunk while the next one is still being copied.
-    pub fn upload_staged(
+    /// so the copy runs at bus speed from pageable memory and overlaps whatever the compute
+    /// stream is doing. After each chunk's copy is queued, the compute stream is made to wait for
+    /// it and `after_chunk(offset, len)` (in values) is called, so a kernel it launches may read
+    /// the chunk while the next one is still being copied.
+    pub fn upload_staged<T: Plain>(
         &self,
-        host: &[Fr],
-        dst: &mut DeviceVec<Fr>,
+        host: &[T],
+        dst: &mut DeviceVec<T>,
         mut after_chunk: impl FnMut(usize, usize) -> Result<()>,
     ) -> Result<()> {
         use rayon::prelude::*;
         check_len(host.len(), dst.len)?;
+        if host.is_empty() {
+            return Ok(());
+        }
         let mut guard = self.staging.lock().unwrap_or_else(|e| e.into_inner());
         if guard.is_none() {
             *guard = Some(Staging {
@@ -526,24 +530,29 @@ impl CudaDevice {
             use cudarc::driver::DevicePtrMut;
             dst.buf.device_ptr_mut(&self.stream).0
         };
-        for (k, chunk) in host.chunks(STAGE_FR).enumerate() {
+        // The destination was allocated in the compute stream's order: the copies wait for it.
+        let ready = self.stream.record_event(None).map_err(|e| self.err(e))?;
+        self.copy_stream.wait(&ready).map_err(|e| self.err(e))?;
+        let per_chunk = STAGE_FR * 4 / T::WORDS;
+        for (k, chunk) in host.chunks(per_chunk).enumerate() {
             let i = k % 2;
             if let Some(ev) = st.done[i].take() {
                 ev.synchronize().map_err(|e| self.err(e))?;
             }
-            let pinned = &mut st.bufs[i].as_mut_slice()?[..chunk.len()];
+            let src = words(chunk);
+            let pinned = &mut words_mut(st.bufs[i].as_mut_slice()?)[..src.len()];
             pinned
-                .par_chunks_mut(1 << 14)
-                .zip(chunk.par_chunks(1 << 14))
+                .par_chunks_mut(1 << 16)
+                .zip(src.par_chunks(1 << 16))
                 .for_each(|(d, s)| d.copy_from_slice(s));
-            let offset = (k * STAGE_FR * 32) as u64;
+            let offset = (k * per_chunk * T::WORDS * 8) as u64;
             // SAFETY: the source is pinned host memory that is not written again before the
             // event recorded just after this copy has completed (waited for above); the
             // destination lies inside `dst` (same length as `host`, checked).
             unsafe {
                 cudarc::driver::result::memcpy_htod_async(
                     base + offset,
-                    crate::memory::words(pinned),
+                    &*pinned,
                     self.copy_stream.cu_stream(),
                 )
             }
@@ -554,7 +563,7 @@ impl CudaDevice {
                 .map_err(|e| self.err(e))?;
             self.stream.wait(&ev).map_err(|e| self.err(e))?;
             st.done[i] = Some(ev);
-            after_chunk(k * STAGE_FR, chunk.len())?;
+            after_chunk(k * per_chunk, chunk.len())?;
         }
         Ok(())
     }

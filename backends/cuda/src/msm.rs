@@ -289,87 +289,105 @@ impl CudaDevice {
         }
     }
 
-    /// `Σ scalars[i] · bases[start + rank(i)]` over device-resident `bases`, where rank(i) = i
-    /// without a density, and the number of set density bits before i with one (scalars whose
-    /// bit is clear are skipped). Synchronises the stream to read the result.
+    /// `Σ scalars[i] · bases[start + rank(i)]`, where rank(i) = i without a density and the
+    /// number of set density bits before i with one (scalars whose bit is clear are skipped).
+    /// Bases are device-resident, or partly or wholly streamed from host memory (see
+    /// [`BaseSource`]); scalars are in host memory or already on the device. Work is split into
+    /// passes of at most `pass_points` scalars (and [`MAX_POINTS_PER_PASS`]); a streamed pass's
+    /// bases upload on the copy stream while the previous pass computes, and every pass's
+    /// result is read back once, at the end (one synchronisation).
     pub fn msm<G: MsmGroup>(
         &self,
-        bases: &DeviceVec<G::Affine>,
+        bases: BaseSource<'_, G::Affine>,
         start: usize,
-        scalars: &[Fr],
+        scalars: ScalarSource<'_>,
         density: Option<&[u64]>,
+        pass_points: usize,
     ) -> Result<G::Jacobian> {
-        let used = match density {
-            None => scalars.len(),
-            Some(d) => {
-                let words = scalars.len().div_ceil(64);
-                if d.len() < words {
-                    return Err(Error::invalid(format!(
-                        "density of {} words for {} scalars (need {words})",
-                        d.len(),
-                        scalars.len()
-                    )));
-                }
-                d[..words]
-                    .iter()
-                    .enumerate()
-                    .map(|(w, x)| {
-                        let valid = scalars.len() - w * 64;
-                        let mask = if valid >= 64 { !0 } else { (1u64 << valid) - 1 };
-                        (x & mask).count_ones() as usize
-                    })
-                    .sum()
-            }
-        };
-        if start.checked_add(used).is_none_or(|end| end > bases.len()) {
+        let n = scalars.len();
+        let used = used_count(n, density)?;
+        let total = bases.len();
+        if start.checked_add(used).is_none_or(|end| end > total) {
             return Err(Error::invalid(format!(
-                "{} MSM over bases {start}..{} of {} resident points",
+                "{} MSM over bases {start}..{} of {total} resident points",
                 G::NAME,
                 start.saturating_add(used),
-                bases.len()
             )));
         }
-        let mut acc: Option<G::Jacobian> = None;
-        let mut base_off = start;
-        // Passes of at most MAX_POINTS_PER_PASS scalars (64-aligned so density words split).
-        for (k, chunk) in scalars.chunks(MAX_POINTS_PER_PASS).enumerate() {
-            let dens = density.map(|d| {
-                let w0 = k * MAX_POINTS_PER_PASS / 64;
-                &d[w0..w0 + chunk.len().div_ceil(64)]
-            });
-            let (r, consumed) = self.msm_pass::<G>(bases, base_off, chunk, dens)?;
-            base_off += consumed;
-            acc = Some(match acc {
-                None => r,
-                Some(a) => G::combine(&[a], &r, 0),
-            });
+        // Scalar-index boundaries: passes never straddle the end of a resident prefix.
+        let pass = pass_points.clamp(64, MAX_POINTS_PER_PASS) / 64 * 64;
+        let resident = bases.resident_len();
+        let mut cuts = vec![0usize];
+        if start < resident && start + used > resident {
+            cuts.push(scalar_index_of_base(n, density, resident - start));
         }
-        Ok(acc.unwrap_or_default())
+        cuts.push(n);
+        let mut pending: Vec<(DeviceVec<G::Jacobian>, u32)> = Vec::new();
+        let mut base_off = start;
+        for seg in cuts.windows(2) {
+            let (s0, s1) = (seg[0], seg[1]);
+            let mut p0 = s0;
+            while p0 < s1 {
+                // Passes start on density-word boundaries (s0 is one, or the only cut).
+                let p1 = if s1 - p0 > pass { p0 + pass } else { s1 };
+                // This pass's density words, with the bits of earlier scalars cleared.
+                // (Without a density, base indices are just offsets into the pass's bases.)
+                let first_bit = if density.is_some() { p0 % 64 } else { 0 };
+                let dens_owned: Option<Vec<u64>> = density.map(|d| {
+                    let mut v = d[p0 / 64..p1.div_ceil(64)].to_vec();
+                    v[0] &= !0u64 << first_bit;
+                    v
+                });
+                let dens = dens_owned.as_deref();
+                let consumed = used_count_from(p1 - p0, dens, first_bit)?;
+                let sc = scalars.range(p0, p1);
+                if consumed > 0 {
+                    let r = match bases.resident(self, base_off, consumed) {
+                        Some(dev_ptr) => {
+                            self.msm_pass::<G>(dev_ptr, sc, dens, first_bit as u64)?
+                        }
+                        None => {
+                            let host = bases.host_range(base_off, consumed)?;
+                            let mut scratch = self.alloc_uninit::<G::Affine>(consumed)?;
+                            self.upload_staged(host, &mut scratch, |_, _| Ok(()))?;
+                            let p = ptr_mut(&mut scratch, self);
+                            let r = self.msm_pass::<G>(p, sc, dens, first_bit as u64)?;
+                            // Freed in stream order, after the pass that reads it.
+                            drop(scratch);
+                            r
+                        }
+                    };
+                    pending.extend(r);
+                }
+                base_off += consumed;
+                p0 = p1;
+            }
+        }
+        let mut acc = G::Jacobian::default();
+        for (jac, c) in pending {
+            let host = self.download(&jac)?;
+            let windows = host.len() - 1;
+            let r = G::combine(&host[..windows], &host[windows], c);
+            acc = G::combine(&[acc], &r, 0);
+        }
+        Ok(acc)
     }
 
-    /// One device pass; returns the result and the number of bases it used.
+    /// One device pass over bases starting at device address `bases_ptr`; queues everything
+    /// and returns the (windows + 1) Jacobian sums still on the device, and c (None when no
+    /// scalar is used). `first_bit`: the density bit of the first scalar (the density slice
+    /// starts at its word).
     fn msm_pass<G: MsmGroup>(
         &self,
-        bases: &DeviceVec<G::Affine>,
-        start: usize,
-        scalars: &[Fr],
+        bases_ptr: u64,
+        scalars: ScalarSource<'_>,
         density: Option<&[u64]>,
-    ) -> Result<(G::Jacobian, usize)> {
+        first_bit: u64,
+    ) -> Result<Option<(DeviceVec<G::Jacobian>, u32)>> {
         let n = scalars.len() as u64;
-        let used = match density {
-            None => scalars.len(),
-            Some(d) => {
-                let mut total = 0usize;
-                for (w, x) in d.iter().enumerate() {
-                    let valid = scalars.len() - w * 64;
-                    let mask = if valid >= 64 { !0 } else { (1u64 << valid) - 1 };
-                    total += (x & mask).count_ones() as usize;
-                }
-                total
-            }
-        };
+        let used = used_count_from(scalars.len(), density, first_bit as usize)?;
         if n == 0 || used == 0 {
-            return Ok((G::Jacobian::default(), used));
+            return Ok(None);
         }
         let kern = G::kernels(&self.k);
         let c = window_bits(used);
@@ -378,7 +396,10 @@ impl CudaDevice {
         let keys = windows * half;
 
         let mut ph = Phases::new(self);
-        let mut d_scalars = self.alloc_uninit::<Fr>(scalars.len())?;
+        let mut d_scalars_own = match scalars {
+            ScalarSource::Host(_) => Some(self.alloc_uninit::<Fr>(scalars.len())?),
+            ScalarSource::Device(..) => None,
+        };
         let (d_density, mut rank) = match density {
             Some(d) => {
                 let dd = self.upload(words_as_fr(d).as_slice())?;
@@ -402,11 +423,15 @@ impl CudaDevice {
         let mut entries = U32Buf::uninit(self, max_entries)?;
         let mut ones = U32Buf::uninit(self, n)?;
         let mut ones_count = U32Buf::zeroed(self, 1)?;
-        let scalars_ptr = ptr_mut(&mut d_scalars, self);
+        let scalars_ptr = match (&scalars, d_scalars_own.as_mut()) {
+            (ScalarSource::Device(v, off, _), _) => ptr(v, self) + *off as u64 * 32,
+            (ScalarSource::Host(_), Some(d)) => ptr_mut(d, self),
+            (ScalarSource::Host(_), None) => unreachable!("allocated above"),
+        };
         let mut args = DigitArgs {
             scalars: scalars_ptr,
             n,
-            first: 0,
+            first: first_bit,
             density: d_density.as_ref().map_or(0, |d| ptr(d, self)),
             rank: rank.as_mut().map_or(0, |r| r.ptr(self)),
             c,
@@ -428,16 +453,19 @@ impl CudaDevice {
                 .map_err(|e| self.err(e))
         };
         ph.mark("setup");
-        // Upload through pinned staging; each chunk is counted as soon as it has landed.
-        self.upload_staged(scalars, &mut d_scalars, |off, len| {
-            let chunk_args = DigitArgs {
-                scalars: scalars_ptr + off as u64 * 32,
-                n: len as u64,
-                first: off as u64,
-                ..args
-            };
-            digits(&chunk_args, 0)
-        })?;
+        match (scalars, d_scalars_own.as_mut()) {
+            // Upload through pinned staging; each chunk is counted as soon as it has landed.
+            (ScalarSource::Host(host), Some(d)) => self.upload_staged(host, d, |off, len| {
+                let chunk_args = DigitArgs {
+                    scalars: scalars_ptr + off as u64 * 32,
+                    n: len as u64,
+                    first: first_bit + off as u64,
+                    ..args
+                };
+                digits(&chunk_args, 0)
+            })?,
+            _ => digits(&args, 0)?,
+        }
         ph.mark("upload+count");
         // Offsets: exclusive scan of the histogram (its extra last slot, zero, becomes the total).
         let counts_ptr = args.counts;
@@ -459,7 +487,6 @@ impl CudaDevice {
         ph.mark("alloc");
         let mut heads = self.alloc_uninit::<G::Xyzz>(threads as usize)?;
         let mut tails = self.alloc_uninit::<G::Xyzz>(threads as usize)?;
-        let bases_ptr = ptr(bases, self) + (start as u64) * (G::Affine::WORDS as u64 * 8);
         let offsets_ptr = offsets.ptr(self);
         let entries_ptr = args.entries;
         let (b_ptr, h_ptr, t_ptr) = (
@@ -560,13 +587,10 @@ impl CudaDevice {
         // SAFETY: converts windows + 1 points between buffers of that length.
         unsafe { l.launch(launch_cfg(count as u64, BLOCK)) }.map_err(|e| self.err(e))?;
         ph.mark("ones");
-        let host = self.download(&jac)?;
-        drop((seg_out, sums, ones_out, ones, ones_count, counts, offsets, d_scalars, d_density, rank));
-        let (w, last) = host.split_at(windows as usize);
-        let r = G::combine(w, &last[0], c);
+        drop((seg_out, sums, ones_out, ones, ones_count, counts, offsets, d_scalars_own, d_density, rank));
         ph.mark("finish");
         ph.report(G::NAME, n, c);
-        Ok((r, used))
+        Ok(Some((jac, c)))
     }
 }
 
@@ -579,4 +603,131 @@ fn words_as_fr(d: &[u64]) -> Vec<Fr> {
             Fr(w)
         })
         .collect()
+}
+
+/// Where the scalars of an MSM are.
+#[derive(Clone, Copy)]
+pub enum ScalarSource<'a> {
+    /// In host memory (uploaded through pinned staging).
+    Host(&'a [Fr]),
+    /// Already on the device: `len` values from `offset` on.
+    Device(&'a DeviceVec<Fr>, usize, usize),
+}
+
+impl<'a> ScalarSource<'a> {
+    /// Number of scalars.
+    pub fn len(&self) -> usize {
+        match self {
+            ScalarSource::Host(s) => s.len(),
+            ScalarSource::Device(_, _, n) => *n,
+        }
+    }
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    fn range(&self, a: usize, b: usize) -> ScalarSource<'a> {
+        match *self {
+            ScalarSource::Host(s) => ScalarSource::Host(&s[a..b]),
+            ScalarSource::Device(v, off, _) => ScalarSource::Device(v, off + a, b - a),
+        }
+    }
+}
+
+/// Where the bases of an MSM are: the memory tiers of the backend.
+pub enum BaseSource<'a, T: Plain> {
+    /// Every point resident in device memory.
+    Device(&'a DeviceVec<T>),
+    /// The first `prefix.len()` points resident, the rest streamed from `host` (all points).
+    Split {
+        /// Resident prefix.
+        prefix: &'a DeviceVec<T>,
+        /// Every point, in host memory.
+        host: &'a [T],
+    },
+    /// Every point streamed from host memory, a pass at a time.
+    Host(&'a [T]),
+}
+
+impl<T: Plain> BaseSource<'_, T> {
+    fn len(&self) -> usize {
+        match self {
+            BaseSource::Device(d) => d.len(),
+            BaseSource::Split { host, .. } | BaseSource::Host(host) => host.len(),
+        }
+    }
+    fn resident_len(&self) -> usize {
+        match self {
+            BaseSource::Device(d) => d.len(),
+            BaseSource::Split { prefix, .. } => prefix.len(),
+            BaseSource::Host(_) => 0,
+        }
+    }
+    /// Device address of points [a, a + n) when they are all resident.
+    fn resident(&self, dev: &CudaDevice, a: usize, n: usize) -> Option<u64> {
+        let d = match self {
+            BaseSource::Device(d) => d,
+            BaseSource::Split { prefix, .. } => prefix,
+            BaseSource::Host(_) => return None,
+        };
+        (a + n <= d.len()).then(|| ptr(d, dev) + (a * T::WORDS * 8) as u64)
+    }
+    fn host_range(&self, a: usize, n: usize) -> Result<&[T]> {
+        match self {
+            BaseSource::Split { host, .. } | BaseSource::Host(host) => Ok(&host[a..a + n]),
+            BaseSource::Device(_) => Err(Error::invalid("resident bases have no host copy")),
+        }
+    }
+}
+
+/// Scalars used among the first `n` (all without a density).
+fn used_count(n: usize, density: Option<&[u64]>) -> Result<usize> {
+    used_count_from(n, density, 0)
+}
+
+/// Scalars used among `n` starting at bit `first_bit` of `density[0]`.
+fn used_count_from(n: usize, density: Option<&[u64]>, first_bit: usize) -> Result<usize> {
+    let Some(d) = density else { return Ok(n) };
+    let words = (first_bit + n).div_ceil(64);
+    if d.len() < words {
+        return Err(Error::invalid(format!(
+            "density of {} words for {n} scalars (need {words})",
+            d.len()
+        )));
+    }
+    let mut total = 0usize;
+    for (w, x) in d[..words].iter().enumerate() {
+        let lo = if w == 0 { first_bit } else { 0 };
+        let hi = (first_bit + n - w * 64).min(64);
+        let below_hi = if hi >= 64 { !0u64 } else { (1u64 << hi) - 1 };
+        let mask = below_hi & (!0u64 << lo);
+        total += (x & mask).count_ones() as usize;
+    }
+    Ok(total)
+}
+
+/// The index of the scalar that uses base `k` (relative to the MSM's start): scalars before it
+/// use bases below k. `n` when fewer than k + 1 scalars are used.
+fn scalar_index_of_base(n: usize, density: Option<&[u64]>, k: usize) -> usize {
+    let Some(d) = density else { return k.min(n) };
+    // Walk whole words, then bits: the cut is the index of the k-th used scalar.
+    let mut seen = 0usize;
+    for (w, x) in d.iter().enumerate() {
+        let c = x.count_ones() as usize;
+        if seen + c > k {
+            let mut x = *x;
+            let mut need = k - seen;
+            let mut bit = 0;
+            while need > 0 || x & 1 == 0 {
+                if x & 1 == 1 {
+                    need -= 1;
+                }
+                x >>= 1;
+                bit += 1;
+            }
+            return (w * 64 + bit).min(n);
+        }
+        seen += c;
+    }
+    n
 }

@@ -17,7 +17,7 @@ use bellows_core::{
     layout::{fr_slice, g1_affine_slice, g2_affine_slice, G1Jacobian, G2Jacobian},
 };
 use bellows_cuda::{
-    msm::{G1, G2},
+    msm::{BaseSource, ScalarSource, G1, G2},
     CudaDevice,
 };
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
@@ -92,6 +92,7 @@ fn main() -> ExitCode {
     let mut g2_log_ns: Vec<u32> = vec![];
     let mut check_ns = vec![0, 1, 10, 16, 20];
     let mut iters = 5usize;
+    let mut tier_log: Option<u32> = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let v = args.next().unwrap_or_default();
@@ -100,6 +101,7 @@ fn main() -> ExitCode {
             "--g2-log-n" => g2_log_ns = list(&v),
             "--check" => check_ns = list(&v),
             "--iters" => iters = v.parse().unwrap_or(5).max(1),
+            "--tiers" => tier_log = v.parse().ok(),
             _ => {
                 eprintln!("usage: bellows-cuda-msm [--log-n L,..] [--g2-log-n L,..] [--check L,..] [--iters N]");
                 return ExitCode::from(2);
@@ -117,6 +119,7 @@ fn main() -> ExitCode {
     let max_log = log_ns
         .iter()
         .chain(&check_ns)
+        .chain(tier_log.as_ref())
         .copied()
         .max()
         .unwrap_or(16)
@@ -152,7 +155,7 @@ fn main() -> ExitCode {
             g1_affine_slice(&pts[start..start + used]),
             fr_slice(&ref_sc),
         ));
-        let got = dev.msm::<G1>(&bases, start, fr_slice(s), density);
+        let got = dev.msm::<G1>(BaseSource::Device(&bases), start, ScalarSource::Host(fr_slice(s)), density, usize::MAX);
         let ok = match &got {
             Ok(g) => G1Projective::from(*g).to_affine() == want.to_affine(),
             Err(_) => false,
@@ -214,7 +217,7 @@ fn main() -> ExitCode {
         few[11] = -pts[0];
         let b2 = dev.upload(g1_affine_slice(&few)).expect("upload");
         let want = host_msm::msm_g1(g1_affine_slice(&few), fr_slice(&sc[..1000]));
-        let got = dev.msm::<G1>(&b2, 0, fr_slice(&sc[..1000]), None);
+        let got = dev.msm::<G1>(BaseSource::Device(&b2), 0, ScalarSource::Host(fr_slice(&sc[..1000])), None, usize::MAX);
         let ok = got.as_ref().is_ok_and(|g| {
             G1Projective::from(*g).to_affine() == G1Projective::from(want).to_affine()
         });
@@ -231,7 +234,7 @@ fn main() -> ExitCode {
         let mut same = true;
         for i in 0..=iters {
             let t = Instant::now();
-            let r = match dev.msm::<G1>(&bases, 0, s, None) {
+            let r = match dev.msm::<G1>(BaseSource::Device(&bases), 0, ScalarSource::Host(s), None, usize::MAX) {
                 Ok(r) => r,
                 Err(e) => {
                     println!("G1 2^{l}: ERROR {e}");
@@ -269,7 +272,7 @@ fn main() -> ExitCode {
         // Check at 2^12 against blst.
         let n = 1 << 12.min(max2);
         let want = host_msm::msm_g2(g2_affine_slice(&pts2[..n]), fr_slice(&sc[..n]));
-        let got = dev.msm::<G2>(&b2, 0, fr_slice(&sc[..n]), None);
+        let got = dev.msm::<G2>(BaseSource::Device(&b2), 0, ScalarSource::Host(fr_slice(&sc[..n])), None, usize::MAX);
         let ok = got.as_ref().is_ok_and(|g| {
             G2Projective::from(*g).to_affine() == G2Projective::from(want).to_affine()
         });
@@ -282,7 +285,7 @@ fn main() -> ExitCode {
             let mut times = Vec::new();
             for i in 0..=iters.min(3) {
                 let t = Instant::now();
-                let r: Result<G2Jacobian, _> = dev.msm::<G2>(&b2, 0, fr_slice(&sc[..n]), None);
+                let r: Result<G2Jacobian, _> = dev.msm::<G2>(BaseSource::Device(&b2), 0, ScalarSource::Host(fr_slice(&sc[..n])), None, usize::MAX);
                 if let Err(e) = r {
                     println!("G2 2^{l}: ERROR {e}");
                     failures += 1;
@@ -297,6 +300,9 @@ fn main() -> ExitCode {
             }
         }
     }
+    if let Some(l) = tier_log {
+        failures += tiers(&pts, &sc, l, iters);
+    }
     if failures > 0 {
         println!("{failures} check(s) FAILED");
         ExitCode::from(1)
@@ -304,4 +310,65 @@ fn main() -> ExitCode {
         println!("all checks passed");
         ExitCode::SUCCESS
     }
+}
+
+/// Forces each memory tier with a device budget (full residency, a resident prefix with the rest
+/// streamed, everything streamed), checks the MSM through the `Backend` interface against blst
+/// and times it. Returns the number of failures.
+fn tiers(pts: &[G1Affine], sc: &[Scalar], log_n: u32, iters: usize) -> usize {
+    use bellows_core::backend::{BackendConfig, Msm, MsmJob, SharedPoints};
+    use std::sync::Arc;
+    let n = 1usize << log_n;
+    let full = (n * 96) as u64;
+    let points: SharedPoints<bellows_core::layout::G1Affine> = Arc::new(pts[..n].to_vec());
+    let want = G1Projective::from(host_msm::msm_g1(g1_affine_slice(&pts[..n]), fr_slice(&sc[..n]))).to_affine();
+    let mut failures = 0;
+    for (name, budget) in [("full", None), ("partial", Some(full * 3 / 2)), ("streaming", Some(full * 3 / 5))] {
+        let mut cfg = BackendConfig::default();
+        cfg.memory_budget = budget;
+        let b = match bellows_cuda::CudaBackend::with_config(&cfg) {
+            Ok(b) => b,
+            Err(e) => {
+                println!("tier {name}: ERROR {e}");
+                failures += 1;
+                continue;
+            }
+        };
+        let h = match b.load_bases_g1(points.clone()) {
+            Ok(h) => h,
+            Err(e) => {
+                println!("tier {name}: load ERROR {e}");
+                failures += 1;
+                continue;
+            }
+        };
+        let tier = b.tier_of(h).map(|t| format!("{t:?}")).unwrap_or_default();
+        let mut times = Vec::new();
+        let mut ok = true;
+        for i in 0..=iters.min(3) {
+            let mut out = [G1Jacobian::default()];
+            let t = Instant::now();
+            let r = b.msm_g1(h, &[MsmJob { start: 0, scalars: fr_slice(&sc[..n]) }], &mut out);
+            let ms = t.elapsed().as_secs_f64() * 1e3;
+            match r {
+                Ok(()) => ok &= G1Projective::from(out[0]).to_affine() == want,
+                Err(e) => {
+                    println!("tier {name}: msm ERROR {e}");
+                    ok = false;
+                }
+            }
+            if i > 0 {
+                times.push(ms);
+            }
+        }
+        println!(
+            "RESULT tier={name} ({tier}) log_n={log_n} median_ms={:.2} check={}",
+            median(&mut times),
+            if ok { "ok" } else { "MISMATCH" }
+        );
+        if !ok {
+            failures += 1;
+        }
+    }
+    failures
 }
