@@ -10,7 +10,15 @@
 //!
 //! Synthesis of a batch runs one circuit per rayon task. A satisfied-constraints check
 //! (⟨A_j,w⟩·⟨B_j,w⟩ = ⟨C_j,w⟩ for every j) runs afterwards so that an unsatisfied circuit is
-//! reported by constraint index instead of yielding a proof that does not verify.
+//! reported instead of yielding a proof that does not verify.
+//!
+//! The proving pass ignores bellpepper's names (namespaces and annotations are closures; calling
+//! them costs a string per namespace). [`synthesize_named`] runs the circuit with names and
+//! reports the first unsatisfied constraint by its namespace path and annotation, as bellpepper's
+//! `TestConstraintSystem` writes it (`"outer/inner/annotation"`). [`synthesize`] keeps the fast
+//! pass and names the failing constraint only when it can run the circuit a second time: the
+//! circuit types that are `Clone` go through [`synthesize_cloneable`], whose second, named pass
+//! runs only when the fast check fails.
 
 use bellpepper_core::{
     Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable,
@@ -118,8 +126,37 @@ impl Synthesized {
     }
 }
 
-/// The constraint system that records a proving assignment.
-struct Assignment(Synthesized);
+/// The first constraint of a circuit that its witness does not satisfy, named as bellpepper
+/// names it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnsatisfiedConstraint {
+    /// Position among the circuit's constraints, in the order they were enforced (from 0).
+    pub index: usize,
+    /// The namespace path and the constraint's annotation joined by `/`, as bellpepper's
+    /// `TestConstraintSystem` writes it: `"sha256/compression/new_a/xor 3"`. An empty
+    /// annotation or namespace name leaves an empty segment.
+    pub path: String,
+}
+
+impl std::fmt::Display for UnsatisfiedConstraint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "constraint {} (\"{}\")", self.index, self.path)
+    }
+}
+
+/// Names kept by a named pass: the open namespaces and the first constraint that fails.
+#[derive(Default)]
+struct Names {
+    namespaces: Vec<String>,
+    first_unsatisfied: Option<UnsatisfiedConstraint>,
+}
+
+/// The constraint system that records a proving assignment; with `names`, it also evaluates
+/// bellpepper's names and checks each constraint as it is enforced.
+struct Assignment {
+    s: Synthesized,
+    names: Option<Names>,
+}
 
 fn eval(
     lc: &LinearCombination<Scalar>,
@@ -157,7 +194,7 @@ impl ConstraintSystem<Scalar> for Assignment {
         A: FnOnce() -> AR,
         AR: Into<String>,
     {
-        let s = &mut self.0;
+        let s = &mut self.s;
         s.aux_assignment.push(f()?);
         s.a_aux_density.push();
         s.b_aux_density.push();
@@ -170,13 +207,13 @@ impl ConstraintSystem<Scalar> for Assignment {
         A: FnOnce() -> AR,
         AR: Into<String>,
     {
-        let s = &mut self.0;
+        let s = &mut self.s;
         s.input_assignment.push(f()?);
         s.b_input_density.push();
         Ok(Variable(Index::Input(s.input_assignment.len() - 1)))
     }
 
-    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, a: LA, b: LB, c: LC)
+    fn enforce<A, AR, LA, LB, LC>(&mut self, annotation: A, a: LA, b: LB, c: LC)
     where
         A: FnOnce() -> AR,
         AR: Into<String>,
@@ -184,7 +221,7 @@ impl ConstraintSystem<Scalar> for Assignment {
         LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
         LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
     {
-        let s = &mut self.0;
+        let s = &mut self.s;
         let (la, lb, lc) = (
             a(LinearCombination::zero()),
             b(LinearCombination::zero()),
@@ -200,28 +237,55 @@ impl ConstraintSystem<Scalar> for Assignment {
             Some(&mut s.b_aux_density),
         );
         let vc = eval(&lc, inp, aux, None, None);
+        if let Some(names) = &mut self.names {
+            if names.first_unsatisfied.is_none() && va * vb != vc {
+                let mut path = names.namespaces.join("/");
+                if !names.namespaces.is_empty() {
+                    path.push('/');
+                }
+                path.push_str(&annotation().into());
+                names.first_unsatisfied = Some(UnsatisfiedConstraint {
+                    index: s.a.len(),
+                    path,
+                });
+            }
+        }
         s.a.push(va);
         s.b.push(vb);
         s.c.push(vc);
     }
 
-    fn push_namespace<NR, N>(&mut self, _: N)
+    fn push_namespace<NR, N>(&mut self, name: N)
     where
         NR: Into<String>,
         N: FnOnce() -> NR,
     {
+        if let Some(names) = &mut self.names {
+            names.namespaces.push(name().into());
+        }
     }
 
-    fn pop_namespace(&mut self) {}
+    fn pop_namespace(&mut self) {
+        if let Some(names) = &mut self.names {
+            names.namespaces.pop();
+        }
+    }
 
     fn get_root(&mut self) -> &mut Self::Root {
         self
     }
 }
 
-/// Synthesises one circuit: runs it, adds the input constraints, checks satisfaction.
-pub fn synthesize<C: Circuit<Scalar>>(circuit: C) -> Result<Synthesized> {
-    let mut cs = Assignment(Synthesized::default());
+/// Runs `circuit` into an assignment and adds the input constraints; with `named`, also
+/// evaluates names and finds the first unsatisfied constraint on the way.
+fn run<C: Circuit<Scalar>>(
+    circuit: C,
+    named: bool,
+) -> Result<(Synthesized, Option<UnsatisfiedConstraint>)> {
+    let mut cs = Assignment {
+        s: Synthesized::default(),
+        names: named.then(Names::default),
+    };
     cs.alloc_input(|| "one", || Ok(Scalar::ONE))
         .map_err(|e| Error::Synthesis(e.to_string()))?;
     circuit.synthesize(&mut cs).map_err(|e| match e {
@@ -233,19 +297,70 @@ pub fn synthesize<C: Circuit<Scalar>>(circuit: C) -> Result<Synthesized> {
         ),
         other => Error::Synthesis(other.to_string()),
     })?;
-    for i in 0..cs.0.input_assignment.len() {
+    for i in 0..cs.s.input_assignment.len() {
         cs.enforce(|| "", |lc| lc + Variable(Index::Input(i)), |lc| lc, |lc| lc);
     }
-    let s = cs.0;
-    if s.a.len() > (1usize << crate::MAX_LOG_NTT) {
+    if cs.s.a.len() > (1usize << crate::MAX_LOG_NTT) {
         return Err(Error::invalid(format!(
             "{} constraints exceed the largest domain 2^{}",
-            s.a.len(),
+            cs.s.a.len(),
             crate::MAX_LOG_NTT
         )));
     }
+    Ok((cs.s, cs.names.and_then(|n| n.first_unsatisfied)))
+}
+
+fn unsatisfied_error(bad: &UnsatisfiedConstraint, total: usize) -> Error {
+    Error::Unsatisfied(format!(
+        "constraint {} of {}, \"{}\", does not hold (A·B ≠ C); check the witness",
+        bad.index, total, bad.path
+    ))
+}
+
+/// Synthesises one circuit: runs it, adds the input constraints, checks satisfaction.
+///
+/// This is the fast pass: names are not evaluated, so an unsatisfied circuit is reported by
+/// constraint index only. [`synthesize_named`] (or [`synthesize_cloneable`]) names it.
+pub fn synthesize<C: Circuit<Scalar>>(circuit: C) -> Result<Synthesized> {
+    let (s, _) = run(circuit, false)?;
     s.check_satisfied()?;
     Ok(s)
+}
+
+/// As [`synthesize`], also evaluating bellpepper's names: an unsatisfied circuit is reported by
+/// the namespace path and annotation of its first failing constraint (`Error::Unsatisfied`
+/// with `constraint 7 of 12, "hash/round 2/and", does not hold`). Slower than [`synthesize`]
+/// by the cost of the names; [`find_unsatisfied`] gives the same answer as a value.
+pub fn synthesize_named<C: Circuit<Scalar>>(circuit: C) -> Result<Synthesized> {
+    let (s, bad) = run(circuit, true)?;
+    match bad {
+        Some(bad) => Err(unsatisfied_error(&bad, s.num_constraints())),
+        None => Ok(s),
+    }
+}
+
+/// The first constraint `circuit` does not satisfy, with its namespace path and annotation, or
+/// `None` when every constraint holds. Errors are those of synthesis itself (a missing
+/// assignment, a circuit that gives up with its own error).
+pub fn find_unsatisfied<C: Circuit<Scalar>>(circuit: C) -> Result<Option<UnsatisfiedConstraint>> {
+    run(circuit, true).map(|(_, bad)| bad)
+}
+
+/// As [`synthesize`] for a circuit that can be run twice: the fast pass first and, only when
+/// its check fails, a second, named pass over a clone so that the error names the constraint
+/// by its namespace path and annotation. Costs nothing extra when the circuit is satisfied
+/// except the clone.
+pub fn synthesize_cloneable<C: Circuit<Scalar> + Clone>(circuit: C) -> Result<Synthesized> {
+    let again = circuit.clone();
+    let (s, _) = run(circuit, false)?;
+    match s.check_satisfied() {
+        Ok(()) => Ok(s),
+        Err(fast) => match find_unsatisfied(again) {
+            Ok(Some(bad)) => Err(unsatisfied_error(&bad, s.num_constraints())),
+            // A circuit that behaves differently the second time: keep the first report.
+            _ => Err(fast),
+        },
+    }
 }
 
 /// Synthesises a batch of circuits in parallel (one rayon task per circuit). All circuits must
