@@ -127,9 +127,9 @@ pub mod prelude {
     pub use ff::{Field, PrimeField};
 
     pub use bellows_core::groth16::{
-        prepare_verifying_key, prove, prove_one, prove_one_with_randomness,
-        prove_with_randomness, verify_proof, verify_proofs_batch, Parameters,
-        PreparedVerifyingKey, Proof, ProvingKey, VerifyingKey,
+        prepare_verifying_key, prove, prove_one, prove_one_with_randomness, prove_with_randomness,
+        verify_proof, verify_proofs_batch, Parameters, PreparedVerifyingKey, Proof, ProvingKey,
+        VerifyingKey,
     };
     pub use bellows_core::rng::ProofRng;
     pub use bellows_core::{Backend, BackendConfig, Error};

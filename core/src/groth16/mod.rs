@@ -31,4 +31,6 @@ pub use prover::{
     prove, prove_one, prove_one_with_randomness, prove_with_randomness, PendingProofs, ProvingKey,
 };
 pub use synthesis::UnsatisfiedConstraint;
-pub use verifier::{prepare_verifying_key, verify_proof, verify_proofs_batch, PreparedVerifyingKey};
+pub use verifier::{
+    prepare_verifying_key, verify_proof, verify_proofs_batch, PreparedVerifyingKey,
+};

@@ -402,19 +402,23 @@ impl ProvingKey {
 
 /// Proves one circuit: synthesis, [`start`] and [`PendingProofs::finalize`] in one call, with r
 /// and s drawn from `rng`.
+///
+/// Synthesis is the named pass ([`super::synthesis::synthesize_named`]): a witness that does not
+/// satisfy the circuit is an [`Error::Unsatisfied`] naming the failing constraint by its
+/// namespace path and annotation. [`prove`] and [`start`] use the fast pass instead.
 pub fn prove_one<C: Circuit<Scalar>>(
     key: &ProvingKey,
     circuit: C,
     rng: &mut (impl RngCore + ?Sized),
 ) -> Result<Proof> {
-    let synthesized = super::synthesis::synthesize(circuit)?;
+    let synthesized = super::synthesis::synthesize_named(circuit)?;
     single(start(key, vec![synthesized], rng)?.finalize()?)
 }
 
 /// Proves a batch of circuits with explicit r and s per proof (`r[k]`, `s[k]` blind proof k):
 /// synthesis, [`start_with_randomness`] and [`PendingProofs::finalize`] in one call. With the
 /// same parameters, witness, r and s, the proof is byte-identical to bellperson's
-/// `create_proof(circuit, &params, r, s)`.
+/// `create_proof(circuit, &params, r, s)`. Synthesis is the named pass, as in [`prove_one`].
 pub fn prove_with_randomness<C: Circuit<Scalar> + Send>(
     key: &ProvingKey,
     circuits: Vec<C>,
@@ -429,7 +433,7 @@ pub fn prove_with_randomness<C: Circuit<Scalar> + Send>(
             s.len()
         )));
     }
-    let synthesized = synthesize_batch(circuits)?;
+    let synthesized = super::synthesis::synthesize_batch_named(circuits)?;
     start_with_randomness(key, synthesized, r, s)?.finalize()
 }
 
@@ -440,7 +444,7 @@ pub fn prove_one_with_randomness<C: Circuit<Scalar>>(
     r: Scalar,
     s: Scalar,
 ) -> Result<Proof> {
-    let synthesized = super::synthesis::synthesize(circuit)?;
+    let synthesized = super::synthesis::synthesize_named(circuit)?;
     single(start_with_randomness(key, vec![synthesized], vec![r], vec![s])?.finalize()?)
 }
 

@@ -12,13 +12,17 @@
 //! (⟨A_j,w⟩·⟨B_j,w⟩ = ⟨C_j,w⟩ for every j) runs afterwards so that an unsatisfied circuit is
 //! reported instead of yielding a proof that does not verify.
 //!
-//! The proving pass ignores bellpepper's names (namespaces and annotations are closures; calling
-//! them costs a string per namespace). [`synthesize_named`] runs the circuit with names and
-//! reports the first unsatisfied constraint by its namespace path and annotation, as bellpepper's
-//! `TestConstraintSystem` writes it (`"outer/inner/annotation"`). [`synthesize`] keeps the fast
-//! pass and names the failing constraint only when it can run the circuit a second time: the
-//! circuit types that are `Clone` go through [`synthesize_cloneable`], whose second, named pass
-//! runs only when the fast check fails.
+//! The fast pass ([`synthesize`], [`synthesize_batch`]: what [`crate::groth16::prover::prove`],
+//! [`crate::groth16::prover::start`] and the pipeline use) ignores bellpepper's names: they are
+//! closures, and evaluating them costs a string per namespace. An unsatisfied circuit is then
+//! reported by constraint index. The named pass ([`synthesize_named`], [`synthesize_batch_named`],
+//! [`find_unsatisfied`]; the one-call shortcuts [`crate::groth16::prover::prove_one`] and
+//! [`crate::groth16::prover::prove_with_randomness`] use it) evaluates them and reports the
+//! first unsatisfied constraint by its namespace path and annotation, as bellpepper's
+//! `TestConstraintSystem` writes it (`"outer/inner/annotation"`). Its cost: on the SHA-256
+//! gadgets, which open about one namespace per constraint, synthesis took about 6 % longer.
+//! A circuit is consumed by synthesis, so the fast pass cannot name a failure after the fact:
+//! run [`find_unsatisfied`] on a second copy of the circuit for that.
 
 use bellpepper_core::{
     Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable,
@@ -119,7 +123,8 @@ impl Synthesized {
         match bad {
             None => Ok(()),
             Some(j) => Err(Error::Unsatisfied(format!(
-                "constraint {j} of {} does not hold (A·B ≠ C); check the witness",
+                "constraint {j} of {} does not hold (A·B ≠ C); check the witness \
+                 (synthesis::find_unsatisfied on the same circuit names the constraint)",
                 self.a.len()
             ))),
         }
@@ -320,7 +325,7 @@ fn unsatisfied_error(bad: &UnsatisfiedConstraint, total: usize) -> Error {
 /// Synthesises one circuit: runs it, adds the input constraints, checks satisfaction.
 ///
 /// This is the fast pass: names are not evaluated, so an unsatisfied circuit is reported by
-/// constraint index only. [`synthesize_named`] (or [`synthesize_cloneable`]) names it.
+/// constraint index only ([`synthesize_named`] names it).
 pub fn synthesize<C: Circuit<Scalar>>(circuit: C) -> Result<Synthesized> {
     let (s, _) = run(circuit, false)?;
     s.check_satisfied()?;
@@ -346,30 +351,42 @@ pub fn find_unsatisfied<C: Circuit<Scalar>>(circuit: C) -> Result<Option<Unsatis
     run(circuit, true).map(|(_, bad)| bad)
 }
 
-/// As [`synthesize`] for a circuit that can be run twice: the fast pass first and, only when
-/// its check fails, a second, named pass over a clone so that the error names the constraint
-/// by its namespace path and annotation. Costs nothing extra when the circuit is satisfied
-/// except the clone.
-pub fn synthesize_cloneable<C: Circuit<Scalar> + Clone>(circuit: C) -> Result<Synthesized> {
-    let again = circuit.clone();
-    let (s, _) = run(circuit, false)?;
-    match s.check_satisfied() {
-        Ok(()) => Ok(s),
-        Err(fast) => match find_unsatisfied(again) {
-            Ok(Some(bad)) => Err(unsatisfied_error(&bad, s.num_constraints())),
-            // A circuit that behaves differently the second time: keep the first report.
-            _ => Err(fast),
-        },
-    }
+/// Synthesises a batch of circuits in parallel (one rayon task per circuit), with the fast pass
+/// of [`synthesize`]. All circuits must have the same shape (constraint and variable counts), as
+/// the circuits of one proof batch do.
+pub fn synthesize_batch<C: Circuit<Scalar> + Send>(circuits: Vec<C>) -> Result<Vec<Synthesized>> {
+    same_shape(each(circuits, synthesize)?)
 }
 
-/// Synthesises a batch of circuits in parallel (one rayon task per circuit). All circuits must
-/// have the same shape (constraint and variable counts), as the circuits of one proof batch do.
-pub fn synthesize_batch<C: Circuit<Scalar> + Send>(circuits: Vec<C>) -> Result<Vec<Synthesized>> {
-    let out: Vec<Synthesized> = circuits
+/// As [`synthesize_batch`], with the named pass of [`synthesize_named`]: an unsatisfied circuit
+/// is reported by the namespace path and annotation of its failing constraint.
+pub fn synthesize_batch_named<C: Circuit<Scalar> + Send>(
+    circuits: Vec<C>,
+) -> Result<Vec<Synthesized>> {
+    same_shape(each(circuits, synthesize_named)?)
+}
+
+/// Runs `f` on every circuit in parallel; an unsatisfied circuit's error says which it was.
+fn each<C: Circuit<Scalar> + Send>(
+    circuits: Vec<C>,
+    f: fn(C) -> Result<Synthesized>,
+) -> Result<Vec<Synthesized>> {
+    let n = circuits.len();
+    circuits
         .into_par_iter()
-        .map(synthesize)
-        .collect::<Result<_>>()?;
+        .enumerate()
+        .map(|(k, c)| {
+            f(c).map_err(|e| match e {
+                Error::Unsatisfied(why) if n > 1 => {
+                    Error::Unsatisfied(format!("circuit {k} of the batch: {why}"))
+                }
+                other => other,
+            })
+        })
+        .collect()
+}
+
+fn same_shape(out: Vec<Synthesized>) -> Result<Vec<Synthesized>> {
     if let Some(first) = out.first() {
         for (k, s) in out.iter().enumerate().skip(1) {
             if s.a.len() != first.a.len()
