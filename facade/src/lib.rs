@@ -112,8 +112,9 @@ pub fn backend(name_or_path: &str) -> Result<Arc<dyn Backend>> {
 /// 3. otherwise the plugin `libbellows_backend_NAME.so`, looked for in the directories of
 ///    `BELLOWS_PLUGIN_PATH`, then the running executable's folder, then `~/.local/lib/bellows`.
 ///
-/// The error says what was tried. This is [`registry::resolve`]; calling it through this crate
-/// also makes sure the built-in backends of the enabled features are linked into the program.
+/// The error says what was tried. This is [`registry::resolve`]: a program that depends on this
+/// crate has the built-in backends of its enabled features linked and registered, whichever of
+/// the two it calls (with bellows-core alone, a backend crate must be linked by hand).
 pub fn backend_with(name_or_path: &str, cfg: &BackendConfig) -> Result<Arc<dyn Backend>> {
     registry::resolve(name_or_path, cfg)
 }
