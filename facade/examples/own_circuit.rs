@@ -97,9 +97,15 @@ impl Circuit<Scalar> for Factorisation {
     }
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+fn main() -> std::process::ExitCode {
     let backend = std::env::args().nth(1).unwrap_or_else(|| "cpu".to_string());
-    run(&backend)
+    match run(&backend) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
 }
 
 /// The whole walk-through on the backend `backend` (a name or a plugin path).
