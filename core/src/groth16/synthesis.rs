@@ -19,8 +19,9 @@
 //! [`find_unsatisfied`]; the one-call shortcuts [`crate::groth16::prover::prove_one`] and
 //! [`crate::groth16::prover::prove_with_randomness`] use it) evaluates them and reports the
 //! first unsatisfied constraint by its namespace path and annotation, as bellpepper's
-//! `TestConstraintSystem` writes it (`"outer/inner/annotation"`). Its cost: on the SHA-256
-//! gadgets, which open about one namespace per constraint, synthesis took about 6 % longer.
+//! `TestConstraintSystem` writes it (`"outer/inner/annotation"`). Its cost is one string per
+//! namespace opened; on bellpepper's SHA-256 gadgets (426 251 constraints) the two passes
+//! measured within 6 % of each other on a busy 2-core machine.
 //! A circuit is consumed by synthesis, so the fast pass cannot name a failure after the fact:
 //! run [`find_unsatisfied`] on a second copy of the circuit for that.
 
