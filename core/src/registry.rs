@@ -1,7 +1,8 @@
 //! Built-in backends, registered at link time with `inventory`, and selection by name.
 //!
 //! A built-in backend crate submits one [`BuiltinBackend`]; a binary that links it (e.g.
-//! `use bellows_cpu as _;`) sees it in [`builtin_backends`]. `inventory` does not cross a
+//! `use bellows_cpu as _;`, or a dependency on the `bellows` crate, whose default `cpu` feature
+//! links the CPU backend) sees it in [`builtin_backends`]. `inventory` does not cross a
 //! dynamically loaded library, so plugins are found by the plugin loader
 //! ([`crate::plugin::loader`]); [`resolve`] tries both.
 
