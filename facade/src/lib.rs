@@ -6,7 +6,8 @@
 //! in bellperson's formats, and for the same parameters, witness and randomness r, s the proof is
 //! byte-identical to bellperson's `create_proof`.
 //!
-//! ```
+#![cfg_attr(feature = "cpu", doc = "```")]
+#![cfg_attr(not(feature = "cpu"), doc = "```ignore")]
 //! use bellows::prelude::*;
 //!
 //! /// "I know x such that x³ + x + 5 = y", y public.

@@ -3,6 +3,8 @@
 //! through Bellows byte-identically to bellperson's `create_proof`, and keys and proofs cross
 //! both ways and verify on either side.
 
+#![cfg(feature = "cpu")]
+
 use std::sync::Arc;
 
 use bellows::prelude::*;

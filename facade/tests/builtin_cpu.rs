@@ -1,6 +1,8 @@
 //! A program that depends on `bellows` alone finds the CPU backend by name: this test names
 //! neither `bellows_cpu` nor `bellows::cpu`, only the registry.
 
+#![cfg(feature = "cpu")]
+
 use bellows::{registry, BackendConfig};
 
 #[test]
