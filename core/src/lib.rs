@@ -4,8 +4,20 @@
 //! - [`layout`]: the `#[repr(C)]` layout in which scalars and points cross to a backend;
 //! - [`backend`]: the [`backend::Ntt`], [`backend::Msm`], [`backend::MemoryPool`] and
 //!   [`backend::Backend`] traits;
-//! - [`registry`]: built-in backends selected by name;
-//! - [`groth16`]: synthesis, the split prover, verification, parameter and proof files, setup.
+//! - [`registry`]: built-in backends selected by name, and [`registry::resolve`] for a name or
+//!   a plugin path;
+//! - [`plugin`]: the versioned plugin interface, the export macros and the loader;
+//! - [`groth16`]: synthesis, the split prover and one-call shortcuts, verification, parameter
+//!   and proof files, setup;
+//! - [`pipeline`]: the scheduler for streams of proofs over one or more devices;
+//! - [`rng`]: OS or seeded randomness for r and s;
+//! - [`circuits`]: the built-in circuits (synthetic, SHA-256) of the CLI, tests and benchmarks;
+//! - [`error`]: the one error type.
+//!
+//! Programs that prove their own circuits depend on the `bellows` crate instead: it re-exports
+//! this one and links the CPU backend, which this crate cannot do itself (a backend crate
+//! depends on it). With bellows-core alone, link a backend yourself (`use bellows_cpu as _;`)
+//! before asking the registry for it.
 //!
 //! Proofs are bit-for-bit identical across backends for the same inputs and randomness: every
 //! backend computes the same mathematical values, and encodings are canonical.

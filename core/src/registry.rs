@@ -1,7 +1,8 @@
 //! Built-in backends, registered at link time with `inventory`, and selection by name.
 //!
 //! A built-in backend crate submits one [`BuiltinBackend`]; a binary that links it (e.g.
-//! `use bellows_cpu as _;`) sees it in [`builtin_backends`]. `inventory` does not cross a
+//! `use bellows_cpu as _;`, or a dependency on the `bellows` crate, whose default `cpu` feature
+//! links the CPU backend) sees it in [`builtin_backends`]. `inventory` does not cross a
 //! dynamically loaded library, so plugins are found by the plugin loader
 //! ([`crate::plugin::loader`]); [`resolve`] tries both.
 
@@ -31,6 +32,11 @@ pub fn builtin_backends() -> Vec<&'static BuiltinBackend> {
     v
 }
 
+/// What the error messages say when no backend crate is linked at all.
+const NONE_LINKED: &str = "none: no backend crate is linked into this program; depend on the \
+     `bellows` crate (its default `cpu` feature links the CPU backend) or link one yourself \
+     with `use bellows_cpu as _;`";
+
 /// Creates the built-in backend called `name`.
 pub fn create_builtin(name: &str, cfg: &BackendConfig) -> Result<Arc<dyn Backend>> {
     let all = builtin_backends();
@@ -40,7 +46,11 @@ pub fn create_builtin(name: &str, cfg: &BackendConfig) -> Result<Arc<dyn Backend
             name: name.to_string(),
             reason: format!(
                 "no built-in backend by this name (built-in: {})",
-                all.iter().map(|b| b.name).collect::<Vec<_>>().join(", ")
+                if all.is_empty() {
+                    NONE_LINKED.to_string()
+                } else {
+                    all.iter().map(|b| b.name).collect::<Vec<_>>().join(", ")
+                }
             ),
         }),
     }
@@ -84,7 +94,7 @@ pub fn resolve(name_or_path: &str, cfg: &BackendConfig) -> Result<Arc<dyn Backen
         name: name_or_path.to_string(),
         reason: format!(
             "not a built-in backend (built-in: {}) and no plugin file {} in the plugin search path ({})",
-            if all.is_empty() { "none".to_string() } else { all.iter().map(|b| b.name).collect::<Vec<_>>().join(", ") },
+            if all.is_empty() { NONE_LINKED.to_string() } else { all.iter().map(|b| b.name).collect::<Vec<_>>().join(", ") },
             crate::plugin::loader::plugin_file_name(name_or_path),
             if dirs.is_empty() { "empty".to_string() } else { dirs.join(":") },
         ),

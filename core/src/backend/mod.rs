@@ -123,3 +123,38 @@ pub trait Backend: Ntt + Msm + MemoryPool + Send + Sync + 'static {
     /// Name, version, devices, capabilities.
     fn info(&self) -> BackendInfo;
 }
+
+/// Builder methods: `BackendConfig` is `#[non_exhaustive]`, so code outside this crate starts
+/// from the defaults and sets what it needs:
+///
+/// ```
+/// use bellows_core::BackendConfig;
+/// let cfg = BackendConfig::new().with_threads(8).with_memory_budget(16 << 30);
+/// assert_eq!(cfg.threads, Some(8));
+/// assert_eq!(cfg.device, 0);
+/// ```
+impl BackendConfig {
+    /// The defaults: device 0, rayon's global pool, no explicit budget (same as `Default`).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets the device index (device backends).
+    pub fn with_device(mut self, device: usize) -> Self {
+        self.device = device;
+        self
+    }
+
+    /// Gives the backend its own pool of `threads` worker threads for host work (`0` is
+    /// rejected by the backend when it is created).
+    pub fn with_threads(mut self, threads: usize) -> Self {
+        self.threads = Some(threads);
+        self
+    }
+
+    /// Sets the byte budget.
+    pub fn with_memory_budget(mut self, bytes: u64) -> Self {
+        self.memory_budget = Some(bytes);
+        self
+    }
+}

@@ -40,7 +40,7 @@ fn is_one(s: &blst::blst_scalar) -> bool {
 
 macro_rules! host_msm_impl {
     ($name:ident, $affine:ty, $jac:ty, $blst_aff:ty, $blst_p:ty, $scratch:path, $pip:path, $sum:path, $add:path) => {
-        /// Σ scalars[i]·bases[i] on host threads (`bases.len() == scalars.len()`).
+        /// `Σ scalars[i]·bases[i]` on host threads (`bases.len() == scalars.len()`).
         ///
         /// One contiguous chunk per worker thread. Within a chunk, zero scalars are skipped,
         /// scalars equal to one are summed directly (blst's batch-affine addition), and the rest

@@ -7,8 +7,12 @@
 //!   the G2 MSM on CPU threads in between;
 //! - [`verifier`]: single and batched verification;
 //! - [`params`], [`proof`], [`io`]: keys and proofs, and bellperson's file formats;
-//! - [`setup`]: a real trusted setup for small circuits and a fast benchmark-only generator.
+//! - [`setup`]: a real trusted setup for small circuits and a fast benchmark-only generator;
+//! - `bellperson_compat` (feature `bellperson`): `From` conversions to and from bellperson's
+//!   `Parameters`, `VerifyingKey` and `Proof`.
 
+#[cfg(feature = "bellperson")]
+pub mod bellperson_compat;
 pub mod encoding;
 pub mod host_msm;
 pub mod io;
@@ -23,3 +27,10 @@ pub mod verifier;
 
 pub use params::{Parameters, ParamsKind, VerifyingKey};
 pub use proof::Proof;
+pub use prover::{
+    prove, prove_one, prove_one_with_randomness, prove_with_randomness, PendingProofs, ProvingKey,
+};
+pub use synthesis::UnsatisfiedConstraint;
+pub use verifier::{
+    prepare_verifying_key, verify_proof, verify_proofs_batch, PreparedVerifyingKey,
+};

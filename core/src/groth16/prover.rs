@@ -391,3 +391,68 @@ pub fn prove<C: Circuit<Scalar> + Send>(
     let synthesized = synthesize_batch(circuits)?;
     start(key, synthesized, rng)?.finalize()
 }
+
+impl ProvingKey {
+    /// As [`ProvingKey::new`], taking the parameters by value (they are moved into an `Arc`; the
+    /// queries themselves are already shared and are not copied).
+    pub fn from_parameters(params: Parameters, backend: Arc<dyn Backend>) -> Result<Self> {
+        Self::new(Arc::new(params), backend)
+    }
+}
+
+/// Proves one circuit: synthesis, [`start`] and [`PendingProofs::finalize`] in one call, with r
+/// and s drawn from `rng`.
+///
+/// Synthesis is the named pass ([`super::synthesis::synthesize_named`]): a witness that does not
+/// satisfy the circuit is an [`Error::Unsatisfied`] naming the failing constraint by its
+/// namespace path and annotation. [`prove`] and [`start`] use the fast pass instead.
+pub fn prove_one<C: Circuit<Scalar>>(
+    key: &ProvingKey,
+    circuit: C,
+    rng: &mut (impl RngCore + ?Sized),
+) -> Result<Proof> {
+    let synthesized = super::synthesis::synthesize_named(circuit)?;
+    single(start(key, vec![synthesized], rng)?.finalize()?)
+}
+
+/// Proves a batch of circuits with explicit r and s per proof (`r[k]`, `s[k]` blind proof k):
+/// synthesis, [`start_with_randomness`] and [`PendingProofs::finalize`] in one call. With the
+/// same parameters, witness, r and s, the proof is byte-identical to bellperson's
+/// `create_proof(circuit, &params, r, s)`. Synthesis is the named pass, as in [`prove_one`].
+pub fn prove_with_randomness<C: Circuit<Scalar> + Send>(
+    key: &ProvingKey,
+    circuits: Vec<C>,
+    r: Vec<Scalar>,
+    s: Vec<Scalar>,
+) -> Result<Vec<Proof>> {
+    if r.len() != circuits.len() || s.len() != circuits.len() {
+        return Err(Error::invalid(format!(
+            "{} circuits but {} r and {} s values",
+            circuits.len(),
+            r.len(),
+            s.len()
+        )));
+    }
+    let synthesized = super::synthesis::synthesize_batch_named(circuits)?;
+    start_with_randomness(key, synthesized, r, s)?.finalize()
+}
+
+/// Proves one circuit with explicit r and s, in one call (see [`prove_with_randomness`]).
+pub fn prove_one_with_randomness<C: Circuit<Scalar>>(
+    key: &ProvingKey,
+    circuit: C,
+    r: Scalar,
+    s: Scalar,
+) -> Result<Proof> {
+    let synthesized = super::synthesis::synthesize_named(circuit)?;
+    single(start_with_randomness(key, vec![synthesized], vec![r], vec![s])?.finalize()?)
+}
+
+fn single(mut proofs: Vec<Proof>) -> Result<Proof> {
+    match (proofs.pop(), proofs.is_empty()) {
+        (Some(p), true) => Ok(p),
+        _ => Err(Error::Pipeline(
+            "one circuit went in and not exactly one proof came out".into(),
+        )),
+    }
+}
