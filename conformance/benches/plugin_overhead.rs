@@ -102,10 +102,7 @@ fn benches(c: &mut Criterion, s: &Setup) {
             bch.iter(|| {
                 b.msm_g1(
                     h,
-                    &[MsmJob {
-                        start: 0,
-                        scalars: &one[..1],
-                    }],
+                    &[MsmJob::new(0, &one[..1])],
                     &mut out,
                 )
                 .unwrap()

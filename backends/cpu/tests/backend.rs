@@ -112,10 +112,7 @@ fn concurrent_calls_agree() {
                     let mut out = [G1Jacobian::default()];
                     b.msm_g1(
                         h,
-                        &[MsmJob {
-                            start: 0,
-                            scalars: fr_slice(&scalars),
-                        }],
+                        &[MsmJob::new(0, fr_slice(&scalars))],
                         &mut out,
                     )
                     .unwrap();

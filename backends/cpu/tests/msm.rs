@@ -95,10 +95,7 @@ fn run_g1(backend: &CpuBackend, h: BasesHandle, start: usize, s: &[Scalar]) -> G
     backend
         .msm_g1(
             h,
-            &[MsmJob {
-                start,
-                scalars: fr_slice(s),
-            }],
+            &[MsmJob::new(start, fr_slice(s))],
             &mut out,
         )
         .unwrap();
@@ -110,10 +107,7 @@ fn run_g2(backend: &CpuBackend, h: BasesHandle, start: usize, s: &[Scalar]) -> G
     backend
         .msm_g2(
             h,
-            &[MsmJob {
-                start,
-                scalars: fr_slice(s),
-            }],
+            &[MsmJob::new(start, fr_slice(s))],
             &mut out,
         )
         .unwrap();
@@ -210,22 +204,10 @@ fn batches_of_jobs_fill_each_output() {
     let h2 = backend.load_bases_g2(shared_g2(b2.clone())).unwrap();
     let s: Vec<Scalar> = (0..300).map(|_| Scalar::random(&mut rng)).collect();
     let jobs = [
-        MsmJob {
-            start: 0,
-            scalars: fr_slice(&s[..300]),
-        },
-        MsmJob {
-            start: 10,
-            scalars: fr_slice(&s[..50]),
-        },
-        MsmJob {
-            start: 299,
-            scalars: fr_slice(&s[..1]),
-        },
-        MsmJob {
-            start: 300,
-            scalars: &[],
-        },
+        MsmJob::new(0, fr_slice(&s[..300])),
+        MsmJob::new(10, fr_slice(&s[..50])),
+        MsmJob::new(299, fr_slice(&s[..1])),
+        MsmJob::new(300, &[]),
     ];
     let mut out = vec![G1Jacobian::default(); 4];
     backend.msm_g1(h1, &jobs, &mut out).unwrap();
@@ -235,14 +217,8 @@ fn batches_of_jobs_fill_each_output() {
     assert_eq!(got[2], naive_g1(&b1[299..], &s[..1]));
     assert!(bool::from(got[3].is_identity()));
     let jobs = [
-        MsmJob {
-            start: 0,
-            scalars: fr_slice(&s[..40]),
-        },
-        MsmJob {
-            start: 20,
-            scalars: fr_slice(&s[..20]),
-        },
+        MsmJob::new(0, fr_slice(&s[..40])),
+        MsmJob::new(20, fr_slice(&s[..20])),
     ];
     let mut out = vec![G2Jacobian::default(); 2];
     backend.msm_g2(h2, &jobs, &mut out).unwrap();
@@ -284,10 +260,7 @@ fn handles_are_reused_freed_and_checked() {
     assert_invalid(
         backend.msm_g1(
             h,
-            &[MsmJob {
-                start: 1,
-                scalars: sc,
-            }],
+            &[MsmJob::new(1, sc)],
             &mut out,
         ),
         "range past the end",
@@ -295,10 +268,7 @@ fn handles_are_reused_freed_and_checked() {
     assert_invalid(
         backend.msm_g1(
             h,
-            &[MsmJob {
-                start: usize::MAX,
-                scalars: sc,
-            }],
+            &[MsmJob::new(usize::MAX, sc)],
             &mut out,
         ),
         "overflowing range",
@@ -308,10 +278,7 @@ fn handles_are_reused_freed_and_checked() {
     assert_invalid(
         backend.msm_g1(
             h,
-            &[MsmJob {
-                start: 0,
-                scalars: sc,
-            }],
+            &[MsmJob::new(0, sc)],
             &mut two,
         ),
         "too many outputs",
@@ -319,10 +286,7 @@ fn handles_are_reused_freed_and_checked() {
     assert_invalid(
         backend.msm_g1(
             h,
-            &[MsmJob {
-                start: 0,
-                scalars: sc,
-            }],
+            &[MsmJob::new(0, sc)],
             &mut [],
         ),
         "too few outputs",
@@ -337,10 +301,7 @@ fn handles_are_reused_freed_and_checked() {
     assert_invalid(
         backend.msm_g2(
             forged_group,
-            &[MsmJob {
-                start: 0,
-                scalars: &sc[..1],
-            }],
+            &[MsmJob::new(0, &sc[..1])],
             &mut out2,
         ),
         "forged group",
@@ -349,10 +310,7 @@ fn handles_are_reused_freed_and_checked() {
     assert_invalid(
         backend.msm_g1(
             forged_len,
-            &[MsmJob {
-                start: 0,
-                scalars: &sc[..1],
-            }],
+            &[MsmJob::new(0, &sc[..1])],
             &mut out,
         ),
         "forged length",
@@ -365,10 +323,7 @@ fn handles_are_reused_freed_and_checked() {
     assert_invalid(
         backend.msm_g1(
             h,
-            &[MsmJob {
-                start: 0,
-                scalars: sc,
-            }],
+            &[MsmJob::new(0, sc)],
             &mut out,
         ),
         "freed handle",

@@ -119,10 +119,7 @@ pub fn run_on<G: GroupKind>(
     let h = G::load(b, bases)?;
     let js: Vec<MsmJob<'_>> = jobs
         .iter()
-        .map(|(s, sc)| MsmJob {
-            start: *s,
-            scalars: sc,
-        })
+        .map(|(s, sc)| MsmJob::new(*s, sc))
         .collect();
     let mut out = vec![G::Jac::default(); js.len()];
     let r = G::msm(b, h, &js, &mut out);
