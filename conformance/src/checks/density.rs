@@ -16,7 +16,7 @@ use rand_core::RngCore;
 use super::{
     cand, expect_invalid,
     msm::{GroupKind, G1, G2},
-    refr, Check, CheckResult, Ctx, Fail,
+    refr, Check, Ctx, Fail,
 };
 use crate::data;
 

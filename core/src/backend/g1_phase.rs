@@ -92,13 +92,12 @@ pub struct G1PhaseInput<'a> {
 
 impl G1PhaseInput<'_> {
     /// Checks the shapes: a, b, c of `proofs.len() × 2^log_n` elements, every density bitmap,
-    /// and every MSM the phase implies within its handle (`handles`, or the caller's own record
-    /// of them in `recorded`).
+    /// and every MSM the phase implies within its handle in `handles` (the input's own, or a
+    /// caller's record of them, as the plugin host keeps).
     pub fn check_with(&self, handles: &G1Handles) -> Result<()> {
         let batch = self.proofs.len();
-        let n = super::ntt::batch_size(self.a.len(), self.log_n)
-            .map(|b| (b, 1usize << self.log_n))?;
-        if n.0 != batch || self.b.len() != self.a.len() || self.c.len() != self.a.len() {
+        let vectors = super::ntt::batch_size(self.a.len(), self.log_n)?;
+        if vectors != batch || self.b.len() != self.a.len() || self.c.len() != self.a.len() {
             return Err(Error::invalid(format!(
                 "groth16_g1: {batch} proofs need a, b, c of {batch} × 2^{} elements; got {}, {}, {}",
                 self.log_n,
@@ -107,7 +106,7 @@ impl G1PhaseInput<'_> {
                 self.c.len()
             )));
         }
-        let n = n.1;
+        let n = 1usize << self.log_n;
         for (k, p) in self.proofs.iter().enumerate() {
             let ctx = |e: Error| match e {
                 Error::InvalidInput(m) => Error::invalid(format!("groth16_g1, proof {k}: {m}")),
