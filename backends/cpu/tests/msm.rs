@@ -354,3 +354,51 @@ fn handles_are_reused_freed_and_checked() {
     );
     backend.free_bases(g2).unwrap();
 }
+
+#[test]
+fn density_jobs_use_the_set_bits_only() {
+    let mut rng = Rng::seed_from_u64(77);
+    let cpu = CpuBackend::new();
+    let b1 = Arc::new(g1_points(150, &mut rng));
+    let b2 = Arc::new(g2_points(40, &mut rng));
+    let h1 = cpu.load_bases_g1(b1.clone() as SharedPoints<G1Affine>).unwrap();
+    let h2 = cpu.load_bases_g2(b2.clone() as SharedPoints<G2Affine>).unwrap();
+    let sc: Vec<Scalar> = (0..130).map(|_| Scalar::random(&mut rng)).collect();
+    // Every third scalar, and scalar 129 (the last word's top used bit).
+    let mut bits = vec![0u64; 3];
+    for i in (0..130).step_by(3).chain([129]) {
+        bits[i / 64] |= 1 << (i % 64);
+    }
+    let used: Vec<Scalar> = (0..130)
+        .filter(|i| i % 3 == 0 || *i == 129)
+        .map(|i| sc[i])
+        .collect();
+    let mut o = [G1Jacobian::default()];
+    cpu.msm_g1(h1, &[MsmJob::new(5, fr_slice(&sc)).with_density(&bits)], &mut o)
+        .unwrap();
+    assert_eq!(
+        G1Projective::from(o[0]),
+        naive_g1(&b1[5..5 + used.len()], &used)
+    );
+    // G2, fewer scalars: the first 30, through the same kind of bitmap.
+    let bits2 = [bits[0] & ((1 << 30) - 1)];
+    let used2: Vec<Scalar> = (0..30).step_by(3).map(|i| sc[i]).collect();
+    let mut o2 = [G2Jacobian::default()];
+    cpu.msm_g2(h2, &[MsmJob::new(0, fr_slice(&sc[..30])).with_density(&bits2)], &mut o2)
+        .unwrap();
+    assert_eq!(G2Projective::from(o2[0]), naive_g2(&b2[..used2.len()], &used2));
+    // All clear is the identity; a bitmap of the wrong length, or one reaching past the bases, is
+    // an invalid-input error.
+    cpu.msm_g1(h1, &[MsmJob::new(150, fr_slice(&sc)).with_density(&[0; 3])], &mut o)
+        .unwrap();
+    assert!(G1Projective::from(o[0]).is_identity().into());
+    for bad in [
+        MsmJob::new(0, fr_slice(&sc)).with_density(&bits[..2]),
+        MsmJob::new(150 - used.len() + 1, fr_slice(&sc)).with_density(&bits),
+    ] {
+        assert!(matches!(
+            cpu.msm_g1(h1, &[bad], &mut o),
+            Err(Error::InvalidInput(_))
+        ));
+    }
+}
