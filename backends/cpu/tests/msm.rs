@@ -391,7 +391,7 @@ fn density_jobs_use_the_set_bits_only() {
     // an invalid-input error.
     cpu.msm_g1(h1, &[MsmJob::new(150, fr_slice(&sc)).with_density(&[0; 3])], &mut o)
         .unwrap();
-    assert!(G1Projective::from(o[0]).is_identity().into());
+    assert!(bool::from(G1Projective::from(o[0]).is_identity()));
     for bad in [
         MsmJob::new(0, fr_slice(&sc)).with_density(&bits[..2]),
         MsmJob::new(150 - used.len() + 1, fr_slice(&sc)).with_density(&bits),
