@@ -32,11 +32,17 @@ pub fn parse_devices(s: &str) -> Result<(String, usize)> {
             ))
         })?;
         if list.contains(&i) {
-            return Err(Error::invalid(format!("--devices {s:?}: device {i} is listed twice")));
+            return Err(Error::invalid(format!(
+                "--devices {s:?}: device {i} is listed twice"
+            )));
         }
         list.push(i);
     }
-    let text = list.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(",");
+    let text = list
+        .iter()
+        .map(|i| i.to_string())
+        .collect::<Vec<_>>()
+        .join(",");
     Ok((text, list[0]))
 }
 

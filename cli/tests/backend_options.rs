@@ -40,7 +40,14 @@ fn dir(name: &str) -> PathBuf {
 #[test]
 fn bench_labels_where_the_g2_msm_ran() {
     let base = [
-        "--threads", "1", "bench", "--log-size", "7", "--reps", "1", "--json",
+        "--threads",
+        "1",
+        "bench",
+        "--log-size",
+        "7",
+        "--reps",
+        "1",
+        "--json",
     ];
     for (g2, on) in [("cpu", "cpu"), ("device", "backend"), ("auto", "cpu")] {
         let mut args = base.to_vec();
@@ -50,10 +57,23 @@ fn bench_labels_where_the_g2_msm_ran() {
         assert_eq!(v["g2_on"], on, "--g2 {g2}");
     }
     let (table, _) = run(
-        &["--threads", "1", "bench", "--log-size", "7", "--reps", "1", "--g2", "device"],
+        &[
+            "--threads",
+            "1",
+            "bench",
+            "--log-size",
+            "7",
+            "--reps",
+            "1",
+            "--g2",
+            "device",
+        ],
         0,
     );
-    assert!(table.contains("G2 MSM (on the backend, after the G1 phase)"), "{table}");
+    assert!(
+        table.contains("G2 MSM (on the backend, after the G1 phase)"),
+        "{table}"
+    );
 }
 
 #[test]
@@ -61,7 +81,14 @@ fn proofs_are_the_same_wherever_g2_runs() {
     let d = dir("g2");
     let params = d.join("p.params");
     let circuit = ["--circuit", "synthetic", "--log-size", "7"];
-    let mut setup = vec!["setup", "--fast", "--seed", "1", "--out", params.to_str().unwrap()];
+    let mut setup = vec![
+        "setup",
+        "--fast",
+        "--seed",
+        "1",
+        "--out",
+        params.to_str().unwrap(),
+    ];
     setup.extend(circuit);
     run(&setup, 0);
     let mut proofs = Vec::new();
@@ -91,7 +118,10 @@ fn proofs_are_the_same_wherever_g2_runs() {
         proofs.push(std::fs::read(&out).unwrap());
     }
     assert_eq!(proofs[0].len(), 2 * 192);
-    assert_eq!(proofs[0], proofs[1], "G2 on CPU threads or on the backend: same bytes");
+    assert_eq!(
+        proofs[0], proofs[1],
+        "G2 on CPU threads or on the backend: same bytes"
+    );
     // The pipeline draws r, s per proof: other bytes, same length.
     assert_eq!(proofs[2].len(), 2 * 192);
 }
@@ -111,8 +141,15 @@ fn bad_backend_options_are_errors() {
     // The options reach conformance too; its verdict is unchanged by an ignored knob.
     let (out, _) = run(
         &[
-            "conformance", "--quick", "--max-log-size", "2", "--json", "--backend-opt", "x=y",
-            "--devices", "all",
+            "conformance",
+            "--quick",
+            "--max-log-size",
+            "2",
+            "--json",
+            "--backend-opt",
+            "x=y",
+            "--devices",
+            "all",
         ],
         0,
     );

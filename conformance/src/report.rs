@@ -279,7 +279,10 @@ mod tests {
         assert_eq!(skipped.failures().count(), 0);
         let t = skipped.table();
         assert!(t.contains("no check passed"), "{t}");
-        assert!(t.ends_with("FAIL: 0 passed, 0 failed, 2 skipped in 9 ms\n"), "{t}");
+        assert!(
+            t.ends_with("FAIL: 0 passed, 0 failed, 2 skipped in 9 ms\n"),
+            "{t}"
+        );
         assert!(!report(vec![]).passed());
     }
 }

@@ -31,12 +31,7 @@ fn host_goes_on() {
     let pts = Arc::new(vec![g.to_affine(), g.double().to_affine()]);
     let h = cpu.load_bases_g1(pts as SharedPoints<_>).unwrap();
     let mut out = [G1Jacobian::default()];
-    cpu.msm_g1(
-        h,
-        &[MsmJob::new(0, &d[..2])],
-        &mut out,
-    )
-    .unwrap();
+    cpu.msm_g1(h, &[MsmJob::new(0, &d[..2])], &mut out).unwrap();
     let expect = g * x[0] + g.double() * x[1];
     assert_eq!(blstrs::G1Projective::from(out[0]), expect);
     cpu.free_bases(h).unwrap();
@@ -144,21 +139,13 @@ fn exercise(b: &dyn Backend, call: &str) -> Result<(), Error> {
         "free_bases" => b.free_bases(b.load_bases_g1(g1)?),
         "msm_g1" => {
             let h = b.load_bases_g1(g1)?;
-            let r = b.msm_g1(
-                h,
-                &[MsmJob::new(0, sc)],
-                &mut [G1Jacobian::default()],
-            );
+            let r = b.msm_g1(h, &[MsmJob::new(0, sc)], &mut [G1Jacobian::default()]);
             b.free_bases(h)?;
             r
         }
         "msm_g2" => {
             let h = b.load_bases_g2(g2)?;
-            let r = b.msm_g2(
-                h,
-                &[MsmJob::new(0, sc)],
-                &mut [G2Jacobian::default()],
-            );
+            let r = b.msm_g2(h, &[MsmJob::new(0, sc)], &mut [G2Jacobian::default()]);
             b.free_bases(h)?;
             r
         }

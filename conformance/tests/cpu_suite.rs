@@ -152,7 +152,11 @@ fn a_run_where_every_check_is_skipped_fails() {
     assert_eq!((passed, failed), (0, 0), "{}", report.table());
     assert_eq!(skipped, report.results.len());
     assert!(!report.passed(), "{}", report.table());
-    assert!(report.table().contains("FAIL: 0 passed"), "{}", report.table());
+    assert!(
+        report.table().contains("FAIL: 0 passed"),
+        "{}",
+        report.table()
+    );
 }
 
 #[test]

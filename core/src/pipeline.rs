@@ -292,11 +292,7 @@ impl Pipeline {
                     )
                 })
         }));
-        let workers: Vec<usize> = self
-            .keys
-            .iter()
-            .map(|k| self.workers_for(k))
-            .collect();
+        let workers: Vec<usize> = self.keys.iter().map(|k| self.workers_for(k)).collect();
         let n_workers: usize = workers.iter().sum();
         let (syn_tx, syn_rx) = sync_channel(n_workers);
         let syn_rx = Arc::new(Mutex::new(syn_rx));

@@ -130,9 +130,11 @@ fn the_proving_key_checks_ntt_size_and_g2() {
     }
     // Auto and Cpu keep G2 on CPU threads for it (and for any non-accelerator).
     for p in [G2Policy::Auto, G2Policy::Cpu] {
-        assert!(!ProvingKey::with_g2_policy(params.clone(), no_g2.clone(), p)
-            .unwrap()
-            .g2_on_backend());
+        assert!(
+            !ProvingKey::with_g2_policy(params.clone(), no_g2.clone(), p)
+                .unwrap()
+                .g2_on_backend()
+        );
     }
     let no_g1 = Declared::new(|c| c.msm_g1 = false);
     assert!(matches!(
@@ -148,7 +150,10 @@ fn g2_on_the_backend_gives_the_same_proofs() {
     let (spec, params) = setup(7);
     let accel = Declared::new(|c| c.accelerator = true);
     let on_device = ProvingKey::new(params.clone(), accel.clone()).unwrap();
-    assert!(on_device.g2_on_backend(), "auto picks an accelerator with msm_g2");
+    assert!(
+        on_device.g2_on_backend(),
+        "auto picks an accelerator with msm_g2"
+    );
     let cpu_side =
         ProvingKey::with_g2_policy(params.clone(), accel.clone(), G2Policy::Cpu).unwrap();
     assert!(!cpu_side.g2_on_backend());

@@ -93,11 +93,7 @@ fn scalar_cases(n: usize, rng: &mut Rng) -> Vec<(&'static str, Vec<Scalar>)> {
 fn run_g1(backend: &CpuBackend, h: BasesHandle, start: usize, s: &[Scalar]) -> G1Projective {
     let mut out = [G1Jacobian::default()];
     backend
-        .msm_g1(
-            h,
-            &[MsmJob::new(start, fr_slice(s))],
-            &mut out,
-        )
+        .msm_g1(h, &[MsmJob::new(start, fr_slice(s))], &mut out)
         .unwrap();
     out[0].into()
 }
@@ -105,11 +101,7 @@ fn run_g1(backend: &CpuBackend, h: BasesHandle, start: usize, s: &[Scalar]) -> G
 fn run_g2(backend: &CpuBackend, h: BasesHandle, start: usize, s: &[Scalar]) -> G2Projective {
     let mut out = [G2Jacobian::default()];
     backend
-        .msm_g2(
-            h,
-            &[MsmJob::new(start, fr_slice(s))],
-            &mut out,
-        )
+        .msm_g2(h, &[MsmJob::new(start, fr_slice(s))], &mut out)
         .unwrap();
     out[0].into()
 }
@@ -258,37 +250,21 @@ fn handles_are_reused_freed_and_checked() {
     // Out of range, overflowing range.
     let mut out = [G1Jacobian::default()];
     assert_invalid(
-        backend.msm_g1(
-            h,
-            &[MsmJob::new(1, sc)],
-            &mut out,
-        ),
+        backend.msm_g1(h, &[MsmJob::new(1, sc)], &mut out),
         "range past the end",
     );
     assert_invalid(
-        backend.msm_g1(
-            h,
-            &[MsmJob::new(usize::MAX, sc)],
-            &mut out,
-        ),
+        backend.msm_g1(h, &[MsmJob::new(usize::MAX, sc)], &mut out),
         "overflowing range",
     );
     // Output slots ≠ jobs.
     let mut two = [G1Jacobian::default(); 2];
     assert_invalid(
-        backend.msm_g1(
-            h,
-            &[MsmJob::new(0, sc)],
-            &mut two,
-        ),
+        backend.msm_g1(h, &[MsmJob::new(0, sc)], &mut two),
         "too many outputs",
     );
     assert_invalid(
-        backend.msm_g1(
-            h,
-            &[MsmJob::new(0, sc)],
-            &mut [],
-        ),
+        backend.msm_g1(h, &[MsmJob::new(0, sc)], &mut []),
         "too few outputs",
     );
     // Wrong group, and a forged length.
@@ -299,20 +275,12 @@ fn handles_are_reused_freed_and_checked() {
         ..h
     };
     assert_invalid(
-        backend.msm_g2(
-            forged_group,
-            &[MsmJob::new(0, &sc[..1])],
-            &mut out2,
-        ),
+        backend.msm_g2(forged_group, &[MsmJob::new(0, &sc[..1])], &mut out2),
         "forged group",
     );
     let forged_len = BasesHandle { len: 1000, ..h };
     assert_invalid(
-        backend.msm_g1(
-            forged_len,
-            &[MsmJob::new(0, &sc[..1])],
-            &mut out,
-        ),
+        backend.msm_g1(forged_len, &[MsmJob::new(0, &sc[..1])], &mut out),
         "forged length",
     );
     let unknown = BasesHandle { id: 987_654, ..h };
@@ -321,11 +289,7 @@ fn handles_are_reused_freed_and_checked() {
     // Free: the handle is gone, the other one still works, double free fails.
     backend.free_bases(h).unwrap();
     assert_invalid(
-        backend.msm_g1(
-            h,
-            &[MsmJob::new(0, sc)],
-            &mut out,
-        ),
+        backend.msm_g1(h, &[MsmJob::new(0, sc)], &mut out),
         "freed handle",
     );
     assert_invalid(backend.free_bases(h), "double free");
@@ -361,8 +325,12 @@ fn density_jobs_use_the_set_bits_only() {
     let cpu = CpuBackend::new();
     let b1 = Arc::new(g1_points(150, &mut rng));
     let b2 = Arc::new(g2_points(40, &mut rng));
-    let h1 = cpu.load_bases_g1(b1.clone() as SharedPoints<G1Affine>).unwrap();
-    let h2 = cpu.load_bases_g2(b2.clone() as SharedPoints<G2Affine>).unwrap();
+    let h1 = cpu
+        .load_bases_g1(b1.clone() as SharedPoints<G1Affine>)
+        .unwrap();
+    let h2 = cpu
+        .load_bases_g2(b2.clone() as SharedPoints<G2Affine>)
+        .unwrap();
     let sc: Vec<Scalar> = (0..130).map(|_| Scalar::random(&mut rng)).collect();
     // Every third scalar, and scalar 129 (the last word's top used bit).
     let mut bits = vec![0u64; 3];
@@ -374,8 +342,12 @@ fn density_jobs_use_the_set_bits_only() {
         .map(|i| sc[i])
         .collect();
     let mut o = [G1Jacobian::default()];
-    cpu.msm_g1(h1, &[MsmJob::new(5, fr_slice(&sc)).with_density(&bits)], &mut o)
-        .unwrap();
+    cpu.msm_g1(
+        h1,
+        &[MsmJob::new(5, fr_slice(&sc)).with_density(&bits)],
+        &mut o,
+    )
+    .unwrap();
     assert_eq!(
         G1Projective::from(o[0]),
         naive_g1(&b1[5..5 + used.len()], &used)
@@ -384,13 +356,24 @@ fn density_jobs_use_the_set_bits_only() {
     let bits2 = [bits[0] & ((1 << 30) - 1)];
     let used2: Vec<Scalar> = (0..30).step_by(3).map(|i| sc[i]).collect();
     let mut o2 = [G2Jacobian::default()];
-    cpu.msm_g2(h2, &[MsmJob::new(0, fr_slice(&sc[..30])).with_density(&bits2)], &mut o2)
-        .unwrap();
-    assert_eq!(G2Projective::from(o2[0]), naive_g2(&b2[..used2.len()], &used2));
+    cpu.msm_g2(
+        h2,
+        &[MsmJob::new(0, fr_slice(&sc[..30])).with_density(&bits2)],
+        &mut o2,
+    )
+    .unwrap();
+    assert_eq!(
+        G2Projective::from(o2[0]),
+        naive_g2(&b2[..used2.len()], &used2)
+    );
     // All clear is the identity; a bitmap of the wrong length, or one reaching past the bases, is
     // an invalid-input error.
-    cpu.msm_g1(h1, &[MsmJob::new(150, fr_slice(&sc)).with_density(&[0; 3])], &mut o)
-        .unwrap();
+    cpu.msm_g1(
+        h1,
+        &[MsmJob::new(150, fr_slice(&sc)).with_density(&[0; 3])],
+        &mut o,
+    )
+    .unwrap();
     assert!(bool::from(G1Projective::from(o[0]).is_identity()));
     for bad in [
         MsmJob::new(0, fr_slice(&sc)).with_density(&bits[..2]),

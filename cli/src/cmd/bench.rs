@@ -10,9 +10,9 @@ use bellows_core::{
     Result,
 };
 
+use crate::backend_opts::{g2_policy, open as open_backend};
 use crate::cli::BenchArgs;
 use crate::cmd::prove::prove_batch;
-use crate::backend_opts::{g2_policy, open as open_backend};
 use crate::common::{circuit_spec, fmt_duration, fmt_secs, progress, spinner, Globals, Stat};
 
 /// Where the G2 MSM ran, for reports.
@@ -126,13 +126,11 @@ pub fn run(args: &BenchArgs, g: &Globals) -> Result<()> {
             continue;
         }
         let tm = out.timings;
-        for (v, d) in samples.iter_mut().zip([
-            out.synthesis,
-            tm.g1_phase,
-            tm.msm_g2,
-            tm.finalize,
-            total,
-        ]) {
+        for (v, d) in
+            samples
+                .iter_mut()
+                .zip([out.synthesis, tm.g1_phase, tm.msm_g2, tm.finalize, total])
+        {
             v.push(d);
         }
     }

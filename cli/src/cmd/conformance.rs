@@ -10,7 +10,11 @@ use crate::common::Globals;
 pub fn run(args: &ConformanceArgs, g: &Globals) -> i32 {
     let threads = g.threads;
     // The candidate gets the backend options; the suite's own thread count stays as before.
-    let cfg = match crate::backend_opts::backend_config(&args.backend_opt, &args.devices, &Globals::default()) {
+    let cfg = match crate::backend_opts::backend_config(
+        &args.backend_opt,
+        &args.devices,
+        &Globals::default(),
+    ) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("error: {e}");

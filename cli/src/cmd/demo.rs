@@ -16,9 +16,9 @@ use bellows_core::{
 use ff::Field;
 use rand_core::RngCore;
 
+use crate::backend_opts::{g2_policy, open as open_backend};
 use crate::cli::DemoArgs;
 use crate::cmd::prove::prove_batch;
-use crate::backend_opts::{g2_policy, open as open_backend};
 use crate::common::{fmt_duration, spinner, warn, Globals};
 
 fn step(n: u32, what: &str, d: std::time::Duration) {

@@ -21,8 +21,8 @@ use rand_core::RngCore;
 use crate::backend_opts::{g2_policy, open as open_backend};
 use crate::cli::ProveArgs;
 use crate::common::{
-    check_params_fit, circuit_spec, fmt_duration, progress, spinner,
-    warn_benchmark_only, write_text_atomically, Globals,
+    check_params_fit, circuit_spec, fmt_duration, progress, spinner, warn_benchmark_only,
+    write_text_atomically, Globals,
 };
 
 /// Proofs of one batch with their public inputs and where the time went.

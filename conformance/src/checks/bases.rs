@@ -23,10 +23,7 @@ fn on_handles<G: GroupKind>(
     jobs: &[JobSpec],
     label: &str,
 ) -> CheckResult {
-    let js: Vec<MsmJob<'_>> = jobs
-        .iter()
-        .map(|(s, sc)| MsmJob::new(*s, sc))
-        .collect();
+    let js: Vec<MsmJob<'_>> = jobs.iter().map(|(s, sc)| MsmJob::new(*s, sc)).collect();
     let mut want = vec![G::Jac::default(); js.len()];
     refr(G::msm(&*ctx.refb, hr, &js, &mut want), label)?;
     let mut got = vec![G::Jac::default(); js.len()];

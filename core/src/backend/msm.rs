@@ -254,13 +254,19 @@ mod tests {
         assert_eq!(check_density(&bits, 70).unwrap(), 4);
         assert_eq!(job.bases_len(), 4);
         job.check(&handle(14)).unwrap();
-        assert!(matches!(job.check(&handle(13)), Err(crate::Error::InvalidInput(_))));
+        assert!(matches!(
+            job.check(&handle(13)),
+            Err(crate::Error::InvalidInput(_))
+        ));
         let used: Vec<u64> = job.used_scalars().iter().map(|f| f.0[0]).collect();
         assert_eq!(used, [0, 3, 64, 69]);
         // Without a density every scalar is used, borrowed.
         let plain = MsmJob::new(0, &sc);
         assert_eq!(plain.bases_len(), 70);
-        assert!(matches!(plain.used_scalars(), std::borrow::Cow::Borrowed(_)));
+        assert!(matches!(
+            plain.used_scalars(),
+            std::borrow::Cow::Borrowed(_)
+        ));
         // Wrong length, stray bits past the scalars.
         for bad in [&[0b1001u64][..], &[0, 0, 0][..], &[0, 1 << 6][..]] {
             let e = MsmJob::new(0, &sc).with_density(bad).check(&handle(100));
@@ -294,7 +300,10 @@ mod tests {
             }
         }
         let e = NoG2.msm_g2(handle(0), &[], &mut []).unwrap_err();
-        assert!(e.is_recoverable() && e.to_string().contains("msm_g2"), "{e}");
+        assert!(
+            e.is_recoverable() && e.to_string().contains("msm_g2"),
+            "{e}"
+        );
         let pts: SharedPoints<G2Affine> = Arc::new(Vec::<G2Affine>::new());
         assert!(matches!(
             NoG2.load_bases_g2(pts),

@@ -134,7 +134,10 @@ impl ProvingKey {
         let log_n = params.domain_size().trailing_zeros();
         caps.check_ntt_size(log_n, &info.name)?;
         if !caps.coset_ntt {
-            return Err(Error::unsupported(&info.name, "coset_ntt (Groth16 needs it)"));
+            return Err(Error::unsupported(
+                &info.name,
+                "coset_ntt (Groth16 needs it)",
+            ));
         }
         if !caps.msm_g1 {
             return Err(Error::unsupported(&info.name, "msm_g1 (Groth16 needs it)"));
@@ -405,7 +408,10 @@ pub fn start_with_randomness(
     if g1.len() != n_proofs {
         return Err(Error::Backend {
             name: backend.info().name,
-            reason: format!("groth16_g1 returned {} results for {n_proofs} proofs", g1.len()),
+            reason: format!(
+                "groth16_g1 returned {} results for {n_proofs} proofs",
+                g1.len()
+            ),
         });
     }
     let g1_time = t.elapsed();

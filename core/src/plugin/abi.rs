@@ -837,7 +837,10 @@ mod tests {
         let j = MsmJob::new(5, &sc).with_density(&bits);
         let f = FfiMsmJob::from_job(&j);
         assert_eq!(f.density.as_slice(), &bits);
-        assert_eq!(f.scalars.as_slice().as_ptr().cast::<u8>(), sc.as_ptr().cast::<u8>());
+        assert_eq!(
+            f.scalars.as_slice().as_ptr().cast::<u8>(),
+            sc.as_ptr().cast::<u8>()
+        );
         let back = f.to_job().unwrap();
         assert_eq!((back.start, back.scalars.len()), (5, 70));
         assert_eq!(back.density, Some(&bits[..]));

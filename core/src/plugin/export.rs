@@ -259,8 +259,11 @@ impl<B: Backend> FfiBackend for Exported<B> {
             let handles = handles.to_handles().ok_or_else(|| {
                 Error::invalid("groth16_g1: a bases handle has an unknown group code")
             })?;
-            let proofs: Vec<ProofAssignment<'_>> =
-                proofs.as_slice().iter().map(ProofAssignment::from).collect();
+            let proofs: Vec<ProofAssignment<'_>> = proofs
+                .as_slice()
+                .iter()
+                .map(ProofAssignment::from)
+                .collect();
             let out = self.inner.groth16_g1(&mut G1PhaseInput {
                 a: FfiFr::to_layout_mut(a.as_mut_slice()),
                 b: FfiFr::to_layout_mut(b.as_mut_slice()),

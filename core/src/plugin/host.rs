@@ -230,7 +230,11 @@ impl PluginBackend {
         if got != want {
             return Err(self.plugin_error(format!(
                 "{call} returned {got} results for {want} {}",
-                if call == "groth16_g1" { "(4 per proof)" } else { "jobs" }
+                if call == "groth16_g1" {
+                    "(4 per proof)"
+                } else {
+                    "jobs"
+                }
             )));
         }
         Ok(())

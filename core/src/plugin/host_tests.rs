@@ -652,11 +652,7 @@ fn malformed_answers_are_plugin_errors() {
     let h = b.load_bases_g1(pts.clone() as SharedPoints<_>).unwrap();
     let sc = rand_scalars(3, 0);
     let mut out = [G1Jacobian::default(); 1];
-    match b.msm_g1(
-        h,
-        &[MsmJob::new(0, fr_slice(&sc))],
-        &mut out,
-    ) {
+    match b.msm_g1(h, &[MsmJob::new(0, fr_slice(&sc))], &mut out) {
         Err(Error::Plugin { path, reason }) => {
             assert_eq!(path.to_str(), Some("liar.so"));
             assert_eq!(reason, "msm_g1 returned 2 results for 1 jobs");
@@ -710,11 +706,7 @@ fn concurrent_calls_share_one_object() {
     let sc = rand_scalars(16, 3);
     let mut expect = [G1Jacobian::default()];
     plugin
-        .msm_g1(
-            h,
-            &[MsmJob::new(0, fr_slice(&sc))],
-            &mut expect,
-        )
+        .msm_g1(h, &[MsmJob::new(0, fr_slice(&sc))], &mut expect)
         .unwrap();
     std::thread::scope(|s| {
         for _ in 0..4 {
@@ -722,11 +714,7 @@ fn concurrent_calls_share_one_object() {
                 for _ in 0..5 {
                     let mut o = [G1Jacobian::default()];
                     plugin
-                        .msm_g1(
-                            h,
-                            &[MsmJob::new(0, fr_slice(&sc))],
-                            &mut o,
-                        )
+                        .msm_g1(h, &[MsmJob::new(0, fr_slice(&sc))], &mut o)
                         .unwrap();
                     assert_eq!(o, expect);
                 }
@@ -823,7 +811,11 @@ fn density_jobs_and_the_g1_phase_cross_the_interface() {
     );
     // A bitmap of the wrong length is refused on the host.
     assert!(matches!(
-        plugin.msm_g1(h, &[MsmJob::new(0, &sc).with_density(&bits[..2])], &mut o[..1]),
+        plugin.msm_g1(
+            h,
+            &[MsmJob::new(0, &sc).with_density(&bits[..2])],
+            &mut o[..1]
+        ),
         Err(Error::InvalidInput(_))
     ));
 
@@ -880,7 +872,9 @@ fn density_jobs_and_the_g1_phase_cross_the_interface() {
     .unwrap();
     let fallback = run(&refusing, handles(&refusing)).unwrap();
     let proj = |r: &[[G1Jacobian; 4]]| -> Vec<[blstrs::G1Projective; 4]> {
-        r.iter().map(|x| x.map(blstrs::G1Projective::from)).collect()
+        r.iter()
+            .map(|x| x.map(blstrs::G1Projective::from))
+            .collect()
     };
     assert_eq!(proj(&got), proj(&want));
     assert_eq!(proj(&fallback), proj(&want));
