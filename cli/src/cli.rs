@@ -103,6 +103,13 @@ pub struct ConformanceArgs {
     /// Print the report as JSON on stdout.
     #[arg(long)]
     pub json: bool,
+    /// A backend option, passed to the backend as it is (repeatable).
+    #[arg(long = "backend-opt", value_name = "KEY=VALUE",
+          value_parser = crate::backend_opts::parse_key_value)]
+    pub backend_opt: Vec<(String, String)>,
+    /// Devices the backend may use: `all`, or device indices like `0,1`.
+    #[arg(long, value_name = "LIST", default_value = "all")]
+    pub devices: String,
 }
 
 const BACKENDS_ABOUT: &str = "List the backends this binary can use: the built-in ones, then \
@@ -162,9 +169,10 @@ bellows verify --vk s14.params --proof batch.proof --inputs batch.json";
 const BENCH_ABOUT: &str = "Benchmark proving. Generates benchmark-only parameters for the circuit \
 (fast, no trusted setup; the proofs do not verify, which a benchmark does not need), loads them on \
 the backend, then R times: synthesises N circuits and proves them as one batch. Reports the \
-median and minimum of each phase: synthesis, h_poly (the quotient's NTTs), G1 MSMs (H, L, A, B \
-on the backend), G2 MSM (on CPU threads, overlapping the G1 work), finalize (waiting for G2 plus \
-assembly) and total (synthesis to proofs), and proofs per second from the median total.\n\n\
+median and minimum of each phase: synthesis, the G1 phase (h_poly, the quotient's NTTs, and the G1 \
+MSMs H, L, A, B, in one backend call), G2 MSM (on CPU threads overlapping the G1 phase, or on the \
+backend after it: `--g2`; the row says which), finalize (waiting for G2 plus assembly) and total \
+(synthesis to proofs), and proofs per second from the median total.\n\n\
 `--json` prints one machine-readable JSON object on stdout instead of the table.\n\n\
 Examples:\n  bellows bench --circuit synthetic --log-size 16\n  \
 bellows bench --circuit synthetic --log-size 20 --bits-pct 80 --count 2 --reps 3 --json\n  \
@@ -195,12 +203,26 @@ pub struct CircuitArgs {
     pub bytes: Option<usize>,
 }
 
-/// `--backend NAME`.
+/// `--backend NAME` and how to configure it.
 #[derive(Debug, Args, Clone)]
 pub struct BackendArg {
     /// Backend that runs the NTTs and MSMs: a built-in name (see `bellows backends`).
     #[arg(long, value_name = "NAME", default_value = "cpu")]
     pub backend: String,
+    /// A backend option, passed to the backend as it is (repeatable; each backend documents the
+    /// keys it reads and ignores the others).
+    #[arg(long = "backend-opt", value_name = "KEY=VALUE",
+          value_parser = crate::backend_opts::parse_key_value)]
+    pub backend_opt: Vec<(String, String)>,
+    /// Devices the backend may use: `all`, or device indices like `0,1` (the first is the
+    /// backend's device; the list goes to it as option `devices`).
+    #[arg(long, value_name = "LIST", default_value = "all")]
+    pub devices: String,
+    /// Where the G2 MSM runs: `auto` (on the backend when it is an accelerator offering G2 MSM,
+    /// else on CPU threads), `device` (on the backend; an error if it cannot), `cpu`.
+    #[arg(long, value_name = "WHERE", default_value = "auto",
+          value_parser = ["auto", "device", "cpu"])]
+    pub g2: String,
 }
 
 /// `bellows backends`.

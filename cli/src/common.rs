@@ -1,14 +1,13 @@
-//! Helpers the commands share: backend selection, circuit specs, progress bars, warnings,
-//! timing statistics and formatting.
+//! Helpers the commands share: circuit specs, progress bars, warnings, timing statistics and
+//! formatting (backend selection is in `backend_opts`).
 
 use std::io::IsTerminal;
-use std::sync::Arc;
 use std::time::Duration;
 
 use bellows_core::{
     circuits::{CircuitOptions, CircuitSpec},
     groth16::{Parameters, ParamsKind},
-    Backend, BackendConfig, Result,
+    Result,
 };
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -19,22 +18,6 @@ use crate::cli::CircuitArgs;
 pub struct Globals {
     /// `--threads`.
     pub threads: Option<usize>,
-}
-
-/// Opens the backend called `name` (a built-in name; plugins are resolved by the registry once
-/// the plugin loader is wired into it).
-pub fn open_backend(name: &str, g: &Globals) -> Result<Arc<dyn Backend>> {
-    let mut cfg = BackendConfig::default();
-    cfg.threads = g.threads;
-    let backend = bellows_core::registry::resolve(name, &cfg)?;
-    let info = backend.info();
-    tracing::info!(
-        "backend {} {} ({})",
-        info.name,
-        info.version,
-        info.capabilities.summary()
-    );
-    Ok(backend)
 }
 
 /// The circuit spec from `--circuit/--log-size/--bits-pct/--bytes`.

@@ -10,6 +10,7 @@
 // Links the CPU backend so that it registers itself as "cpu".
 use bellows_cpu as _;
 
+mod backend_opts;
 mod cli;
 mod cmd;
 mod common;
@@ -56,7 +57,7 @@ fn run(cli: Cli) -> bellows_core::Result<ExitCode> {
         Command::Demo(a) => cmd::demo::run(a, &g),
         Command::Conformance(a) => {
             // The suite prints its own results and errors; its verdict is the exit code.
-            let code = cmd::conformance::run(a, g.threads);
+            let code = cmd::conformance::run(a, &g);
             return Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)));
         }
     }

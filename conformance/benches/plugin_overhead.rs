@@ -99,17 +99,7 @@ fn benches(c: &mut Criterion, s: &Setup) {
         let h = b.load_bases_g1(pts.clone() as SharedPoints<_>).unwrap();
         g.bench_function(format!("msm_g1 1 point/{name}"), |bch| {
             let mut out = [G1Jacobian::default()];
-            bch.iter(|| {
-                b.msm_g1(
-                    h,
-                    &[MsmJob {
-                        start: 0,
-                        scalars: &one[..1],
-                    }],
-                    &mut out,
-                )
-                .unwrap()
-            })
+            bch.iter(|| b.msm_g1(h, &[MsmJob::new(0, &one[..1])], &mut out).unwrap())
         });
         b.free_bases(h).unwrap();
     }

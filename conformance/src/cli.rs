@@ -14,7 +14,18 @@ use crate::{run_suite, Progress, SuiteOptions};
 /// Returns the process exit code: 0 when every check passed (skipped checks do not fail), 1 when a
 /// check failed or the backend could not be loaded (the reason printed on stderr).
 pub fn run_cli(backend_arg: &str, opts: &SuiteOptions, json: bool) -> i32 {
-    let candidate = match resolve(backend_arg, &BackendConfig::default()) {
+    run_cli_with_config(backend_arg, &BackendConfig::default(), opts, json)
+}
+
+/// [`run_cli`] with the candidate created from `cfg` (device, options such as
+/// `--backend-opt`/`--devices`).
+pub fn run_cli_with_config(
+    backend_arg: &str,
+    cfg: &BackendConfig,
+    opts: &SuiteOptions,
+    json: bool,
+) -> i32 {
+    let candidate = match resolve(backend_arg, cfg) {
         Ok(b) => b,
         Err(e) => {
             eprintln!("error: {e}");

@@ -11,6 +11,10 @@
 //! - MSM in G1 and G2: empty input, one point, zero scalars, identity points, repeated points,
 //!   the scalar r − 1, all-equal scalars, small scalars, random scalars at sizes 2^k − 1, 2^k and
 //!   2^k + 1 (both sides of window boundaries), and batched jobs over sub-ranges of one handle;
+//! - MSM jobs with density bitmaps in G1 and G2 (random, all clear, all set, across the 64-bit
+//!   word boundary), against the plain job over the used scalars; malformed bitmaps rejected;
+//! - the composite Groth16 G1 phase (`groth16_g1`) for a batch of two circuits, against its
+//!   default body on the reference;
 //! - `h_poly`, single and batched;
 //! - resident bases: one handle reused across many calls, many handles freed in mixed order,
 //!   load/free cycles, and misuse (use after free, double free, wrong group, out-of-range jobs)
@@ -19,7 +23,8 @@
 //! - a selection of the above from several threads at once.
 //!
 //! A check whose capability the candidate does not declare ([`bellows_core::Capabilities`]) is
-//! skipped, not failed; an operation that is declared but fails is an error.
+//! skipped, not failed; an operation that is declared but fails is an error. A run in which no
+//! check passed (every one skipped) fails: it shows nothing about the backend.
 //!
 //! Entry points: [`run_suite`] (library), [`run_cli`] (what `bellows conformance` calls).
 
@@ -41,7 +46,7 @@ use std::{
 
 use bellows_core::Backend;
 
-pub use cli::run_cli;
+pub use cli::{run_cli, run_cli_with_config};
 pub use compare::Mismatch;
 pub use report::{CheckResult, Outcome, Report};
 

@@ -92,9 +92,11 @@ fn fmt_time(d: Duration) -> String {
 }
 
 impl Report {
-    /// True when no check failed (skipped checks do not fail a run).
+    /// True when no check failed and at least one passed. Skipped checks do not fail a run, but
+    /// a run in which nothing passed (every check skipped, or no checks) proves nothing and fails.
     pub fn passed(&self) -> bool {
         !self.results.iter().any(|r| r.outcome.is_failure())
+            && self.results.iter().any(|r| r.outcome == Outcome::Pass)
     }
 
     /// The failed checks.
@@ -172,6 +174,10 @@ impl Report {
             }
         }
         let (p, f, s) = self.counts();
+        if p == 0 && f == 0 {
+            out += "no check passed: a backend that declares none of the capabilities checked \
+                    cannot pass\n";
+        }
         out += &format!(
             "{}: {p} passed, {f} failed, {s} skipped in {}\n",
             if self.passed() { "PASS" } else { "FAIL" },
@@ -192,14 +198,8 @@ mod tests {
 
     fn report(outcomes: Vec<Outcome>) -> Report {
         Report {
-            backend: BackendInfo {
-                name: "cand".into(),
-                ..Default::default()
-            },
-            reference: BackendInfo {
-                name: "cpu".into(),
-                ..Default::default()
-            },
+            backend: BackendInfo::new("cand", "0", ""),
+            reference: BackendInfo::new("cpu", "0", ""),
             level: Level::Quick,
             max_log_size: 4,
             seed: 1,
@@ -265,5 +265,24 @@ mod tests {
         assert_eq!(j["results"][1]["index"], 5);
         assert_eq!(j["results"][2]["message"], "boom");
         assert_eq!(j["backend"]["name"], "cand");
+
+        // Nothing passed: every check skipped (or none at all) fails the run.
+        let skipped = report(vec![
+            Outcome::Skipped {
+                reason: "no G1".into(),
+            },
+            Outcome::Skipped {
+                reason: "no G2".into(),
+            },
+        ]);
+        assert!(!skipped.passed());
+        assert_eq!(skipped.failures().count(), 0);
+        let t = skipped.table();
+        assert!(t.contains("no check passed"), "{t}");
+        assert!(
+            t.ends_with("FAIL: 0 passed, 0 failed, 2 skipped in 9 ms\n"),
+            "{t}"
+        );
+        assert!(!report(vec![]).passed());
     }
 }

@@ -1,4 +1,4 @@
-//! Test plugin: claims the host's interface version (1.0.0) but exports a root module of another
+//! Test plugin: claims the host's interface version but exports a root module of another
 //! layout, as a plugin built against a modified bellows-core would. abi_stable's layout check must
 //! reject it with an error naming the file.
 

@@ -8,12 +8,16 @@ use abi_stable::{
     std_types::{ROption, RResult, RSlice, RSliceMut, RVec},
 };
 use bellows_core::{
-    backend::{BasesHandle, MemoryInfo, MemoryPool, Msm, MsmJob, Ntt, NttConfig, SharedPoints},
+    backend::{
+        BasesHandle, G1PhaseInput, MemoryInfo, MemoryPool, Msm, MsmJob, Ntt, NttConfig,
+        SharedPoints,
+    },
     layout::{Fr, G1Affine, G1Jacobian, G2Affine, G2Jacobian},
     plugin::{
         abi::{
-            FfiBackendInfo, FfiBasesHandle, FfiError, FfiFr, FfiG1Affine, FfiG1Jacobian,
-            FfiG2Affine, FfiG2Jacobian, FfiMemoryInfo, FfiMsmJob, FfiNttConfig,
+            FfiBackendInfo, FfiBasesHandle, FfiError, FfiFr, FfiG1Affine, FfiG1Handles,
+            FfiG1Jacobian, FfiG2Affine, FfiG2Jacobian, FfiMemoryInfo, FfiMsmJob, FfiNttConfig,
+            FfiProofAssignment,
         },
         export::Exported,
         BackendObject, FfiBackend, FfiBackend_TO,
@@ -127,6 +131,10 @@ impl Backend for Faulty {
         i.description = self.mode.into();
         i
     }
+    fn groth16_g1(&self, input: &mut G1PhaseInput<'_>) -> Result<Vec<[G1Jacobian; 4]>> {
+        self.at("groth16_g1")?;
+        self.inner.groth16_g1(input)
+    }
 }
 
 /// Passes every call through to a correct object, then spoils the answer `mode` names.
@@ -216,6 +224,23 @@ impl FfiBackend for Distort {
     }
     fn trim(&self) -> RResult<(), FfiError> {
         self.inner.trim()
+    }
+    fn groth16_g1(
+        &self,
+        a: RSliceMut<'_, FfiFr>,
+        b: RSliceMut<'_, FfiFr>,
+        c: RSliceMut<'_, FfiFr>,
+        log_n: u32,
+        proofs: RSlice<'_, FfiProofAssignment<'_>>,
+        handles: FfiG1Handles,
+    ) -> RResult<RVec<FfiG1Jacobian>, FfiError> {
+        match self.inner.groth16_g1(a, b, c, log_n, proofs, handles) {
+            RResult::ROk(mut v) if self.mode == "wrong-length:groth16_g1" => {
+                v.push(FfiG1Jacobian([0; 18]));
+                RResult::ROk(v)
+            }
+            other => other,
+        }
     }
 }
 

@@ -25,4 +25,7 @@ pub const MODES: &[&str] = &[
     "wrong-length:msm_g1",
     "wrong-length:msm_g2",
     "wrong-length:load_bases_g1",
+    "panic:groth16_g1",
+    "error:groth16_g1",
+    "wrong-length:groth16_g1",
 ];

@@ -6,7 +6,7 @@ use std::{path::Path, sync::Arc};
 
 use bellows_conformance::artifacts::build_plugins;
 use bellows_core::{
-    backend::{MsmJob, NttConfig, SharedPoints},
+    backend::{G1Handles, G1PhaseInput, MsmJob, NttConfig, ProofAssignment, SharedPoints},
     layout::{fr_slice, G1Jacobian, G2Jacobian},
     plugin::load_backend,
     registry::resolve,
@@ -31,15 +31,7 @@ fn host_goes_on() {
     let pts = Arc::new(vec![g.to_affine(), g.double().to_affine()]);
     let h = cpu.load_bases_g1(pts as SharedPoints<_>).unwrap();
     let mut out = [G1Jacobian::default()];
-    cpu.msm_g1(
-        h,
-        &[MsmJob {
-            start: 0,
-            scalars: &d[..2],
-        }],
-        &mut out,
-    )
-    .unwrap();
+    cpu.msm_g1(h, &[MsmJob::new(0, &d[..2])], &mut out).unwrap();
     let expect = g * x[0] + g.double() * x[1];
     assert_eq!(blstrs::G1Projective::from(out[0]), expect);
     cpu.free_bases(h).unwrap();
@@ -83,7 +75,7 @@ fn unloadable_files_are_clear_errors() {
 
     let future = plugins.test_plugin("future_version");
     let reason = plugin_error(&future, load_backend(&future, &cfg));
-    assert!(reason.contains("interface version 2.0.0"), "{reason}");
+    assert!(reason.contains("interface version 3.0.0"), "{reason}");
     assert!(
         reason.contains(&format!(
             "interface version {}",
@@ -110,7 +102,7 @@ fn unloadable_files_are_clear_errors() {
 
     // Loading the same broken file again gives the same error (nothing was cached as loaded).
     let reason2 = plugin_error(&future, load_backend(&future, &cfg));
-    assert!(reason2.contains("2.0.0"));
+    assert!(reason2.contains("3.0.0"));
 }
 
 fn faulty(
@@ -147,33 +139,54 @@ fn exercise(b: &dyn Backend, call: &str) -> Result<(), Error> {
         "free_bases" => b.free_bases(b.load_bases_g1(g1)?),
         "msm_g1" => {
             let h = b.load_bases_g1(g1)?;
-            let r = b.msm_g1(
-                h,
-                &[MsmJob {
-                    start: 0,
-                    scalars: sc,
-                }],
-                &mut [G1Jacobian::default()],
-            );
+            let r = b.msm_g1(h, &[MsmJob::new(0, sc)], &mut [G1Jacobian::default()]);
             b.free_bases(h)?;
             r
         }
         "msm_g2" => {
             let h = b.load_bases_g2(g2)?;
-            let r = b.msm_g2(
-                h,
-                &[MsmJob {
-                    start: 0,
-                    scalars: sc,
-                }],
-                &mut [G2Jacobian::default()],
-            );
+            let r = b.msm_g2(h, &[MsmJob::new(0, sc)], &mut [G2Jacobian::default()]);
             b.free_bases(h)?;
             r
         }
         "memory_info" => b.memory_info().map(|_| ()),
         "set_memory_budget" => b.set_memory_budget(Some(1 << 30)),
         "trim" => b.trim(),
+        "groth16_g1" => {
+            let pts = Arc::new(vec![blstrs::G1Affine::generator(); 4]);
+            let mut hs = Vec::new();
+            for _ in 0..4 {
+                hs.push(b.load_bases_g1(pts.clone())?);
+            }
+            let handles = G1Handles {
+                h: hs[0],
+                l: hs[1],
+                a: hs[2],
+                b_g1: hs[3],
+            };
+            let all = [0b111u64];
+            let one = [1u64];
+            let proofs = [ProofAssignment {
+                inputs: &sc[..1],
+                aux: &sc[1..],
+                a_aux_density: &all,
+                b_input_density: &one,
+                b_aux_density: &all,
+            }];
+            let (mut x, mut y) = (d.clone(), d.clone());
+            let r = b.groth16_g1(&mut G1PhaseInput {
+                a: &mut d,
+                b: &mut x,
+                c: &mut y,
+                log_n: 2,
+                proofs: &proofs,
+                handles,
+            });
+            for h in hs {
+                b.free_bases(h)?;
+            }
+            r.map(|v| assert_eq!(v.len(), 1))
+        }
         other => panic!("no call {other}"),
     }
 }
@@ -214,14 +227,23 @@ fn panicking_plugin_calls_are_errors() {
 #[test]
 fn plugin_errors_keep_their_kind_and_name_the_file() {
     let (path, r) = faulty("error:create");
+    let file = path.display().to_string();
+    // `Error::Backend` keeps its kind across the boundary (interface 2.0).
     match r {
-        Err(Error::Plugin { path: p, reason }) => {
-            assert_eq!(p, path);
-            assert_eq!(reason, "backend faulty: deliberate error in create");
+        Err(Error::Backend { name, reason }) => {
+            assert_eq!(name, format!("faulty (plugin {file})"));
+            assert_eq!(reason, "deliberate error in create");
         }
         other => panic!("{other:?}"),
     }
-    let file = path.display().to_string();
+    let (_, r) = faulty("error:groth16_g1");
+    match exercise(&*r.unwrap(), "groth16_g1") {
+        Err(Error::Backend { name, reason }) => {
+            assert_eq!(name, format!("faulty (plugin {file})"));
+            assert_eq!(reason, "deliberate error in groth16_g1");
+        }
+        other => panic!("{other:?}"),
+    }
     let (_, r) = faulty("error:ntt");
     match exercise(&*r.unwrap(), "ntt") {
         Err(Error::Device { device, reason }) => {
@@ -279,6 +301,11 @@ fn malformed_plugin_answers_are_errors() {
             "wrong-length:load_bases_g1",
             "load_bases_g1",
             "(wrong group or length)",
+        ),
+        (
+            "wrong-length:groth16_g1",
+            "groth16_g1",
+            "groth16_g1 returned 5 results for 4 (4 per proof)",
         ),
     ] {
         let (path, r) = faulty(mode);

@@ -102,11 +102,61 @@ impl MemoryPool for Planted {
 }
 impl Backend for Planted {
     fn info(&self) -> BackendInfo {
-        BackendInfo {
-            name: "planted".into(),
-            ..self.0.info()
-        }
+        let mut i = self.0.info();
+        i.name = "planted".into();
+        i
     }
+}
+
+/// The CPU backend declaring no capability at all: every check is skipped, and a run in which
+/// nothing passed must fail.
+struct DeclaresNothing(CpuBackend);
+
+impl Ntt for DeclaresNothing {
+    fn ntt(&self, d: &mut [Fr], l: u32, c: &NttConfig) -> Result<()> {
+        self.0.ntt(d, l, c)
+    }
+}
+impl Msm for DeclaresNothing {
+    fn load_bases_g1(&self, b: SharedPoints<G1Affine>) -> Result<BasesHandle> {
+        self.0.load_bases_g1(b)
+    }
+    fn free_bases(&self, h: BasesHandle) -> Result<()> {
+        self.0.free_bases(h)
+    }
+    fn msm_g1(&self, h: BasesHandle, j: &[MsmJob<'_>], o: &mut [G1Jacobian]) -> Result<()> {
+        self.0.msm_g1(h, j, o)
+    }
+}
+impl MemoryPool for DeclaresNothing {}
+impl Backend for DeclaresNothing {
+    fn info(&self) -> BackendInfo {
+        BackendInfo::new("nothing", "0", "declares no capability")
+            .with_capabilities(bellows_core::Capabilities::none())
+    }
+}
+
+#[test]
+fn a_run_where_every_check_is_skipped_fails() {
+    let reference: Arc<dyn Backend> = Arc::new(CpuBackend::new());
+    let opts = SuiteOptions::at(Level::Quick)
+        .with_max_log_size(3)
+        .with_threads(2);
+    let report = run_suite(
+        Arc::new(DeclaresNothing(CpuBackend::new())),
+        reference,
+        &opts,
+        |_| {},
+    );
+    let (passed, failed, skipped) = report.counts();
+    assert_eq!((passed, failed), (0, 0), "{}", report.table());
+    assert_eq!(skipped, report.results.len());
+    assert!(!report.passed(), "{}", report.table());
+    assert!(
+        report.table().contains("FAIL: 0 passed"),
+        "{}",
+        report.table()
+    );
 }
 
 #[test]

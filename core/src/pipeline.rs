@@ -9,10 +9,12 @@
 //!    blocks while the budget is spent, so the number of synthesised-but-unproved partitions can
 //!    never outgrow RAM.
 //! 2. **Device workers** — [`PipelineConfig::workers_per_device`] threads per [`ProvingKey`] (one
-//!    key per device), all fed from one bounded channel, so several devices share one queue and
-//!    several workers per device overlap one partition's transfers with another's compute. A worker
-//!    runs [`prover::start`] (h_poly and the G1 MSMs on its device; the G2 MSM is launched on a CPU
-//!    thread) and releases the partition's bytes as soon as the device part is delivered.
+//!    key per device; one thread only for a backend that does not declare
+//!    [`crate::Capabilities::concurrent`]), all fed from one bounded channel, so several devices
+//!    share one queue and several workers per device overlap one partition's transfers with
+//!    another's compute. A worker runs [`prover::start`] (the G1 phase on its device; the G2 MSM
+//!    on a CPU thread or after it on the device, as the key's G2 policy says) and releases the
+//!    partition's bytes as soon as the device part is delivered.
 //! 3. **The finaliser** (the calling thread) joins each partition's G2 MSM, assembles the proof and
 //!    hands a completed job to the caller's callback as soon as its last partition is done.
 //!
@@ -156,13 +158,14 @@ impl ByteBudget {
 }
 
 /// Host bytes one synthesised partition holds until its device part is done: the A, B, C
-/// evaluations padded to the domain, the assignments, and the density-filtered MSM scalars.
+/// evaluations padded to the domain, the assignments, their three density bitmaps, and the
+/// density-filtered B scalars a CPU G2 MSM gathers (the G1 phase takes the densities as bitmaps
+/// and gathers nothing).
 pub fn partition_bytes(params: &Parameters) -> u64 {
     let fr = 32u64;
     let n = params.domain_size() as u64;
     let vars = (params.num_inputs() + params.num_aux()) as u64;
-    let queries = (params.a.len() + 2 * params.b_g1.len()) as u64;
-    fr * (3 * n + 2 * vars + queries) + vars // densities
+    fr * (3 * n + vars + params.b_g1.len() as u64) + 3 * 8 * vars.div_ceil(64)
 }
 
 /// The randomness of partition `partition` of job `job` under `seed` (OS randomness without one).
@@ -234,6 +237,16 @@ impl Pipeline {
         Ok(Self { keys, config })
     }
 
+    /// Device workers for `key`: [`PipelineConfig::workers_per_device`], or one when its backend
+    /// does not declare `concurrent` (such a backend must not be called from several threads).
+    pub fn workers_for(&self, key: &ProvingKey) -> usize {
+        if key.backend().info().capabilities.concurrent {
+            self.config.workers_per_device
+        } else {
+            1
+        }
+    }
+
     /// Proves every job, calling `on_done` (on the calling thread) as each job completes.
     /// Job ids must be unique within one run.
     pub fn run<C, I, F>(&self, jobs: I, mut on_done: F) -> Result<PipelineStats>
@@ -279,11 +292,11 @@ impl Pipeline {
                     )
                 })
         }));
-        let n_devices = self.keys.len();
-        let (syn_tx, syn_rx) = sync_channel(n_devices * self.config.workers_per_device);
+        let workers: Vec<usize> = self.keys.iter().map(|k| self.workers_for(k)).collect();
+        let n_workers: usize = workers.iter().sum();
+        let (syn_tx, syn_rx) = sync_channel(n_workers);
         let syn_rx = Arc::new(Mutex::new(syn_rx));
-        let (done_tx, done_rx) =
-            sync_channel::<Done>(n_devices * self.config.workers_per_device * 2);
+        let (done_tx, done_rx) = sync_channel::<Done>(n_workers * 2);
 
         let mut stats = PipelineStats {
             budget_bytes,
@@ -325,8 +338,8 @@ impl Pipeline {
                 });
             }
             drop(syn_tx);
-            for key in &self.keys {
-                for _ in 0..self.config.workers_per_device {
+            for (key, &n_workers) in self.keys.iter().zip(&workers) {
+                for _ in 0..n_workers {
                     let (syn_rx, done_tx, budget) = (syn_rx.clone(), done_tx.clone(), &budget);
                     let key = key.clone();
                     scope.spawn(move || loop {

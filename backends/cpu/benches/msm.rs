@@ -61,10 +61,7 @@ fn msm(c: &mut Criterion) {
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(3));
     for log_n in (10..=max_g1).step_by(2) {
-        let job = [MsmJob {
-            start: 0,
-            scalars: fr_slice(&s[..1 << log_n]),
-        }];
+        let job = [MsmJob::new(0, fr_slice(&s[..1 << log_n]))];
         let mut out = [G1Jacobian::default()];
         group.bench_with_input(BenchmarkId::from_parameter(log_n), &log_n, |b, _| {
             b.iter(|| backend.msm_g1(h1, &job, &mut out).unwrap())
@@ -81,10 +78,7 @@ fn msm(c: &mut Criterion) {
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(3));
     for log_n in (10..=max_g2).step_by(2) {
-        let job = [MsmJob {
-            start: 0,
-            scalars: fr_slice(&s[..1 << log_n]),
-        }];
+        let job = [MsmJob::new(0, fr_slice(&s[..1 << log_n]))];
         let mut out = [G2Jacobian::default()];
         group.bench_with_input(BenchmarkId::from_parameter(log_n), &log_n, |b, _| {
             b.iter(|| backend.msm_g2(h2, &job, &mut out).unwrap())

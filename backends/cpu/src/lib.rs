@@ -34,7 +34,7 @@
 //! Resident bases are the caller's [`SharedPoints`] `Arc`, kept by reference (zero-copy). Each job
 //! runs [`bellows_core::groth16::host_msm`]: Pippenger, "On the evaluation of powers and related
 //! problems", FOCS 1976, as implemented by blst (`blst_p1s_mult_pippenger`), one chunk of points
-//! per rayon thread.
+//! per rayon thread. Jobs with a density bitmap have their used scalars gathered first.
 //!
 //! The backend registers itself as the built-in backend `"cpu"`; link the crate
 //! (`use bellows_cpu as _;`) and select it with [`bellows_core::registry::create_builtin`], or
@@ -222,16 +222,14 @@ impl Backend for CpuBackend {
     fn info(&self) -> BackendInfo {
         let mut capabilities = Capabilities::all(bellows_core::MAX_LOG_NTT);
         capabilities.fused_h_poly = true;
-        BackendInfo {
-            name: NAME.to_string(),
-            version: env!("CARGO_PKG_VERSION").to_string(),
-            description: DESCRIPTION.to_string(),
-            devices: vec![DeviceInfo {
-                name: format!("host ({} threads)", self.threads()),
-                memory_total: host_memory_info().total,
-            }],
-            capabilities,
-        }
+        // The host's own cores: the prover keeps the G2 MSM on CPU threads beside it.
+        capabilities.accelerator = false;
+        BackendInfo::new(NAME, env!("CARGO_PKG_VERSION"), DESCRIPTION)
+            .with_device(DeviceInfo::new(
+                format!("host ({} threads)", self.threads()),
+                host_memory_info().total,
+            ))
+            .with_capabilities(capabilities)
     }
 }
 

@@ -5,7 +5,8 @@
 //! [`bellows_core::groth16::host_msm`]: Pippenger's bucket method (Pippenger, "On the evaluation
 //! of powers and related problems", FOCS 1976) as implemented by blst
 //! (`blst_p1s_mult_pippenger` / `blst_p2s_mult_pippenger`), the points split into one chunk per
-//! rayon thread.
+//! rayon thread. A job with a density bitmap ([`MsmJob::density`]) has its used scalars gathered
+//! first (one copy of the used scalars, on the backend's side).
 
 use std::{
     collections::HashMap,
@@ -133,8 +134,10 @@ macro_rules! msm_group {
             jobs.par_iter()
                 .zip(out.par_iter_mut())
                 .for_each(|(job, o)| {
-                    let range = job.start..job.start + job.scalars.len();
-                    *o = $host(&points[range], job.scalars);
+                    // A density job is gathered here, on the backend's side (checked above).
+                    let scalars = job.used_scalars();
+                    let range = job.start..job.start + scalars.len();
+                    *o = $host(&points[range], &scalars);
                 });
             Ok(())
         }

@@ -110,15 +110,8 @@ fn concurrent_calls_agree() {
                         .unwrap();
                     assert_eq!(v, want_ntt);
                     let mut out = [G1Jacobian::default()];
-                    b.msm_g1(
-                        h,
-                        &[MsmJob {
-                            start: 0,
-                            scalars: fr_slice(&scalars),
-                        }],
-                        &mut out,
-                    )
-                    .unwrap();
+                    b.msm_g1(h, &[MsmJob::new(0, fr_slice(&scalars))], &mut out)
+                        .unwrap();
                     assert_eq!(blstrs::G1Projective::from(out[0]), want_msm);
                 }
             });

@@ -93,14 +93,7 @@ fn scalar_cases(n: usize, rng: &mut Rng) -> Vec<(&'static str, Vec<Scalar>)> {
 fn run_g1(backend: &CpuBackend, h: BasesHandle, start: usize, s: &[Scalar]) -> G1Projective {
     let mut out = [G1Jacobian::default()];
     backend
-        .msm_g1(
-            h,
-            &[MsmJob {
-                start,
-                scalars: fr_slice(s),
-            }],
-            &mut out,
-        )
+        .msm_g1(h, &[MsmJob::new(start, fr_slice(s))], &mut out)
         .unwrap();
     out[0].into()
 }
@@ -108,14 +101,7 @@ fn run_g1(backend: &CpuBackend, h: BasesHandle, start: usize, s: &[Scalar]) -> G
 fn run_g2(backend: &CpuBackend, h: BasesHandle, start: usize, s: &[Scalar]) -> G2Projective {
     let mut out = [G2Jacobian::default()];
     backend
-        .msm_g2(
-            h,
-            &[MsmJob {
-                start,
-                scalars: fr_slice(s),
-            }],
-            &mut out,
-        )
+        .msm_g2(h, &[MsmJob::new(start, fr_slice(s))], &mut out)
         .unwrap();
     out[0].into()
 }
@@ -210,22 +196,10 @@ fn batches_of_jobs_fill_each_output() {
     let h2 = backend.load_bases_g2(shared_g2(b2.clone())).unwrap();
     let s: Vec<Scalar> = (0..300).map(|_| Scalar::random(&mut rng)).collect();
     let jobs = [
-        MsmJob {
-            start: 0,
-            scalars: fr_slice(&s[..300]),
-        },
-        MsmJob {
-            start: 10,
-            scalars: fr_slice(&s[..50]),
-        },
-        MsmJob {
-            start: 299,
-            scalars: fr_slice(&s[..1]),
-        },
-        MsmJob {
-            start: 300,
-            scalars: &[],
-        },
+        MsmJob::new(0, fr_slice(&s[..300])),
+        MsmJob::new(10, fr_slice(&s[..50])),
+        MsmJob::new(299, fr_slice(&s[..1])),
+        MsmJob::new(300, &[]),
     ];
     let mut out = vec![G1Jacobian::default(); 4];
     backend.msm_g1(h1, &jobs, &mut out).unwrap();
@@ -235,14 +209,8 @@ fn batches_of_jobs_fill_each_output() {
     assert_eq!(got[2], naive_g1(&b1[299..], &s[..1]));
     assert!(bool::from(got[3].is_identity()));
     let jobs = [
-        MsmJob {
-            start: 0,
-            scalars: fr_slice(&s[..40]),
-        },
-        MsmJob {
-            start: 20,
-            scalars: fr_slice(&s[..20]),
-        },
+        MsmJob::new(0, fr_slice(&s[..40])),
+        MsmJob::new(20, fr_slice(&s[..20])),
     ];
     let mut out = vec![G2Jacobian::default(); 2];
     backend.msm_g2(h2, &jobs, &mut out).unwrap();
@@ -282,49 +250,21 @@ fn handles_are_reused_freed_and_checked() {
     // Out of range, overflowing range.
     let mut out = [G1Jacobian::default()];
     assert_invalid(
-        backend.msm_g1(
-            h,
-            &[MsmJob {
-                start: 1,
-                scalars: sc,
-            }],
-            &mut out,
-        ),
+        backend.msm_g1(h, &[MsmJob::new(1, sc)], &mut out),
         "range past the end",
     );
     assert_invalid(
-        backend.msm_g1(
-            h,
-            &[MsmJob {
-                start: usize::MAX,
-                scalars: sc,
-            }],
-            &mut out,
-        ),
+        backend.msm_g1(h, &[MsmJob::new(usize::MAX, sc)], &mut out),
         "overflowing range",
     );
     // Output slots ≠ jobs.
     let mut two = [G1Jacobian::default(); 2];
     assert_invalid(
-        backend.msm_g1(
-            h,
-            &[MsmJob {
-                start: 0,
-                scalars: sc,
-            }],
-            &mut two,
-        ),
+        backend.msm_g1(h, &[MsmJob::new(0, sc)], &mut two),
         "too many outputs",
     );
     assert_invalid(
-        backend.msm_g1(
-            h,
-            &[MsmJob {
-                start: 0,
-                scalars: sc,
-            }],
-            &mut [],
-        ),
+        backend.msm_g1(h, &[MsmJob::new(0, sc)], &mut []),
         "too few outputs",
     );
     // Wrong group, and a forged length.
@@ -335,26 +275,12 @@ fn handles_are_reused_freed_and_checked() {
         ..h
     };
     assert_invalid(
-        backend.msm_g2(
-            forged_group,
-            &[MsmJob {
-                start: 0,
-                scalars: &sc[..1],
-            }],
-            &mut out2,
-        ),
+        backend.msm_g2(forged_group, &[MsmJob::new(0, &sc[..1])], &mut out2),
         "forged group",
     );
     let forged_len = BasesHandle { len: 1000, ..h };
     assert_invalid(
-        backend.msm_g1(
-            forged_len,
-            &[MsmJob {
-                start: 0,
-                scalars: &sc[..1],
-            }],
-            &mut out,
-        ),
+        backend.msm_g1(forged_len, &[MsmJob::new(0, &sc[..1])], &mut out),
         "forged length",
     );
     let unknown = BasesHandle { id: 987_654, ..h };
@@ -363,14 +289,7 @@ fn handles_are_reused_freed_and_checked() {
     // Free: the handle is gone, the other one still works, double free fails.
     backend.free_bases(h).unwrap();
     assert_invalid(
-        backend.msm_g1(
-            h,
-            &[MsmJob {
-                start: 0,
-                scalars: sc,
-            }],
-            &mut out,
-        ),
+        backend.msm_g1(h, &[MsmJob::new(0, sc)], &mut out),
         "freed handle",
     );
     assert_invalid(backend.free_bases(h), "double free");
@@ -398,4 +317,71 @@ fn handles_are_reused_freed_and_checked() {
         "free with wrong group",
     );
     backend.free_bases(g2).unwrap();
+}
+
+#[test]
+fn density_jobs_use_the_set_bits_only() {
+    let mut rng = Rng::seed_from_u64(77);
+    let cpu = CpuBackend::new();
+    let b1 = Arc::new(g1_points(150, &mut rng));
+    let b2 = Arc::new(g2_points(40, &mut rng));
+    let h1 = cpu
+        .load_bases_g1(b1.clone() as SharedPoints<G1Affine>)
+        .unwrap();
+    let h2 = cpu
+        .load_bases_g2(b2.clone() as SharedPoints<G2Affine>)
+        .unwrap();
+    let sc: Vec<Scalar> = (0..130).map(|_| Scalar::random(&mut rng)).collect();
+    // Every third scalar, and scalar 129 (the last word's top used bit).
+    let mut bits = vec![0u64; 3];
+    for i in (0..130).step_by(3).chain([129]) {
+        bits[i / 64] |= 1 << (i % 64);
+    }
+    let used: Vec<Scalar> = (0..130)
+        .filter(|i| i % 3 == 0 || *i == 129)
+        .map(|i| sc[i])
+        .collect();
+    let mut o = [G1Jacobian::default()];
+    cpu.msm_g1(
+        h1,
+        &[MsmJob::new(5, fr_slice(&sc)).with_density(&bits)],
+        &mut o,
+    )
+    .unwrap();
+    assert_eq!(
+        G1Projective::from(o[0]),
+        naive_g1(&b1[5..5 + used.len()], &used)
+    );
+    // G2, fewer scalars: the first 30, through the same kind of bitmap.
+    let bits2 = [bits[0] & ((1 << 30) - 1)];
+    let used2: Vec<Scalar> = (0..30).step_by(3).map(|i| sc[i]).collect();
+    let mut o2 = [G2Jacobian::default()];
+    cpu.msm_g2(
+        h2,
+        &[MsmJob::new(0, fr_slice(&sc[..30])).with_density(&bits2)],
+        &mut o2,
+    )
+    .unwrap();
+    assert_eq!(
+        G2Projective::from(o2[0]),
+        naive_g2(&b2[..used2.len()], &used2)
+    );
+    // All clear is the identity; a bitmap of the wrong length, or one reaching past the bases, is
+    // an invalid-input error.
+    cpu.msm_g1(
+        h1,
+        &[MsmJob::new(150, fr_slice(&sc)).with_density(&[0; 3])],
+        &mut o,
+    )
+    .unwrap();
+    assert!(bool::from(G1Projective::from(o[0]).is_identity()));
+    for bad in [
+        MsmJob::new(0, fr_slice(&sc)).with_density(&bits[..2]),
+        MsmJob::new(150 - used.len() + 1, fr_slice(&sc)).with_density(&bits),
+    ] {
+        assert!(matches!(
+            cpu.msm_g1(h1, &[bad], &mut o),
+            Err(Error::InvalidInput(_))
+        ));
+    }
 }

@@ -38,10 +38,7 @@ fn entries() -> Vec<Entry> {
                 Err(e) => Entry {
                     source: "plugin",
                     path: Some(d.path),
-                    info: Some(BackendInfo {
-                        name: d.name,
-                        ..BackendInfo::default()
-                    }),
+                    info: Some(BackendInfo::new(d.name, "", "")),
                     error: Some(e.to_string()),
                 },
             }),
@@ -62,11 +59,7 @@ fn builtin_entries() -> Vec<Entry> {
             Err(e) => Entry {
                 source: "built-in",
                 path: None,
-                info: Some(BackendInfo {
-                    name: b.name.to_string(),
-                    description: b.description.to_string(),
-                    ..BackendInfo::default()
-                }),
+                info: Some(BackendInfo::new(b.name, "", b.description)),
                 error: Some(e.to_string()),
             },
         })

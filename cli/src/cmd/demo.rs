@@ -16,9 +16,10 @@ use bellows_core::{
 use ff::Field;
 use rand_core::RngCore;
 
+use crate::backend_opts::{g2_policy, open as open_backend};
 use crate::cli::DemoArgs;
 use crate::cmd::prove::prove_batch;
-use crate::common::{fmt_duration, open_backend, spinner, warn, Globals};
+use crate::common::{fmt_duration, spinner, warn, Globals};
 
 fn step(n: u32, what: &str, d: std::time::Duration) {
     println!("{n}. {what:<40} {:>10}", fmt_duration(d));
@@ -33,7 +34,7 @@ pub fn run(args: &DemoArgs, g: &Globals) -> Result<()> {
         (_, k) => k,
     };
     let spec = CircuitSpec::new(&args.circuit, &o)?;
-    let backend = open_backend(&args.backend.backend, g)?;
+    let backend = open_backend(&args.backend, g)?;
     let info = backend.info();
     println!("circuit: {}", spec.description());
     println!(
@@ -56,7 +57,7 @@ pub fn run(args: &DemoArgs, g: &Globals) -> Result<()> {
     step(1, "setup (real, toxic waste discarded)", t.elapsed());
 
     let t = Instant::now();
-    let key = ProvingKey::new(params.clone(), backend)?;
+    let key = ProvingKey::with_g2_policy(params.clone(), backend, g2_policy(&args.backend)?)?;
     step(2, &format!("load parameters on {}", info.name), t.elapsed());
 
     let seed = witness_seed(args.seed.unwrap_or_else(|| rng.next_u64()), 0);
@@ -68,11 +69,11 @@ pub fn run(args: &DemoArgs, g: &Globals) -> Result<()> {
     let tm = out.timings;
     step(3, "prove", t.elapsed());
     println!(
-        "     synthesis {}, h_poly {}, G1 MSMs {}, G2 MSM {} (overlapped), finalize {}",
+        "     synthesis {}, G1 phase (h_poly + G1 MSMs) {}, G2 MSM {} ({}), finalize {}",
         fmt_duration(out.synthesis),
-        fmt_duration(tm.h_poly),
-        fmt_duration(tm.msm_g1),
+        fmt_duration(tm.g1_phase),
         fmt_duration(tm.msm_g2),
+        crate::cmd::bench::g2_where(tm.g2_on_backend),
         fmt_duration(tm.finalize)
     );
 

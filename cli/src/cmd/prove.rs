@@ -18,10 +18,11 @@ use bellows_core::{
 use blstrs::Scalar;
 use rand_core::RngCore;
 
+use crate::backend_opts::{g2_policy, open as open_backend};
 use crate::cli::ProveArgs;
 use crate::common::{
-    check_params_fit, circuit_spec, fmt_duration, open_backend, progress, spinner,
-    warn_benchmark_only, write_text_atomically, Globals,
+    check_params_fit, circuit_spec, fmt_duration, progress, spinner, warn_benchmark_only,
+    write_text_atomically, Globals,
 };
 
 /// Proofs of one batch with their public inputs and where the time went.
@@ -75,12 +76,12 @@ fn prove_batches(
         let out = prove_batch(key, spec, chunk, rng)?;
         let tm = out.timings;
         tracing::info!(
-            "batch of {}: synthesis {}, h_poly {}, G1 MSMs {}, G2 MSM {} (overlapped), finalize {}",
+            "batch of {}: synthesis {}, G1 phase {}, G2 MSM {} ({}), finalize {}",
             chunk.len(),
             fmt_duration(out.synthesis),
-            fmt_duration(tm.h_poly),
-            fmt_duration(tm.msm_g1),
+            fmt_duration(tm.g1_phase),
             fmt_duration(tm.msm_g2),
+            crate::cmd::bench::g2_where(tm.g2_on_backend),
             fmt_duration(tm.finalize)
         );
         proofs.extend(out.proofs);
@@ -175,9 +176,13 @@ pub fn run(args: &ProveArgs, g: &Globals) -> Result<()> {
         warn_benchmark_only(&format!("{}", args.params.display()));
     }
     check_params_fit(&params, &spec)?;
-    let backend = open_backend(&args.backend.backend, g)?;
+    let backend = open_backend(&args.backend, g)?;
     let t = Instant::now();
-    let key = Arc::new(ProvingKey::new(params, backend)?);
+    let key = Arc::new(ProvingKey::with_g2_policy(
+        params,
+        backend,
+        g2_policy(&args.backend)?,
+    )?);
     let load_time = t.elapsed();
     println!("circuit: {}", spec.description());
     println!(

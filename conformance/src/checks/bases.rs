@@ -23,13 +23,7 @@ fn on_handles<G: GroupKind>(
     jobs: &[JobSpec],
     label: &str,
 ) -> CheckResult {
-    let js: Vec<MsmJob<'_>> = jobs
-        .iter()
-        .map(|(s, sc)| MsmJob {
-            start: *s,
-            scalars: sc,
-        })
-        .collect();
+    let js: Vec<MsmJob<'_>> = jobs.iter().map(|(s, sc)| MsmJob::new(*s, sc)).collect();
     let mut want = vec![G::Jac::default(); js.len()];
     refr(G::msm(&*ctx.refb, hr, &js, &mut want), label)?;
     let mut got = vec![G::Jac::default(); js.len()];
@@ -181,18 +175,12 @@ fn misuse(ctx: &Ctx) -> CheckResult {
     let h = cand(ctx.cand.load_bases_g1(pts), "load")?;
     let sc = data::random_scalars(8, ctx.seed, 34_000);
     let mut out = [G1Jacobian::default()];
-    let over = [MsmJob {
-        start: 4,
-        scalars: &sc,
-    }];
+    let over = [MsmJob::new(4, &sc)];
     expect_invalid(
         ctx.cand.msm_g1(h, &over, &mut out),
         "a job reaching past the loaded points",
     )?;
-    let job = [MsmJob {
-        start: 0,
-        scalars: &sc,
-    }];
+    let job = [MsmJob::new(0, &sc)];
     let mut two = [G1Jacobian::default(); 2];
     expect_invalid(
         ctx.cand.msm_g1(h, &job, &mut two),

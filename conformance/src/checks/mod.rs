@@ -5,6 +5,8 @@
 
 mod bases;
 mod concurrent;
+mod density;
+mod g1_phase;
 mod hpoly;
 mod msm;
 mod ntt;
@@ -213,7 +215,9 @@ pub fn all(ctx: &Ctx) -> Vec<Check> {
     v.extend(ntt::checks(ctx));
     v.extend(hpoly::checks(ctx));
     v.extend(msm::checks(ctx));
+    v.extend(density::checks(ctx));
     v.extend(bases::checks(ctx));
+    v.extend(g1_phase::checks(ctx));
     v.extend(proof::checks(ctx));
     v.push(concurrent::check(ctx));
     v

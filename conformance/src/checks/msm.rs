@@ -117,13 +117,7 @@ pub fn run_on<G: GroupKind>(
     jobs: &[JobSpec],
 ) -> Result<Vec<G::Jac>> {
     let h = G::load(b, bases)?;
-    let js: Vec<MsmJob<'_>> = jobs
-        .iter()
-        .map(|(s, sc)| MsmJob {
-            start: *s,
-            scalars: sc,
-        })
-        .collect();
+    let js: Vec<MsmJob<'_>> = jobs.iter().map(|(s, sc)| MsmJob::new(*s, sc)).collect();
     let mut out = vec![G::Jac::default(); js.len()];
     let r = G::msm(b, h, &js, &mut out);
     let f = b.free_bases(h);

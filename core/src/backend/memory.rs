@@ -66,11 +66,24 @@ pub fn plan_tier(full: u64, min_chunk: u64, usable: u64, device: &str) -> Result
 
 /// Memory management of a backend.
 pub trait MemoryPool {
-    /// Free and total memory of the backend's device.
-    fn memory_info(&self) -> Result<MemoryInfo>;
+    /// Free and total memory of the backend's device. The default answers
+    /// [`crate::Error::Unsupported`].
+    fn memory_info(&self) -> Result<MemoryInfo> {
+        Err(crate::Error::unsupported(
+            std::any::type_name::<Self>(),
+            "memory_info",
+        ))
+    }
 
-    /// Sets (or clears, with `None`) the number of bytes the backend may use.
-    fn set_memory_budget(&self, bytes: Option<u64>) -> Result<()>;
+    /// Sets (or clears, with `None`) the number of bytes the backend may use. The default
+    /// answers [`crate::Error::Unsupported`].
+    fn set_memory_budget(&self, bytes: Option<u64>) -> Result<()> {
+        let _ = bytes;
+        Err(crate::Error::unsupported(
+            std::any::type_name::<Self>(),
+            "set_memory_budget",
+        ))
+    }
 
     /// Registers host memory for fast asynchronous copies. Returns whether it is now pinned
     /// (`false` on backends where pinning means nothing). The default does nothing.

@@ -4,17 +4,27 @@
 //! Operations are coarse and batched (a whole batch of transforms, a whole batch of MSMs over
 //! resident bases, the whole Groth16 quotient), so that a device backend keeps data resident and
 //! overlaps transfers with compute behind a call, and so that the per-call cost of crossing a
-//! plugin boundary is negligible. Composite operations ([`Ntt::h_poly`]) have default bodies
+//! plugin boundary is negligible. Composite operations ([`Ntt::h_poly`],
+//! [`Backend::groth16_g1`]) have default bodies
 //! built from the primitives; a backend overrides them to fuse. What a backend offers is declared
 //! in [`Capabilities`] and asked for, never discovered by a crash; a missing operation returns
 //! [`crate::Error::Unsupported`].
 
+pub mod g1_phase;
 pub mod memory;
 pub mod msm;
 pub mod ntt;
 
+pub use g1_phase::{groth16_g1_from_primitives, G1Handles, G1PhaseInput, ProofAssignment};
 pub use memory::{host_memory_info, plan_tier, MemoryInfo, MemoryPool, Tier};
-pub use msm::{BasesHandle, Group, Msm, MsmJob, PointSource, SharedPoints};
+pub use msm::{
+    check_density, density_bit, density_words, BasesHandle, Group, Msm, MsmJob, PointSource,
+    SharedPoints,
+};
+
+use std::collections::BTreeMap;
+
+use crate::{layout::G1Jacobian, Result};
 pub use ntt::{Ntt, NttConfig, NttDirection, Ordering};
 
 /// What a backend can do.
@@ -35,8 +45,13 @@ pub struct Capabilities {
     pub msm_g2: bool,
     /// Bases stay resident between calls (on the device or pinned).
     pub resident_bases: bool,
-    /// Safe to call from several threads at once.
+    /// Safe to call from several threads at once. A caller that runs several workers per
+    /// backend (the pipeline) runs one for a backend without it.
     pub concurrent: bool,
+    /// A device accelerator (GPU or similar) rather than the host's cores: with `msm_g2`, the
+    /// prover then runs the G2 MSM on the backend by default ([`crate::groth16::prover::G2Policy`])
+    /// instead of on CPU threads beside it.
+    pub accelerator: bool,
 }
 
 impl Capabilities {
@@ -51,7 +66,29 @@ impl Capabilities {
             msm_g2: true,
             resident_bases: true,
             concurrent: true,
+            accelerator: false,
         }
+    }
+
+    /// Nothing offered (every flag false, NTTs up to 2^0); set fields from here.
+    pub fn none() -> Self {
+        Self::default()
+    }
+
+    /// Checks that NTTs of 2^`log_n` are within [`Capabilities::max_log_ntt`]; the error names
+    /// both and the backend.
+    pub fn check_ntt_size(&self, log_n: u32, backend: &str) -> Result<()> {
+        if !self.ntt {
+            return Err(crate::Error::unsupported(backend, "ntt"));
+        }
+        if log_n > self.max_log_ntt {
+            return Err(crate::Error::invalid(format!(
+                "a domain of 2^{log_n} needs NTTs of 2^{log_n}, but backend {backend} supports NTTs \
+                 up to 2^{} only",
+                self.max_log_ntt
+            )));
+        }
+        Ok(())
     }
 
     /// Short comma-separated list, for tables.
@@ -78,12 +115,16 @@ impl Capabilities {
         if self.concurrent {
             v.push("concurrent".to_string());
         }
+        if self.accelerator {
+            v.push("accelerator".to_string());
+        }
         v.join(",")
     }
 }
 
-/// One device a backend drives.
+/// One device a backend drives. Built with [`DeviceInfo::new`]; the struct may gain fields.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[non_exhaustive]
 pub struct DeviceInfo {
     /// Human-readable name (e.g. `"NVIDIA H200"`, `"host (16 threads)"`).
     pub name: String,
@@ -91,8 +132,20 @@ pub struct DeviceInfo {
     pub memory_total: u64,
 }
 
-/// Identity and abilities of a backend.
+impl DeviceInfo {
+    /// A device called `name` with `memory_total` bytes.
+    pub fn new(name: impl Into<String>, memory_total: u64) -> Self {
+        Self {
+            name: name.into(),
+            memory_total,
+        }
+    }
+}
+
+/// Identity and abilities of a backend. Built with [`BackendInfo::new`] and the `with_*`
+/// methods; the struct may gain fields.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[non_exhaustive]
 pub struct BackendInfo {
     /// Name used with `--backend`.
     pub name: String,
@@ -106,6 +159,36 @@ pub struct BackendInfo {
     pub capabilities: Capabilities,
 }
 
+impl BackendInfo {
+    /// A backend called `name` (what `--backend` takes), of `version`, described in one line;
+    /// no devices, no capabilities (add them with [`BackendInfo::with_device`] and
+    /// [`BackendInfo::with_capabilities`]).
+    pub fn new(
+        name: impl Into<String>,
+        version: impl Into<String>,
+        description: impl Into<String>,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            version: version.into(),
+            description: description.into(),
+            ..Self::default()
+        }
+    }
+
+    /// The same with one more device.
+    pub fn with_device(mut self, device: DeviceInfo) -> Self {
+        self.devices.push(device);
+        self
+    }
+
+    /// The same with `capabilities`.
+    pub fn with_capabilities(mut self, capabilities: Capabilities) -> Self {
+        self.capabilities = capabilities;
+        self
+    }
+}
+
 /// How to construct a backend.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
@@ -116,12 +199,40 @@ pub struct BackendConfig {
     pub threads: Option<usize>,
     /// Byte budget. Default: `None` (free memory less the backend's safety margin).
     pub memory_budget: Option<u64>,
+    /// Backend-specific knobs, by name (`--backend-opt KEY=VALUE`; `--devices` sets `devices`).
+    /// A backend documents the keys it reads and ignores the others. Default: empty.
+    pub options: BTreeMap<String, String>,
+}
+
+impl BackendConfig {
+    /// The same configuration with option `key` set to `value`.
+    pub fn option(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.options.insert(key.into(), value.into());
+        self
+    }
+
+    /// The value of option `key`, if set.
+    pub fn get_option(&self, key: &str) -> Option<&str> {
+        self.options.get(key).map(String::as_str)
+    }
 }
 
 /// A complete backend: NTT, MSM and memory management, plus its identity.
 pub trait Backend: Ntt + Msm + MemoryPool + Send + Sync + 'static {
     /// Name, version, devices, capabilities.
     fn info(&self) -> BackendInfo;
+
+    /// The Groth16 G1 phase of a batch of proofs: from the A, B, C evaluations (clobbered), the
+    /// assignments, their densities and the resident query handles, returns per proof the bare
+    /// sums `[H, L, A', B₁']` ([`G1PhaseInput`] says which scalars meet which points).
+    ///
+    /// It lives on `Backend` rather than on [`Ntt`] or [`Msm`] because it spans both: the
+    /// default body ([`groth16_g1_from_primitives`]) is [`Ntt::h_poly`] followed by batched
+    /// [`Msm::msm_g1`] calls with density jobs (no filtered copies of the scalars). A device
+    /// backend overrides it to keep h on the device and overlap scalar uploads with the NTTs.
+    fn groth16_g1(&self, input: &mut G1PhaseInput<'_>) -> Result<Vec<[G1Jacobian; 4]>> {
+        groth16_g1_from_primitives(self, input)
+    }
 }
 
 /// Builder methods: `BackendConfig` is `#[non_exhaustive]`, so code outside this crate starts

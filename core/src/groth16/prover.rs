@@ -6,10 +6,13 @@
 //! - C = Σ_aux l_j·w_j + Σ h_k·h_k(coefficients) + s·A' + r·B₁' + s·α + r·β + r·s·δ,
 //!   where A' and B₁' are the bare query sums (the terms regroup to s·A + r·B₁ − r·s·δ).
 //!
-//! [`start`] validates shapes, computes h on the backend ([`crate::backend::Ntt::h_poly`]),
-//! launches the G2 MSM on a CPU thread, runs the four G1 MSMs (H, L, A, B₁) on the backend over the
-//! resident bases of a [`ProvingKey`], and returns [`PendingProofs`]. The backend is then free for
-//! the next batch; [`PendingProofs::finalize`] waits for the G2 thread and assembles the proofs.
+//! [`start`] validates shapes, launches the G2 MSM on a CPU thread (or keeps it for the backend,
+//! see [`G2Policy`]), runs the whole G1 phase on the backend in one call
+//! ([`crate::Backend::groth16_g1`]: the quotient h and the four G1 MSMs H, L, A', B₁' over the
+//! resident bases of a [`ProvingKey`], with density jobs instead of filtered scalar copies), then,
+//! when the G2 MSM belongs to the backend, runs it there, and returns [`PendingProofs`]. The
+//! backend is then free for the next batch; [`PendingProofs::finalize`] waits for a G2 thread if
+//! there is one and assembles the proofs.
 
 use std::{
     sync::Arc,
@@ -31,20 +34,62 @@ use super::{
     synthesis::{synthesize_batch, Synthesized},
 };
 use crate::{
-    backend::{Backend, BasesHandle, MsmJob, SharedPoints},
-    layout::{fr_slice, fr_slice_mut, g2_affine_slice, G1Jacobian},
-    Error, Result,
+    backend::{Backend, BasesHandle, G1Handles, G1PhaseInput, ProofAssignment, SharedPoints},
+    layout::{fr_slice, fr_slice_mut, g2_affine_slice, G1Jacobian, G2Jacobian},
+    Capabilities, Error, Result,
 };
 
-/// Parameters made resident on one backend: the handles of the h, l, a and b_g1 queries (the
-/// b_g2 query stays on the host for the CPU G2 MSM). Freed when dropped.
+/// Where the G2 MSM (B in G2) of a proof runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum G2Policy {
+    /// On the backend when it is an accelerator ([`Capabilities::accelerator`]) that offers
+    /// `msm_g2`; otherwise on CPU threads beside the backend's G1 work.
+    #[default]
+    Auto,
+    /// On the backend (an error at [`ProvingKey`] creation if it does not offer `msm_g2`).
+    Device,
+    /// On CPU threads, overlapping the backend's G1 work.
+    Cpu,
+}
+
+impl G2Policy {
+    /// Whether the G2 MSM runs on a backend with `caps` called `backend`; `Device` on a backend
+    /// without `msm_g2` is an [`Error::Unsupported`].
+    pub fn on_backend(self, caps: &Capabilities, backend: &str) -> Result<bool> {
+        match self {
+            G2Policy::Cpu => Ok(false),
+            G2Policy::Auto => Ok(caps.accelerator && caps.msm_g2),
+            G2Policy::Device if caps.msm_g2 => Ok(true),
+            G2Policy::Device => Err(Error::unsupported(
+                backend,
+                "msm_g2, which the G2 policy `device` asks for (use `cpu` or `auto`)",
+            )),
+        }
+    }
+}
+
+impl std::str::FromStr for G2Policy {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "auto" => Ok(G2Policy::Auto),
+            "device" => Ok(G2Policy::Device),
+            "cpu" => Ok(G2Policy::Cpu),
+            other => Err(Error::invalid(format!(
+                "unknown G2 policy {other:?}: expected auto, device or cpu"
+            ))),
+        }
+    }
+}
+
+/// Parameters made resident on one backend: the handles of the h, l, a and b_g1 queries, and of
+/// b_g2 when the G2 MSM runs on the backend ([`G2Policy`]; otherwise b_g2 stays on the host for
+/// the CPU G2 MSM). Freed when dropped.
 pub struct ProvingKey {
     params: Arc<Parameters>,
     backend: Arc<dyn Backend>,
-    h: BasesHandle,
-    l: BasesHandle,
-    a: BasesHandle,
-    b_g1: BasesHandle,
+    handles: G1Handles,
+    b_g2: Option<BasesHandle>,
 }
 
 impl std::fmt::Debug for ProvingKey {
@@ -57,8 +102,21 @@ impl std::fmt::Debug for ProvingKey {
 }
 
 impl ProvingKey {
-    /// Loads the G1 queries of `params` onto `backend` as resident bases.
+    /// Loads the G1 queries of `params` onto `backend` as resident bases, and b_g2 when the
+    /// default [`G2Policy::Auto`] puts the G2 MSM on the backend.
     pub fn new(params: Arc<Parameters>, backend: Arc<dyn Backend>) -> Result<Self> {
+        Self::with_g2_policy(params, backend, G2Policy::Auto)
+    }
+
+    /// Loads the G1 queries of `params` onto `backend`, and b_g2 when `g2` puts the G2 MSM there.
+    ///
+    /// Checks the backend's declared capabilities first: NTTs of the parameters' domain
+    /// (`ntt`, `coset_ntt`, `max_log_ntt`), `msm_g1`, and `msm_g2` for [`G2Policy::Device`].
+    pub fn with_g2_policy(
+        params: Arc<Parameters>,
+        backend: Arc<dyn Backend>,
+        g2: G2Policy,
+    ) -> Result<Self> {
         if bool::from(params.vk.delta_g1.is_identity() | params.vk.delta_g2.is_identity()) {
             return Err(Error::InvalidPoint {
                 what: "verifying key δ".into(),
@@ -71,21 +129,67 @@ impl ProvingKey {
                 format!("h query has {} points; expected 2^k − 1", params.h.len()),
             ));
         }
-        let load = |p: &Arc<Vec<blstrs::G1Affine>>| -> Result<BasesHandle> {
-            backend.load_bases_g1(p.clone() as SharedPoints<_>)
-        };
-        let h = load(&params.h)?;
-        let l = load(&params.l)?;
-        let a = load(&params.a)?;
-        let b_g1 = load(&params.b_g1)?;
-        Ok(Self {
-            params,
-            backend,
-            h,
-            l,
-            a,
-            b_g1,
-        })
+        let info = backend.info();
+        let caps = &info.capabilities;
+        let log_n = params.domain_size().trailing_zeros();
+        caps.check_ntt_size(log_n, &info.name)?;
+        if !caps.coset_ntt {
+            return Err(Error::unsupported(
+                &info.name,
+                "coset_ntt (Groth16 needs it)",
+            ));
+        }
+        if !caps.msm_g1 {
+            return Err(Error::unsupported(&info.name, "msm_g1 (Groth16 needs it)"));
+        }
+        let g2_on_backend = g2.on_backend(caps, &info.name)?;
+        // Each handle is freed again if a later load fails.
+        let mut loaded: Vec<BasesHandle> = Vec::with_capacity(5);
+        let result = (|| -> Result<(G1Handles, Option<BasesHandle>)> {
+            let mut load = |p: &Arc<Vec<blstrs::G1Affine>>| -> Result<BasesHandle> {
+                let h = backend.load_bases_g1(p.clone() as SharedPoints<_>)?;
+                loaded.push(h);
+                Ok(h)
+            };
+            let handles = G1Handles {
+                h: load(&params.h)?,
+                l: load(&params.l)?,
+                a: load(&params.a)?,
+                b_g1: load(&params.b_g1)?,
+            };
+            let b_g2 = if g2_on_backend {
+                let h = backend.load_bases_g2(params.b_g2.clone() as SharedPoints<_>)?;
+                loaded.push(h);
+                Some(h)
+            } else {
+                None
+            };
+            Ok((handles, b_g2))
+        })();
+        match result {
+            Ok((handles, b_g2)) => Ok(Self {
+                params,
+                backend,
+                handles,
+                b_g2,
+            }),
+            Err(e) => {
+                for h in loaded {
+                    let _ = backend.free_bases(h);
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// Whether the G2 MSM of this key's proofs runs on the backend (else on CPU threads).
+    pub fn g2_on_backend(&self) -> bool {
+        self.b_g2.is_some()
+    }
+
+    /// The resident G1 query handles.
+    pub fn handles(&self) -> G1Handles {
+        self.handles
     }
 
     /// The parameters.
@@ -136,7 +240,8 @@ impl ProvingKey {
 
 impl Drop for ProvingKey {
     fn drop(&mut self) {
-        for h in [self.h, self.l, self.a, self.b_g1] {
+        let g = self.handles;
+        for h in [g.h, g.l, g.a, g.b_g1].into_iter().chain(self.b_g2) {
             if let Err(e) = self.backend.free_bases(h) {
                 tracing::warn!("freeing resident bases {}: {e}", h.id);
             }
@@ -146,15 +251,24 @@ impl Drop for ProvingKey {
 
 /// Where the time of one `start`/`finalize` went.
 #[derive(Clone, Copy, Debug, Default)]
+#[non_exhaustive]
 pub struct ProverTimings {
-    /// The quotient polynomial (NTTs) on the backend.
-    pub h_poly: Duration,
-    /// The four G1 MSMs on the backend.
-    pub msm_g1: Duration,
-    /// The G2 MSM on CPU threads (overlapping the above).
+    /// The G1 phase on the backend: the quotient polynomial (NTTs) and the four G1 MSMs, one
+    /// composite call ([`crate::Backend::groth16_g1`]).
+    pub g1_phase: Duration,
+    /// The G2 MSM: on CPU threads overlapping the G1 phase, or on the backend after it
+    /// ([`ProverTimings::g2_on_backend`]).
     pub msm_g2: Duration,
-    /// Waiting in `finalize` for the G2 thread, plus assembly.
+    /// Whether the G2 MSM ran on the backend.
+    pub g2_on_backend: bool,
+    /// Waiting in `finalize` for the G2 thread (if any), plus assembly.
     pub finalize: Duration,
+}
+
+/// The G2 sums of a batch: still running on a CPU thread, or already computed by the backend.
+enum G2Sums {
+    Thread(JoinHandle<(Vec<G2Projective>, Duration)>),
+    Done(Vec<G2Projective>),
 }
 
 /// Proofs whose device work is done and whose G2 MSM may still be running.
@@ -164,16 +278,11 @@ pub struct PendingProofs {
     s: Vec<Scalar>,
     /// Per proof: H, L, A', B₁' sums.
     g1: Vec<[G1Jacobian; 4]>,
-    g2: JoinHandle<(Vec<G2Projective>, Duration)>,
+    g2: G2Sums,
     timings: ProverTimings,
 }
 
-fn scalars_a(s: &Synthesized) -> Vec<Scalar> {
-    let mut v = s.input_assignment.clone();
-    v.extend(s.a_aux_density.filter(&s.aux_assignment));
-    v
-}
-
+/// The scalars of the density-filtered B query, gathered for the host G2 MSM.
 fn scalars_b(s: &Synthesized) -> Vec<Scalar> {
     let mut v = s.b_input_density.filter(&s.input_assignment);
     v.extend(s.b_aux_density.filter(&s.aux_assignment));
@@ -224,44 +333,24 @@ pub fn start_with_randomness(
             r,
             s,
             g1: vec![],
-            g2: std::thread::spawn(|| (vec![], Duration::ZERO)),
+            g2: G2Sums::Done(vec![]),
             timings: ProverTimings::default(),
         });
     }
 
-    // Scalars of the density-filtered A and B queries.
-    let (a_sc, b_sc): (Vec<Vec<Scalar>>, Vec<Vec<Scalar>>) = synthesized
-        .par_iter()
-        .map(|s| (scalars_a(s), scalars_b(s)))
-        .unzip();
-    // Shared with the G2 thread (read-only), not copied.
-    let b_sc = Arc::new(b_sc);
-
-    // G2 MSM on CPU threads, overlapping all device work.
-    let b_g2 = params.b_g2.clone();
-    let b_sc_g2 = b_sc.clone();
-    let g2 = std::thread::Builder::new()
-        .name("bellows-g2-msm".into())
-        .spawn(move || {
-            let t = Instant::now();
-            let out = b_sc_g2
-                .iter()
-                .map(|sc| host_msm::msm_g2(g2_affine_slice(&b_g2), fr_slice(sc)).into())
-                .collect();
-            (out, t.elapsed())
-        })
-        .map_err(|e| Error::io("spawning the G2 MSM thread", e))?;
-
-    // Quotient polynomial for the whole batch, on the backend.
-    let t = Instant::now();
+    // The first circuit's evaluation vectors become the batch buffers (no copy for a batch of
+    // one); each vector is zero-padded to n and the others are appended. What remains of each
+    // circuit (assignments, densities) is shared read-only with the G2 thread.
     let log_n = synthesized[0].log_domain();
     let n = 1usize << log_n;
-    // The first circuit's evaluation vectors become the batch buffers (no copy for a batch of
-    // one); each vector is zero-padded to n and the others are appended.
-    let mut aux: Vec<Vec<Scalar>> = Vec::with_capacity(n_proofs);
+    let mut synthesized = synthesized;
     let (mut a, mut b, mut c) = (Vec::new(), Vec::new(), Vec::new());
-    for (k, syn) in synthesized.into_iter().enumerate() {
-        for (buf, v) in [(&mut a, syn.a), (&mut b, syn.b), (&mut c, syn.c)] {
+    for (k, syn) in synthesized.iter_mut().enumerate() {
+        for (buf, v) in [
+            (&mut a, std::mem::take(&mut syn.a)),
+            (&mut b, std::mem::take(&mut syn.b)),
+            (&mut c, std::mem::take(&mut syn.c)),
+        ] {
             if k == 0 {
                 *buf = v;
                 buf.reserve_exact(n * n_proofs - buf.len());
@@ -270,42 +359,82 @@ pub fn start_with_randomness(
             }
             buf.resize((k + 1) * n, Scalar::ZERO);
         }
-        aux.push(syn.aux_assignment);
     }
-    backend.h_poly(
-        fr_slice_mut(&mut a),
-        fr_slice_mut(&mut b),
-        fr_slice_mut(&mut c),
-        log_n,
-    )?;
-    drop((b, c));
-    let h_time = t.elapsed();
+    let rest = Arc::new(synthesized);
 
-    // G1 MSMs on the backend over resident bases.
-    let t = Instant::now();
-    let run = |handle: BasesHandle, scalars: Vec<&[Scalar]>| -> Result<Vec<G1Jacobian>> {
-        let jobs: Vec<MsmJob<'_>> = scalars
-            .iter()
-            .map(|sc| MsmJob {
-                start: 0,
-                scalars: fr_slice(sc),
+    // G2 MSM on CPU threads, overlapping all backend work, unless it belongs to the backend.
+    let mut g2 = G2Sums::Done(Vec::new());
+    if key.b_g2.is_none() {
+        let b_g2 = params.b_g2.clone();
+        let rest = rest.clone();
+        let handle = std::thread::Builder::new()
+            .name("bellows-g2-msm".into())
+            .spawn(move || {
+                let t = Instant::now();
+                let out = rest
+                    .iter()
+                    .map(|syn| {
+                        let sc = scalars_b(syn);
+                        host_msm::msm_g2(g2_affine_slice(&b_g2), fr_slice(&sc)).into()
+                    })
+                    .collect();
+                (out, t.elapsed())
             })
-            .collect();
-        let mut out = vec![G1Jacobian::default(); jobs.len()];
-        backend.msm_g1(handle, &jobs, &mut out)?;
-        Ok(out)
-    };
-    let hs = run(key.h, a.chunks(n).map(|h| &h[..n - 1]).collect())?;
-    drop(a);
-    let ls = run(key.l, aux.iter().map(|v| &v[..]).collect())?;
-    drop(aux);
-    let as_ = run(key.a, a_sc.iter().map(|v| &v[..]).collect())?;
-    let bs = run(key.b_g1, b_sc.iter().map(|v| &v[..]).collect())?;
-    let msm_time = t.elapsed();
+            .map_err(|e| Error::io("spawning the G2 MSM thread", e))?;
+        g2 = G2Sums::Thread(handle);
+    }
 
-    let g1 = (0..n_proofs)
-        .map(|k| [hs[k], ls[k], as_[k], bs[k]])
+    // The G1 phase on the backend: h and the four G1 MSMs, densities as bitmaps.
+    let assignments: Vec<ProofAssignment<'_>> = rest
+        .iter()
+        .map(|syn| ProofAssignment {
+            inputs: fr_slice(&syn.input_assignment),
+            aux: fr_slice(&syn.aux_assignment),
+            a_aux_density: syn.a_aux_density.bits(),
+            b_input_density: syn.b_input_density.bits(),
+            b_aux_density: syn.b_aux_density.bits(),
+        })
         .collect();
+    let t = Instant::now();
+    let g1 = backend.groth16_g1(&mut G1PhaseInput {
+        a: fr_slice_mut(&mut a),
+        b: fr_slice_mut(&mut b),
+        c: fr_slice_mut(&mut c),
+        log_n,
+        proofs: &assignments,
+        handles: key.handles,
+    })?;
+    drop((a, b, c));
+    if g1.len() != n_proofs {
+        return Err(Error::Backend {
+            name: backend.info().name,
+            reason: format!(
+                "groth16_g1 returned {} results for {n_proofs} proofs",
+                g1.len()
+            ),
+        });
+    }
+    let g1_time = t.elapsed();
+
+    // The G2 MSM on the backend, after the G1 phase, with the same density jobs.
+    let mut g2_time = Duration::ZERO;
+    if let Some(handle) = key.b_g2 {
+        let t = Instant::now();
+        let mut jobs = Vec::with_capacity(2 * n_proofs);
+        for p in &assignments {
+            jobs.extend(p.b_jobs()?);
+        }
+        let mut out = vec![G2Jacobian::default(); jobs.len()];
+        backend.msm_g2(handle, &jobs, &mut out)?;
+        let sums = out
+            .chunks(2)
+            .map(|p| G2Projective::from(p[0]) + G2Projective::from(p[1]))
+            .collect();
+        g2 = G2Sums::Done(sums);
+        g2_time = t.elapsed();
+    }
+    drop(assignments);
+
     Ok(PendingProofs {
         params,
         r,
@@ -313,8 +442,9 @@ pub fn start_with_randomness(
         g1,
         g2,
         timings: ProverTimings {
-            h_poly: h_time,
-            msm_g1: msm_time,
+            g1_phase: g1_time,
+            msm_g2: g2_time,
+            g2_on_backend: key.b_g2.is_some(),
             ..Default::default()
         },
     })
@@ -347,10 +477,12 @@ impl PendingProofs {
     /// As [`PendingProofs::finalize`], also returning where the time went.
     pub fn finalize_timed(self) -> Result<(Vec<Proof>, ProverTimings)> {
         let t = Instant::now();
-        let (g2, g2_time) = self
-            .g2
-            .join()
-            .map_err(|_| Error::Pipeline("the G2 MSM thread panicked".into()))?;
+        let (g2, g2_time) = match self.g2 {
+            G2Sums::Thread(h) => h
+                .join()
+                .map_err(|_| Error::Pipeline("the G2 MSM thread panicked".into()))?,
+            G2Sums::Done(v) => (v, self.timings.msm_g2),
+        };
         let vk = &self.params.vk;
         let alpha = vk.alpha_g1.to_curve();
         let beta1 = vk.beta_g1.to_curve();

@@ -34,20 +34,27 @@ use rayon::prelude::*;
 
 use crate::{Error, Result};
 
-/// Which variables of one kind (inputs or aux) occur in a query.
+/// Which variables of one kind (inputs or aux) occur in a query, as a bitmap of `u64` words in
+/// the layout of [`crate::backend::MsmJob`]'s density: bit `i % 64` of word `i / 64` is variable
+/// `i`, so [`Density::bits`] goes to the backend as it is, without a copy.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Density {
-    used: Vec<bool>,
+    words: Vec<u64>,
+    len: usize,
     total: usize,
 }
 
 impl Density {
     fn push(&mut self) {
-        self.used.push(false);
+        if self.len % 64 == 0 {
+            self.words.push(0);
+        }
+        self.len += 1;
     }
     fn mark(&mut self, i: usize) {
-        if !self.used[i] {
-            self.used[i] = true;
+        let (w, b) = (i / 64, 1u64 << (i % 64));
+        if self.words[w] & b == 0 {
+            self.words[w] |= b;
             self.total += 1;
         }
     }
@@ -57,24 +64,29 @@ impl Density {
     }
     /// Number of variables tracked.
     pub fn len(&self) -> usize {
-        self.used.len()
+        self.len
     }
     /// Whether no variable is tracked.
     pub fn is_empty(&self) -> bool {
-        self.used.is_empty()
+        self.len == 0
     }
     /// Whether variable `i` occurs.
     pub fn is_used(&self, i: usize) -> bool {
-        self.used[i]
+        assert!(i < self.len, "variable {i} of {} tracked", self.len);
+        crate::backend::density_bit(&self.words, i)
+    }
+    /// The bitmap: `len().div_ceil(64)` words, no bit set at or past `len()`.
+    pub fn bits(&self) -> &[u64] {
+        &self.words
     }
     /// The assignment values of the variables that occur, in order (the scalars an MSM over the
-    /// density-filtered query needs).
+    /// density-filtered query needs, for a consumer that cannot take the bitmap).
     pub fn filter(&self, values: &[Scalar]) -> Vec<Scalar> {
-        debug_assert_eq!(values.len(), self.used.len());
+        debug_assert_eq!(values.len(), self.len);
         values
             .iter()
-            .zip(&self.used)
-            .filter_map(|(v, &u)| u.then_some(*v))
+            .enumerate()
+            .filter_map(|(i, v)| crate::backend::density_bit(&self.words, i).then_some(*v))
             .collect()
     }
 }
@@ -408,4 +420,30 @@ fn same_shape(out: Vec<Synthesized>) -> Result<Vec<Synthesized>> {
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn densities_are_word_bitmaps() {
+        let mut d = Density::default();
+        for _ in 0..130 {
+            d.push();
+        }
+        for i in [0, 63, 64, 129, 64] {
+            d.mark(i);
+        }
+        assert_eq!((d.len(), d.total()), (130, 4));
+        assert_eq!(d.bits(), &[1 | 1 << 63, 1, 1 << 1]);
+        assert_eq!(crate::backend::check_density(d.bits(), d.len()).unwrap(), 4);
+        assert!(d.is_used(129) && !d.is_used(1));
+        let values: Vec<Scalar> = (0..130u64).map(Scalar::from).collect();
+        assert_eq!(
+            d.filter(&values),
+            [0u64, 63, 64, 129].map(Scalar::from).to_vec()
+        );
+        assert!(Density::default().bits().is_empty());
+    }
 }

@@ -22,14 +22,14 @@ use std::{
 };
 
 use abi_stable::{
-    std_types::{ROption, RSlice, RString, RVec},
+    std_types::{ROption, RSlice, RString, RVec, Tuple2},
     StableAbi,
 };
 
 use crate::{
     backend::{
-        BackendConfig, BackendInfo, BasesHandle, Capabilities, DeviceInfo, Group, MemoryInfo,
-        NttConfig, NttDirection, Ordering,
+        BackendConfig, BackendInfo, BasesHandle, Capabilities, DeviceInfo, G1Handles, Group,
+        MemoryInfo, MsmJob, NttConfig, NttDirection, Ordering, ProofAssignment,
     },
     layout::{Fr, G1Affine, G1Jacobian, G2Affine, G2Jacobian},
     Error,
@@ -49,6 +49,8 @@ pub mod codes {
     pub const DEVICE: u32 = 4;
     /// The plugin panicked: `subject` = the entry point, `message` = the panic message.
     pub const PANIC: u32 = 5;
+    /// [`crate::Error::Backend`]: `subject` = backend name, `message` = reason.
+    pub const BACKEND: u32 = 6;
 }
 
 /// An error value returned by a plugin entry point.
@@ -90,14 +92,19 @@ impl FfiError {
         Self::new(codes::PANIC, msg, call)
     }
 
+    /// An [`crate::Error::Unsupported`] of `operation` on backend `backend`.
+    pub fn unsupported(backend: &str, operation: &str) -> Self {
+        Self::new(codes::UNSUPPORTED, operation, backend)
+    }
+
     /// A generic failure ([`codes::OTHER`]).
     pub fn other(message: impl Into<String>) -> Self {
         Self::new(codes::OTHER, message.into(), "")
     }
 
     /// Converts to the host's error, naming the plugin file `path`. The categories
-    /// out-of-memory, unsupported, invalid input and device error are kept; a panic and any other
-    /// failure become [`Error::Plugin`].
+    /// out-of-memory, unsupported, invalid input, device and backend error are kept; a panic and
+    /// any other failure (an unknown code from a newer plugin included) become [`Error::Plugin`].
     pub fn into_error(self, path: &Path) -> Error {
         let file = path.display();
         match self.code {
@@ -115,6 +122,10 @@ impl FfiError {
             }
             codes::DEVICE => Error::Device {
                 device: format!("{} (plugin {file})", self.subject),
+                reason: self.message.into(),
+            },
+            codes::BACKEND => Error::Backend {
+                name: format!("{} (plugin {file})", self.subject),
                 reason: self.message.into(),
             },
             codes::PANIC => Error::Plugin {
@@ -149,6 +160,9 @@ impl From<&Error> for FfiError {
             Error::InvalidInput(m) => Self::new(codes::INVALID_INPUT, m.as_str(), ""),
             Error::Device { device, reason } => {
                 Self::new(codes::DEVICE, reason.as_str(), device.as_str())
+            }
+            Error::Backend { name, reason } => {
+                Self::new(codes::BACKEND, reason.as_str(), name.as_str())
             }
             other => Self::new(codes::OTHER, other.to_string(), ""),
         }
@@ -327,7 +341,8 @@ impl FfiBasesHandle {
     }
 }
 
-/// One MSM job: `Σ scalars[i] · bases[start + i]`.
+/// One MSM job ([`MsmJob`]): `Σ scalars[i] · bases[start + i]`, or over the used scalars of
+/// `density` only.
 #[repr(C)]
 #[derive(StableAbi, Clone, Copy, Debug)]
 pub struct FfiMsmJob<'a> {
@@ -335,6 +350,111 @@ pub struct FfiMsmJob<'a> {
     pub start: u64,
     /// The scalars.
     pub scalars: RSlice<'a, FfiFr>,
+    /// Density bitmap over `scalars` (layout of [`MsmJob`]); empty: every scalar is used.
+    pub density: RSlice<'a, u64>,
+}
+
+impl<'a> FfiMsmJob<'a> {
+    /// The job as it crosses (a density job over no scalars crosses as a plain one: the same
+    /// empty sum).
+    pub fn from_job(j: &MsmJob<'a>) -> Self {
+        Self {
+            start: j.start as u64,
+            scalars: RSlice::from_slice(FfiFr::from_layout(j.scalars)),
+            density: RSlice::from_slice(j.density.unwrap_or(&[])),
+        }
+    }
+
+    /// Back to [`MsmJob`]; a start that does not fit in `usize` is an invalid-input error.
+    pub fn to_job(&self) -> Result<MsmJob<'a>, Error> {
+        let start = usize::try_from(self.start).map_err(|_| {
+            Error::invalid(format!("MSM start {} does not fit in usize", self.start))
+        })?;
+        let job = MsmJob::new(start, FfiFr::to_layout(self.scalars.as_slice()));
+        let bits = self.density.as_slice();
+        Ok(if bits.is_empty() {
+            job
+        } else {
+            job.with_density(bits)
+        })
+    }
+}
+
+/// [`ProofAssignment`] across the boundary: one proof of a G1 phase.
+#[repr(C)]
+#[derive(StableAbi, Clone, Copy, Debug)]
+pub struct FfiProofAssignment<'a> {
+    /// Public inputs, the constant one first.
+    pub inputs: RSlice<'a, FfiFr>,
+    /// Private variables.
+    pub aux: RSlice<'a, FfiFr>,
+    /// Density bitmap of the aux variables in A.
+    pub a_aux_density: RSlice<'a, u64>,
+    /// Density bitmap of the inputs in B.
+    pub b_input_density: RSlice<'a, u64>,
+    /// Density bitmap of the aux variables in B.
+    pub b_aux_density: RSlice<'a, u64>,
+}
+
+impl<'a> From<&ProofAssignment<'a>> for FfiProofAssignment<'a> {
+    fn from(p: &ProofAssignment<'a>) -> Self {
+        Self {
+            inputs: RSlice::from_slice(FfiFr::from_layout(p.inputs)),
+            aux: RSlice::from_slice(FfiFr::from_layout(p.aux)),
+            a_aux_density: RSlice::from_slice(p.a_aux_density),
+            b_input_density: RSlice::from_slice(p.b_input_density),
+            b_aux_density: RSlice::from_slice(p.b_aux_density),
+        }
+    }
+}
+
+impl<'a> From<&FfiProofAssignment<'a>> for ProofAssignment<'a> {
+    fn from(p: &FfiProofAssignment<'a>) -> Self {
+        Self {
+            inputs: FfiFr::to_layout(p.inputs.as_slice()),
+            aux: FfiFr::to_layout(p.aux.as_slice()),
+            a_aux_density: p.a_aux_density.as_slice(),
+            b_input_density: p.b_input_density.as_slice(),
+            b_aux_density: p.b_aux_density.as_slice(),
+        }
+    }
+}
+
+/// [`G1Handles`] across the boundary.
+#[repr(C)]
+#[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FfiG1Handles {
+    /// The h query.
+    pub h: FfiBasesHandle,
+    /// The l query.
+    pub l: FfiBasesHandle,
+    /// The a query.
+    pub a: FfiBasesHandle,
+    /// The b_g1 query.
+    pub b_g1: FfiBasesHandle,
+}
+
+impl From<G1Handles> for FfiG1Handles {
+    fn from(h: G1Handles) -> Self {
+        Self {
+            h: h.h.into(),
+            l: h.l.into(),
+            a: h.a.into(),
+            b_g1: h.b_g1.into(),
+        }
+    }
+}
+
+impl FfiG1Handles {
+    /// Back to [`G1Handles`]; an unknown group code is `None`.
+    pub fn to_handles(self) -> Option<G1Handles> {
+        Some(G1Handles {
+            h: self.h.to_handle()?,
+            l: self.l.to_handle()?,
+            a: self.a.to_handle()?,
+            b_g1: self.b_g1.to_handle()?,
+        })
+    }
 }
 
 /// [`MemoryInfo`] across the boundary.
@@ -371,7 +491,7 @@ impl From<FfiMemoryInfo> for MemoryInfo {
 
 /// [`BackendConfig`] across the boundary.
 #[repr(C)]
-#[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(StableAbi, Clone, Debug, PartialEq, Eq)]
 pub struct FfiBackendConfig {
     /// Device index.
     pub device: u64,
@@ -379,6 +499,8 @@ pub struct FfiBackendConfig {
     pub threads: ROption<u64>,
     /// Byte budget (`RNone`: free memory less the backend's margin).
     pub memory_budget: ROption<u64>,
+    /// Backend options ([`BackendConfig::options`]), as (key, value) pairs in key order.
+    pub options: RVec<Tuple2<RString, RString>>,
 }
 
 impl From<&BackendConfig> for FfiBackendConfig {
@@ -387,6 +509,11 @@ impl From<&BackendConfig> for FfiBackendConfig {
             device: c.device as u64,
             threads: c.threads.map(|t| t as u64).into(),
             memory_budget: c.memory_budget.into(),
+            options: c
+                .options
+                .iter()
+                .map(|(k, v)| Tuple2(RString::from(k.as_str()), RString::from(v.as_str())))
+                .collect(),
         }
     }
 }
@@ -397,7 +524,11 @@ impl From<FfiBackendConfig> for BackendConfig {
             device: c.device as usize,
             threads: c.threads.into_option().map(|t| t as usize),
             memory_budget: c.memory_budget.into_option(),
-            ..BackendConfig::default()
+            options: c
+                .options
+                .into_iter()
+                .map(|Tuple2(k, v)| (k.into_string(), v.into_string()))
+                .collect(),
         }
     }
 }
@@ -418,6 +549,8 @@ pub mod capability_bits {
     pub const RESIDENT_BASES: u64 = 1 << 5;
     /// [`crate::Capabilities::concurrent`].
     pub const CONCURRENT: u64 = 1 << 6;
+    /// [`crate::Capabilities::accelerator`].
+    pub const ACCELERATOR: u64 = 1 << 7;
 }
 
 /// [`Capabilities`] as flag bits (unknown bits are ignored, so new ones can be added).
@@ -441,7 +574,8 @@ impl From<&Capabilities> for FfiCapabilities {
                 | bit(c.msm_g1, MSM_G1)
                 | bit(c.msm_g2, MSM_G2)
                 | bit(c.resident_bases, RESIDENT_BASES)
-                | bit(c.concurrent, CONCURRENT),
+                | bit(c.concurrent, CONCURRENT)
+                | bit(c.accelerator, ACCELERATOR),
             max_log_ntt: c.max_log_ntt,
         }
     }
@@ -459,6 +593,7 @@ impl From<FfiCapabilities> for Capabilities {
             msm_g2: has(MSM_G2),
             resident_bases: has(RESIDENT_BASES),
             concurrent: has(CONCURRENT),
+            accelerator: has(ACCELERATOR),
             max_log_ntt: c.max_log_ntt,
             ..Capabilities::default()
         }
@@ -519,10 +654,7 @@ impl From<FfiBackendInfo> for BackendInfo {
             devices: i
                 .devices
                 .into_iter()
-                .map(|d| DeviceInfo {
-                    name: d.name.into(),
-                    memory_total: d.memory_total,
-                })
+                .map(|d| DeviceInfo::new(d.name, d.memory_total))
                 .collect(),
             capabilities: i.capabilities.into(),
         }
@@ -579,6 +711,19 @@ mod tests {
             }
             e => panic!("wrong kind: {e:?}"),
         }
+        let be = Error::Backend {
+            name: "acme".into(),
+            reason: "firmware too old".into(),
+        };
+        let ffi = FfiError::from(&be);
+        assert_eq!(ffi.code, codes::BACKEND);
+        match ffi.into_error(&path) {
+            Error::Backend { name, reason } => {
+                assert_eq!(name, "acme (plugin /x/libbellows_backend_v.so)");
+                assert_eq!(reason, "firmware too old");
+            }
+            e => panic!("wrong kind: {e:?}"),
+        }
         // An unknown code from a newer plugin is a generic plugin error.
         let future = FfiError {
             code: 99,
@@ -625,8 +770,15 @@ mod tests {
             device: 3,
             threads: Some(2),
             memory_budget: Some(1 << 30),
-        };
-        assert_eq!(BackendConfig::from(FfiBackendConfig::from(&cfg)), cfg);
+            ..BackendConfig::default()
+        }
+        .option("devices", "0,1")
+        .option("tier", "streaming")
+        .option("", "empty key and = in value=");
+        let ffi = FfiBackendConfig::from(&cfg);
+        assert_eq!(ffi.options.len(), 3);
+        assert_eq!(BackendConfig::from(ffi), cfg);
+        assert_eq!(cfg.get_option("devices"), Some("0,1"));
         let d = BackendConfig::default();
         assert_eq!(BackendConfig::from(FfiBackendConfig::from(&d)), d);
 
@@ -651,17 +803,50 @@ mod tests {
         let mut caps = Capabilities::all(20);
         caps.fused_h_poly = true;
         caps.concurrent = false;
-        let info = BackendInfo {
-            name: "v".into(),
-            version: "1.2.3".into(),
-            description: "d".into(),
-            devices: vec![DeviceInfo {
-                name: "dev".into(),
-                memory_total: 5,
-            }],
-            capabilities: caps,
-        };
-        assert_eq!(BackendInfo::from(FfiBackendInfo::from(&info)), info);
+        caps.accelerator = true;
+        let info = BackendInfo::new("v", "1.2.3", "d")
+            .with_device(DeviceInfo::new("dev", 5))
+            .with_capabilities(caps);
+        let ffi = FfiBackendInfo::from(&info);
+        assert_ne!(ffi.capabilities.flags & capability_bits::ACCELERATOR, 0);
+        assert_eq!(BackendInfo::from(ffi), info);
+        // Each flag maps to its own bit.
+        let setters: [fn(&mut Capabilities); 8] = [
+            |c: &mut Capabilities| c.ntt = true,
+            |c: &mut Capabilities| c.coset_ntt = true,
+            |c: &mut Capabilities| c.fused_h_poly = true,
+            |c: &mut Capabilities| c.msm_g1 = true,
+            |c: &mut Capabilities| c.msm_g2 = true,
+            |c: &mut Capabilities| c.resident_bases = true,
+            |c: &mut Capabilities| c.concurrent = true,
+            |c: &mut Capabilities| c.accelerator = true,
+        ];
+        for (i, set) in setters.into_iter().enumerate() {
+            let mut c = Capabilities::none();
+            set(&mut c);
+            let f = FfiCapabilities::from(&c);
+            assert_eq!(f.flags, 1 << i);
+            assert_eq!(Capabilities::from(f), c);
+        }
+    }
+
+    #[test]
+    fn msm_jobs_cross_with_their_density() {
+        let sc = vec![Fr::ONE; 70];
+        let bits = [u64::MAX, 0b101];
+        let j = MsmJob::new(5, &sc).with_density(&bits);
+        let f = FfiMsmJob::from_job(&j);
+        assert_eq!(f.density.as_slice(), &bits);
+        assert_eq!(
+            f.scalars.as_slice().as_ptr().cast::<u8>(),
+            sc.as_ptr().cast::<u8>()
+        );
+        let back = f.to_job().unwrap();
+        assert_eq!((back.start, back.scalars.len()), (5, 70));
+        assert_eq!(back.density, Some(&bits[..]));
+        let plain = FfiMsmJob::from_job(&MsmJob::new(0, &sc));
+        assert!(plain.density.is_empty());
+        assert_eq!(plain.to_job().unwrap().density, None);
     }
 
     #[test]

@@ -21,14 +21,15 @@ use abi_stable::{
 use super::{
     abi::{
         FfiBackendConfig, FfiBackendInfo, FfiBasesHandle, FfiError, FfiFr, FfiG1Affine,
-        FfiG1Jacobian, FfiG2Affine, FfiG2Jacobian, FfiMemoryInfo, FfiMsmJob, FfiNttConfig,
+        FfiG1Handles, FfiG1Jacobian, FfiG2Affine, FfiG2Jacobian, FfiMemoryInfo, FfiMsmJob,
+        FfiNttConfig, FfiProofAssignment,
     },
     interface::{
         BackendModule, BackendModuleRef, BackendObject, CreateFn, FfiBackend, FfiBackend_TO,
     },
 };
 use crate::{
-    backend::{Backend, BackendConfig, MsmJob, PointSource},
+    backend::{Backend, BackendConfig, G1PhaseInput, MsmJob, PointSource, ProofAssignment},
     layout::{G1Affine, G1Jacobian, G2Affine, G2Jacobian},
     Error, Result,
 };
@@ -100,17 +101,7 @@ impl<B: Backend> Drop for Exported<B> {
 }
 
 fn jobs_from<'a>(jobs: &'a [FfiMsmJob<'a>]) -> Result<Vec<MsmJob<'a>>> {
-    jobs.iter()
-        .map(|j| {
-            let start = usize::try_from(j.start).map_err(|_| {
-                Error::invalid(format!("MSM start {} does not fit in usize", j.start))
-            })?;
-            Ok(MsmJob {
-                start,
-                scalars: FfiFr::to_layout(j.scalars.as_slice()),
-            })
-        })
-        .collect()
+    jobs.iter().map(FfiMsmJob::to_job).collect()
 }
 
 fn points_len(len: u64) -> Result<usize> {
@@ -253,6 +244,39 @@ impl<B: Backend> FfiBackend for Exported<B> {
 
     fn trim(&self) -> RResult<(), FfiError> {
         guard("trim", || self.inner.trim())
+    }
+
+    fn groth16_g1(
+        &self,
+        mut a: RSliceMut<'_, FfiFr>,
+        mut b: RSliceMut<'_, FfiFr>,
+        mut c: RSliceMut<'_, FfiFr>,
+        log_n: u32,
+        proofs: RSlice<'_, FfiProofAssignment<'_>>,
+        handles: FfiG1Handles,
+    ) -> RResult<RVec<FfiG1Jacobian>, FfiError> {
+        guard("groth16_g1", || {
+            let handles = handles.to_handles().ok_or_else(|| {
+                Error::invalid("groth16_g1: a bases handle has an unknown group code")
+            })?;
+            let proofs: Vec<ProofAssignment<'_>> = proofs
+                .as_slice()
+                .iter()
+                .map(ProofAssignment::from)
+                .collect();
+            let out = self.inner.groth16_g1(&mut G1PhaseInput {
+                a: FfiFr::to_layout_mut(a.as_mut_slice()),
+                b: FfiFr::to_layout_mut(b.as_mut_slice()),
+                c: FfiFr::to_layout_mut(c.as_mut_slice()),
+                log_n,
+                proofs: &proofs,
+                handles,
+            })?;
+            Ok(out
+                .iter()
+                .flat_map(|r| FfiG1Jacobian::from_layout(r).iter().copied())
+                .collect())
+        })
     }
 }
 

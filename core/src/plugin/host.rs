@@ -9,6 +9,12 @@
 //! [`Error::InvalidInput`] before the plugin sees it, and what keeps job ranges inside the loaded
 //! points: a plugin is never asked to read outside host memory it was lent.
 //!
+//! ## Handles in use
+//! Every call naming a handle (an MSM, the G1 phase) counts itself in flight on it for its
+//! duration; `free_bases` on a handle with calls in flight is refused with
+//! [`Error::InvalidInput`] (the plugin would otherwise free bases a running kernel reads), and a
+//! handle being freed refuses new calls until the plugin has answered.
+//!
 //! ## Checks on what a plugin returns
 //! A handle whose group or length differs from what was loaded, a duplicate handle id, and an MSM
 //! answer with a different number of results than jobs are [`Error::Plugin`] errors naming the
@@ -26,15 +32,15 @@ use abi_stable::std_types::{RSlice, RSliceMut};
 
 use super::{
     abi::{
-        FfiBasesHandle, FfiError, FfiFr, FfiG1Affine, FfiG1Jacobian, FfiG2Affine, FfiG2Jacobian,
-        FfiMsmJob, FfiNttConfig,
+        codes, FfiBasesHandle, FfiError, FfiFr, FfiG1Affine, FfiG1Jacobian, FfiG2Affine,
+        FfiG2Jacobian, FfiMsmJob, FfiNttConfig, FfiProofAssignment,
     },
     interface::BackendObject,
 };
 use crate::{
     backend::{
-        Backend, BackendInfo, BasesHandle, Group, MemoryInfo, MemoryPool, Msm, MsmJob, Ntt,
-        NttConfig, SharedPoints,
+        groth16_g1_from_primitives, Backend, BackendInfo, BasesHandle, G1Handles, G1PhaseInput,
+        Group, MemoryInfo, MemoryPool, Msm, MsmJob, Ntt, NttConfig, SharedPoints,
     },
     layout::{Fr, G1Affine, G1Jacobian, G2Affine, G2Jacobian},
     Error, Result,
@@ -48,11 +54,36 @@ enum Lent {
     G2(SharedPoints<G2Affine>),
 }
 
+/// One resident handle as the host records it.
+struct Entry {
+    handle: BasesHandle,
+    lent: Lent,
+    /// Calls naming the handle that have not returned yet.
+    in_flight: usize,
+    /// `free_bases` is running for it.
+    freeing: bool,
+}
+
+/// A handle counted in flight for the duration of one call (see the module docs).
+struct InFlight<'b> {
+    backend: &'b PluginBackend,
+    handle: BasesHandle,
+    _lent: Lent,
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        if let Some(e) = self.backend.table().get_mut(&self.handle.id) {
+            e.in_flight = e.in_flight.saturating_sub(1);
+        }
+    }
+}
+
 /// A backend living in a plugin, usable wherever an `Arc<dyn Backend>` is.
 pub struct PluginBackend {
     // Field order matters: the object (which may reference lent points) is dropped first.
     object: BackendObject,
-    lent: Mutex<HashMap<u64, (BasesHandle, Lent)>>,
+    lent: Mutex<HashMap<u64, Entry>>,
     path: PathBuf,
     info: BackendInfo,
 }
@@ -106,7 +137,7 @@ impl PluginBackend {
         }
     }
 
-    fn table(&self) -> MutexGuard<'_, HashMap<u64, (BasesHandle, Lent)>> {
+    fn table(&self) -> MutexGuard<'_, HashMap<u64, Entry>> {
         // The table holds plain data; a panic elsewhere cannot leave it inconsistent.
         self.lent.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -133,23 +164,53 @@ impl PluginBackend {
                 handle.id
             )));
         }
-        table.insert(handle.id, (handle, lent));
+        table.insert(
+            handle.id,
+            Entry {
+                handle,
+                lent,
+                in_flight: 0,
+                freeing: false,
+            },
+        );
         Ok(handle)
     }
 
-    /// The recorded handle and a reference to its points, for the duration of one call.
-    fn lookup(&self, handle: BasesHandle, group: Group) -> Result<(BasesHandle, Lent)> {
-        match self.table().get(&handle.id) {
-            Some((h, lent)) if h.group == group => Ok((*h, lent.clone())),
-            Some((h, _)) => Err(Error::invalid(format!(
+    fn not_resident(&self, handle: BasesHandle) -> Error {
+        Error::invalid(format!(
+            "bases handle {} is not resident on backend {} (freed, or never loaded)",
+            handle.id, self.info.name
+        ))
+    }
+
+    /// The recorded handle, counted in flight (and its points kept alive) until the returned
+    /// guard is dropped at the end of the call.
+    fn lookup(&self, handle: BasesHandle, group: Group) -> Result<InFlight<'_>> {
+        let mut table = self.table();
+        match table.get_mut(&handle.id) {
+            Some(e) if e.freeing => Err(Error::invalid(format!(
+                "bases handle {} is being freed",
+                handle.id
+            ))),
+            Some(e) if e.handle.group == group => {
+                e.in_flight += 1;
+                Ok(InFlight {
+                    backend: self,
+                    handle: e.handle,
+                    _lent: e.lent.clone(),
+                })
+            }
+            Some(e) => Err(Error::invalid(format!(
                 "bases handle {} holds {:?} points, not {group:?}",
-                h.id, h.group
+                e.handle.id, e.handle.group
             ))),
-            None => Err(Error::invalid(format!(
-                "bases handle {} is not resident on backend {} (freed, or never loaded)",
-                handle.id, self.info.name
-            ))),
+            None => Err(self.not_resident(handle)),
         }
+    }
+
+    /// Number of calls in flight on `handle` (0 for an unknown handle).
+    pub fn in_flight(&self, handle: BasesHandle) -> usize {
+        self.table().get(&handle.id).map_or(0, |e| e.in_flight)
     }
 
     fn ffi_jobs<'a>(
@@ -160,17 +221,21 @@ impl PluginBackend {
         jobs.iter()
             .map(|j| {
                 j.check(handle)?;
-                Ok(FfiMsmJob {
-                    start: j.start as u64,
-                    scalars: RSlice::from_slice(FfiFr::from_layout(j.scalars)),
-                })
+                Ok(FfiMsmJob::from_job(j))
             })
             .collect()
     }
 
     fn check_count(&self, call: &str, got: usize, want: usize) -> Result<()> {
         if got != want {
-            return Err(self.plugin_error(format!("{call} returned {got} results for {want} jobs")));
+            return Err(self.plugin_error(format!(
+                "{call} returned {got} results for {want} {}",
+                if call == "groth16_g1" {
+                    "(4 per proof)"
+                } else {
+                    "jobs"
+                }
+            )));
         }
         Ok(())
     }
@@ -220,11 +285,39 @@ impl Msm for PluginBackend {
     }
 
     fn free_bases(&self, handle: BasesHandle) -> Result<()> {
-        let (recorded, _lent) = self.lookup(handle, handle.group)?;
-        self.object
-            .free_bases(recorded.into())
-            .into_result()
-            .map_err(|e| self.err(e))?;
+        let recorded = {
+            let mut table = self.table();
+            let e = table
+                .get_mut(&handle.id)
+                .ok_or_else(|| self.not_resident(handle))?;
+            if e.handle.group != handle.group {
+                return Err(Error::invalid(format!(
+                    "bases handle {} holds {:?} points, not {:?}",
+                    e.handle.id, e.handle.group, handle.group
+                )));
+            }
+            if e.freeing {
+                return Err(Error::invalid(format!(
+                    "bases handle {} is already being freed",
+                    handle.id
+                )));
+            }
+            if e.in_flight > 0 {
+                return Err(Error::invalid(format!(
+                    "bases handle {} is in use by {} call(s) in flight (msm or groth16_g1); \
+                     free it after they return",
+                    handle.id, e.in_flight
+                )));
+            }
+            e.freeing = true;
+            e.handle
+        };
+        if let Err(e) = self.object.free_bases(recorded.into()).into_result() {
+            if let Some(entry) = self.table().get_mut(&recorded.id) {
+                entry.freeing = false;
+            }
+            return Err(self.err(e));
+        }
         // Only now may the points go: the plugin has dropped its references.
         self.table().remove(&recorded.id);
         Ok(())
@@ -243,7 +336,8 @@ impl Msm for PluginBackend {
                 out.len()
             )));
         }
-        let (recorded, _keep) = self.lookup(handle, Group::G1)?;
+        let guard = self.lookup(handle, Group::G1)?;
+        let recorded = guard.handle;
         let ffi = self.ffi_jobs(&recorded, jobs)?;
         let res = self
             .object
@@ -268,7 +362,8 @@ impl Msm for PluginBackend {
                 out.len()
             )));
         }
-        let (recorded, _keep) = self.lookup(handle, Group::G2)?;
+        let guard = self.lookup(handle, Group::G2)?;
+        let recorded = guard.handle;
         let ffi = self.ffi_jobs(&recorded, jobs)?;
         let res = self
             .object
@@ -319,6 +414,58 @@ impl MemoryPool for PluginBackend {
 impl Backend for PluginBackend {
     fn info(&self) -> BackendInfo {
         self.info.clone()
+    }
+
+    /// Checks the whole phase against the recorded handles (so the plugin never reads outside
+    /// what it was lent), counts the four handles in flight, and calls the plugin's
+    /// `groth16_g1`. A plugin that answers `Unsupported` gets the default body instead, built
+    /// from its `h_poly` and `msm_g1`.
+    fn groth16_g1(&self, input: &mut G1PhaseInput<'_>) -> Result<Vec<[G1Jacobian; 4]>> {
+        let hs = input.handles;
+        let guards = [
+            self.lookup(hs.h, Group::G1)?,
+            self.lookup(hs.l, Group::G1)?,
+            self.lookup(hs.a, Group::G1)?,
+            self.lookup(hs.b_g1, Group::G1)?,
+        ];
+        let recorded = G1Handles {
+            h: guards[0].handle,
+            l: guards[1].handle,
+            a: guards[2].handle,
+            b_g1: guards[3].handle,
+        };
+        input.check_with(&recorded)?;
+        let batch = input.proofs.len();
+        let proofs: Vec<FfiProofAssignment<'_>> =
+            input.proofs.iter().map(FfiProofAssignment::from).collect();
+        fn s(x: &mut [Fr]) -> RSliceMut<'_, FfiFr> {
+            RSliceMut::from_mut_slice(FfiFr::from_layout_mut(x))
+        }
+        let answer = self
+            .object
+            .groth16_g1(
+                s(input.a),
+                s(input.b),
+                s(input.c),
+                input.log_n,
+                RSlice::from_slice(&proofs),
+                recorded.into(),
+            )
+            .into_result();
+        match answer {
+            Ok(v) => {
+                self.check_count("groth16_g1", v.len(), 4 * batch)?;
+                Ok(FfiG1Jacobian::to_layout(&v)
+                    .chunks_exact(4)
+                    .map(|r| [r[0], r[1], r[2], r[3]])
+                    .collect())
+            }
+            Err(e) if e.code == codes::UNSUPPORTED => {
+                drop(proofs);
+                groth16_g1_from_primitives(self, input)
+            }
+            Err(e) => Err(self.err(e)),
+        }
     }
 }
 

@@ -25,11 +25,15 @@ use crate::{
     },
 };
 
-/// Minimal correct backend: naive DFT (small sizes only) and blst MSM.
+/// Minimal correct backend: naive DFT (small sizes only) and blst MSM. With `refuse_g1_phase`,
+/// its `groth16_g1` answers `Unsupported` (so the host must fall back to the primitives); with
+/// `gate`, `msm_g1` meets the test thread at the barrier twice (entered, then released).
 #[derive(Default)]
 struct Mini {
     bases: Mutex<HashMap<u64, Lent>>,
     next: AtomicU64,
+    refuse_g1_phase: bool,
+    gate: Option<Arc<std::sync::Barrier>>,
 }
 
 fn bitrev_permute(v: &mut [blstrs::Scalar]) {
@@ -141,12 +145,17 @@ impl Msm for Mini {
             .ok_or_else(|| Error::invalid("unknown handle"))
     }
     fn msm_g1(&self, h: BasesHandle, jobs: &[MsmJob<'_>], out: &mut [G1Jacobian]) -> Result<()> {
+        if let Some(g) = &self.gate {
+            g.wait();
+            g.wait();
+        }
         let Lent::G1(b) = self.get(h)? else {
             return Err(Error::invalid("group"));
         };
         for (j, o) in jobs.iter().zip(out) {
             j.check(&h)?;
-            *o = host_msm::msm_g1(&b.points()[j.start..j.start + j.scalars.len()], j.scalars);
+            let sc = j.used_scalars();
+            *o = host_msm::msm_g1(&b.points()[j.start..j.start + sc.len()], &sc);
         }
         Ok(())
     }
@@ -156,7 +165,8 @@ impl Msm for Mini {
         };
         for (j, o) in jobs.iter().zip(out) {
             j.check(&h)?;
-            *o = host_msm::msm_g2(&b.points()[j.start..j.start + j.scalars.len()], j.scalars);
+            let sc = j.used_scalars();
+            *o = host_msm::msm_g2(&b.points()[j.start..j.start + sc.len()], &sc);
         }
         Ok(())
     }
@@ -179,6 +189,16 @@ impl Backend for Mini {
             capabilities: crate::Capabilities::all(6),
             ..Default::default()
         }
+    }
+
+    fn groth16_g1(
+        &self,
+        input: &mut crate::backend::G1PhaseInput<'_>,
+    ) -> Result<Vec<[G1Jacobian; 4]>> {
+        if self.refuse_g1_phase {
+            return Err(Error::unsupported("mini", "groth16_g1"));
+        }
+        crate::backend::groth16_g1_from_primitives(self, input)
     }
 }
 
@@ -263,18 +283,9 @@ fn msm_through_the_interface_is_exact_and_handles_are_checked() {
     drop(pts); // the host keeps the points for the plugin
     let sc = rand_scalars(40, 5);
     let jobs = [
-        MsmJob {
-            start: 0,
-            scalars: fr_slice(&sc),
-        },
-        MsmJob {
-            start: 3,
-            scalars: fr_slice(&sc[..10]),
-        },
-        MsmJob {
-            start: 40,
-            scalars: &[],
-        },
+        MsmJob::new(0, fr_slice(&sc)),
+        MsmJob::new(3, fr_slice(&sc[..10])),
+        MsmJob::new(40, &[]),
     ];
     let mut out = vec![G1Jacobian::default(); 3];
     for _ in 0..3 {
@@ -293,10 +304,7 @@ fn msm_through_the_interface_is_exact_and_handles_are_checked() {
     drop(p);
 
     // Out of range: rejected on the host.
-    let bad = [MsmJob {
-        start: 35,
-        scalars: fr_slice(&sc[..10]),
-    }];
+    let bad = [MsmJob::new(35, fr_slice(&sc[..10]))];
     assert!(matches!(
         plugin.msm_g1(h, &bad, &mut out[..1]),
         Err(Error::InvalidInput(_))
@@ -327,14 +335,8 @@ fn msm_through_the_interface_is_exact_and_handles_are_checked() {
         .msm_g2(
             h2,
             &[
-                MsmJob {
-                    start: 0,
-                    scalars: fr_slice(&sc2),
-                },
-                MsmJob {
-                    start: 8,
-                    scalars: fr_slice(&sc2[..1]),
-                },
+                MsmJob::new(0, fr_slice(&sc2)),
+                MsmJob::new(8, fr_slice(&sc2[..1])),
             ],
             &mut o,
         )
@@ -489,18 +491,12 @@ fn panics_in_every_call_come_back_as_errors() {
             "free_bases" => b.free_bases(h1.unwrap()),
             "msm_g1" => b.msm_g1(
                 h1.unwrap(),
-                &[MsmJob {
-                    start: 0,
-                    scalars: fr_slice(&sc),
-                }],
+                &[MsmJob::new(0, fr_slice(&sc))],
                 &mut [G1Jacobian::default()],
             ),
             "msm_g2" => b.msm_g2(
                 h2.unwrap(),
-                &[MsmJob {
-                    start: 0,
-                    scalars: fr_slice(&sc[..2]),
-                }],
+                &[MsmJob::new(0, fr_slice(&sc[..2]))],
                 &mut [G2Jacobian::default()],
             ),
             "memory_info" => b.memory_info().map(|_| ()),
@@ -656,14 +652,7 @@ fn malformed_answers_are_plugin_errors() {
     let h = b.load_bases_g1(pts.clone() as SharedPoints<_>).unwrap();
     let sc = rand_scalars(3, 0);
     let mut out = [G1Jacobian::default(); 1];
-    match b.msm_g1(
-        h,
-        &[MsmJob {
-            start: 0,
-            scalars: fr_slice(&sc),
-        }],
-        &mut out,
-    ) {
+    match b.msm_g1(h, &[MsmJob::new(0, fr_slice(&sc))], &mut out) {
         Err(Error::Plugin { path, reason }) => {
             assert_eq!(path.to_str(), Some("liar.so"));
             assert_eq!(reason, "msm_g1 returned 2 results for 1 jobs");
@@ -717,14 +706,7 @@ fn concurrent_calls_share_one_object() {
     let sc = rand_scalars(16, 3);
     let mut expect = [G1Jacobian::default()];
     plugin
-        .msm_g1(
-            h,
-            &[MsmJob {
-                start: 0,
-                scalars: fr_slice(&sc),
-            }],
-            &mut expect,
-        )
+        .msm_g1(h, &[MsmJob::new(0, fr_slice(&sc))], &mut expect)
         .unwrap();
     std::thread::scope(|s| {
         for _ in 0..4 {
@@ -732,14 +714,7 @@ fn concurrent_calls_share_one_object() {
                 for _ in 0..5 {
                     let mut o = [G1Jacobian::default()];
                     plugin
-                        .msm_g1(
-                            h,
-                            &[MsmJob {
-                                start: 0,
-                                scalars: fr_slice(&sc),
-                            }],
-                            &mut o,
-                        )
+                        .msm_g1(h, &[MsmJob::new(0, fr_slice(&sc))], &mut o)
                         .unwrap();
                     assert_eq!(o, expect);
                 }
@@ -747,4 +722,196 @@ fn concurrent_calls_share_one_object() {
         }
     });
     plugin.free_bases(h).unwrap();
+}
+
+#[test]
+fn free_bases_is_refused_while_an_msm_is_in_flight() {
+    let gate = Arc::new(std::sync::Barrier::new(2));
+    let plugin = in_process(
+        Mini {
+            gate: Some(gate.clone()),
+            ..Mini::default()
+        },
+        "in-process:gated",
+    )
+    .unwrap();
+    let pts = g1_points(8);
+    let h = plugin
+        .load_bases_g1(pts.clone() as SharedPoints<_>)
+        .unwrap();
+    let sc = rand_scalars(8, 4);
+    std::thread::scope(|s| {
+        let running = s.spawn(|| {
+            let mut o = [G1Jacobian::default()];
+            plugin
+                .msm_g1(h, &[MsmJob::new(0, fr_slice(&sc))], &mut o)
+                .map(|_| o[0])
+        });
+        gate.wait(); // the MSM is inside the plugin now
+        assert_eq!(plugin.in_flight(h), 1);
+        match plugin.free_bases(h) {
+            Err(Error::InvalidInput(m)) => assert!(m.contains("in flight"), "{m}"),
+            r => panic!("free_bases during an MSM must be refused, got {r:?}"),
+        }
+        gate.wait(); // let it finish
+        let got = running.join().unwrap().unwrap();
+        let want: blstrs::G1Projective = sc
+            .iter()
+            .zip(pts.iter())
+            .map(|(k, b)| blstrs::G1Projective::from(*b) * k)
+            .sum();
+        assert_eq!(blstrs::G1Projective::from(got), want);
+    });
+    assert_eq!(plugin.in_flight(h), 0);
+    plugin.free_bases(h).unwrap();
+    assert!(matches!(plugin.free_bases(h), Err(Error::InvalidInput(_))));
+}
+
+fn random_bits(n: usize, seed: u64) -> Vec<u64> {
+    let r = rand_scalars(crate::backend::density_words(n), seed);
+    let mut w: Vec<u64> = r.iter().map(|s| Fr::from(*s).0[0]).collect();
+    if n % 64 != 0 {
+        if let Some(last) = w.last_mut() {
+            *last &= (1u64 << (n % 64)) - 1;
+        }
+    }
+    w
+}
+
+#[test]
+fn density_jobs_and_the_g1_phase_cross_the_interface() {
+    use crate::backend::{G1Handles, G1PhaseInput, ProofAssignment};
+    let plugin = wrapped();
+    let pts = g1_points(200);
+    let h = plugin
+        .load_bases_g1(pts.clone() as SharedPoints<_>)
+        .unwrap();
+    // A density job equals the plain job over the filtered scalars.
+    let sc = fr_slice(&rand_scalars(130, 8)).to_vec();
+    let bits = random_bits(130, 9);
+    let filtered: Vec<Fr> = (0..130)
+        .filter(|&i| crate::backend::density_bit(&bits, i))
+        .map(|i| sc[i])
+        .collect();
+    let mut o = [G1Jacobian::default(); 2];
+    plugin
+        .msm_g1(
+            h,
+            &[
+                MsmJob::new(7, &sc).with_density(&bits),
+                MsmJob::new(7, &filtered),
+            ],
+            &mut o,
+        )
+        .unwrap();
+    assert!(!filtered.is_empty() && filtered.len() < 130);
+    assert_eq!(
+        blstrs::G1Projective::from(o[0]),
+        blstrs::G1Projective::from(o[1])
+    );
+    // A bitmap of the wrong length is refused on the host.
+    assert!(matches!(
+        plugin.msm_g1(
+            h,
+            &[MsmJob::new(0, &sc).with_density(&bits[..2])],
+            &mut o[..1]
+        ),
+        Err(Error::InvalidInput(_))
+    ));
+
+    // The G1 phase of two proofs: through the interface (plugin's own phase), through the host's
+    // fallback (plugin refuses), and directly, all equal; A' and L also against naive sums.
+    let log_n = 3u32;
+    let n = 1usize << log_n;
+    let inputs: Vec<Vec<Fr>> = (0..2)
+        .map(|k| fr_slice(&rand_scalars(3, 20 + k)).to_vec())
+        .collect();
+    let aux: Vec<Vec<Fr>> = (0..2)
+        .map(|k| fr_slice(&rand_scalars(70, 30 + k)).to_vec())
+        .collect();
+    let a_aux = random_bits(70, 40);
+    let b_in = random_bits(3, 41);
+    let b_aux = random_bits(70, 42);
+    let proofs: Vec<ProofAssignment<'_>> = (0..2)
+        .map(|k| ProofAssignment {
+            inputs: &inputs[k],
+            aux: &aux[k],
+            a_aux_density: &a_aux,
+            b_input_density: &b_in,
+            b_aux_density: &b_aux,
+        })
+        .collect();
+    let evals = |s: u64| fr_slice(&rand_scalars(2 * n, s)).to_vec();
+    let run = |b: &dyn Backend, hs: G1Handles| -> Result<Vec<[G1Jacobian; 4]>> {
+        let (mut a, mut bb, mut c) = (evals(1), evals(2), evals(3));
+        b.groth16_g1(&mut G1PhaseInput {
+            a: &mut a,
+            b: &mut bb,
+            c: &mut c,
+            log_n,
+            proofs: &proofs,
+            handles: hs,
+        })
+    };
+    let handles = |b: &dyn Backend| G1Handles {
+        h: b.load_bases_g1(pts.clone() as SharedPoints<_>).unwrap(),
+        l: b.load_bases_g1(pts.clone() as SharedPoints<_>).unwrap(),
+        a: b.load_bases_g1(pts.clone() as SharedPoints<_>).unwrap(),
+        b_g1: b.load_bases_g1(pts.clone() as SharedPoints<_>).unwrap(),
+    };
+    let direct = Mini::default();
+    let want = run(&direct, handles(&direct)).unwrap();
+    let got = run(&plugin, handles(&plugin)).unwrap();
+    let refusing = in_process(
+        Mini {
+            refuse_g1_phase: true,
+            ..Mini::default()
+        },
+        "in-process:refusing",
+    )
+    .unwrap();
+    let fallback = run(&refusing, handles(&refusing)).unwrap();
+    let proj = |r: &[[G1Jacobian; 4]]| -> Vec<[blstrs::G1Projective; 4]> {
+        r.iter()
+            .map(|x| x.map(blstrs::G1Projective::from))
+            .collect()
+    };
+    assert_eq!(proj(&got), proj(&want));
+    assert_eq!(proj(&fallback), proj(&want));
+    let dot = |s: &[Fr], start: usize, bits: Option<&[u64]>| -> blstrs::G1Projective {
+        let mut j = start;
+        let mut acc = blstrs::G1Projective::identity();
+        for (i, k) in s.iter().enumerate() {
+            if bits.map_or(true, |b| crate::backend::density_bit(b, i)) {
+                acc += blstrs::G1Projective::from(pts[j]) * blstrs::Scalar::from(*k);
+                j += 1;
+            }
+        }
+        acc
+    };
+    for k in 0..2 {
+        let w = proj(&want)[k];
+        assert_eq!(w[1], dot(&aux[k], 0, None), "L of proof {k}");
+        assert_eq!(
+            w[2],
+            dot(&inputs[k], 0, None) + dot(&aux[k], 3, Some(&a_aux)),
+            "A' of proof {k}"
+        );
+        let nb = crate::backend::check_density(&b_in, 3).unwrap();
+        assert_eq!(
+            w[3],
+            dot(&inputs[k], 0, Some(&b_in)) + dot(&aux[k], nb, Some(&b_aux)),
+            "B1' of proof {k}"
+        );
+    }
+    // A phase reaching past a handle is refused on the host, before the plugin runs.
+    let small = plugin
+        .load_bases_g1(g1_points(4) as SharedPoints<_>)
+        .unwrap();
+    let mut hs = handles(&plugin);
+    hs.l = small;
+    match run(&plugin, hs) {
+        Err(Error::InvalidInput(m)) => assert!(m.contains("proof 0"), "{m}"),
+        r => panic!("expected invalid input, got {r:?}"),
+    }
 }

@@ -2,9 +2,18 @@
 //! returns.
 //!
 //! Both are abi_stable prefix types: a later minor version of the interface appends fields to
-//! [`BackendModule`] and methods to [`FfiBackend`] (after the current last one), and a host reads
-//! a field a plugin does not have as absent instead of crashing. Anything else is a new major
-//! version, which the loader rejects with both version numbers in the error.
+//! [`BackendModule`] and methods to [`FfiBackend`] (after the current last one, which carries
+//! `#[sabi(last_prefix_field)]`), and a host reads a field a plugin does not have as absent
+//! instead of crashing (a method missing from an older plugin's vtable falls back to its default
+//! body). Anything else is a new major version, which the loader rejects with both version
+//! numbers in the error.
+//!
+//! ## History
+//! - 2.0.0: [`FfiMsmJob`] carries a density bitmap; [`FfiBackendConfig`] carries the options map;
+//!   [`FfiBackend::groth16_g1`] (the composite G1 phase) is appended after `trim` and is the new
+//!   last prefix method; capability bit 7 is `accelerator`; error code 6 is
+//!   [`crate::Error::Backend`].
+//! - 1.0.0: the first interface.
 
 // The `sabi_trait` and `StableAbi` derives generate items without docs and with unsafe code.
 #![allow(
@@ -24,16 +33,17 @@ use abi_stable::{
 };
 
 use super::abi::{
-    FfiBackendConfig, FfiBackendInfo, FfiBasesHandle, FfiError, FfiFr, FfiG1Affine, FfiG1Jacobian,
-    FfiG2Affine, FfiG2Jacobian, FfiMemoryInfo, FfiMsmJob, FfiNttConfig,
+    FfiBackendConfig, FfiBackendInfo, FfiBasesHandle, FfiError, FfiFr, FfiG1Affine, FfiG1Handles,
+    FfiG1Jacobian, FfiG2Affine, FfiG2Jacobian, FfiMemoryInfo, FfiMsmJob, FfiNttConfig,
+    FfiProofAssignment,
 };
 
 /// Version of the plugin interface, `major.minor.patch`. A plugin whose interface major version
 /// differs from the host's is rejected at load time.
-pub const INTERFACE_VERSION: &str = "1.0.0";
+pub const INTERFACE_VERSION: &str = "2.0.0";
 
 /// Major part of [`INTERFACE_VERSION`].
-pub const INTERFACE_MAJOR: u32 = 1;
+pub const INTERFACE_MAJOR: u32 = 2;
 
 /// Base name of the root module (used in abi_stable's messages).
 pub const ROOT_MODULE_NAME: &str = "bellows_backend";
@@ -122,8 +132,28 @@ pub trait FfiBackend: Send + Sync {
     unsafe fn unpin_host(&self, ptr: *const u8) -> RResult<(), FfiError>;
 
     /// [`crate::backend::MemoryPool::trim`].
-    #[sabi(last_prefix_field)]
     fn trim(&self) -> RResult<(), FfiError>;
+
+    /// [`crate::Backend::groth16_g1`]: the G1 phase of `proofs.len()` proofs. `a`, `b`, `c` hold
+    /// `proofs.len() × 2^log_n` evaluations each and are clobbered. Returns `[H, L, A', B₁']` per
+    /// proof, flattened (4 × `proofs.len()` points, proof after proof).
+    ///
+    /// The default answers `Unsupported`; the host then runs the phase from `h_poly` and `msm_g1`
+    /// itself. [`crate::export_backend!`] plugins answer with their [`crate::Backend`]'s method
+    /// (whose own default is built from `h_poly` and `msm_g1` on the plugin side).
+    #[sabi(last_prefix_field)]
+    fn groth16_g1(
+        &self,
+        a: RSliceMut<'_, FfiFr>,
+        b: RSliceMut<'_, FfiFr>,
+        c: RSliceMut<'_, FfiFr>,
+        log_n: u32,
+        proofs: RSlice<'_, FfiProofAssignment<'_>>,
+        handles: FfiG1Handles,
+    ) -> RResult<RVec<FfiG1Jacobian>, FfiError> {
+        let _ = (a, b, c, log_n, proofs, handles);
+        RResult::RErr(FfiError::unsupported("plugin", "groth16_g1"))
+    }
 }
 
 /// The owned, type-erased backend object crossing the boundary.

@@ -99,7 +99,9 @@ macro_rules! msm_body {
         };
         let all = points.points();
         for (j, o) in $jobs.iter().zip($out.iter_mut()) {
-            *o = $f(&all[j.start..j.start + j.scalars.len()], j.scalars);
+            // Density jobs (interface 2.0): this backend gathers the used scalars itself.
+            let scalars = j.used_scalars();
+            *o = $f(&all[j.start..j.start + scalars.len()], &scalars);
         }
         Ok(())
     }};
@@ -158,16 +160,15 @@ impl MemoryPool for VendorBackend {
 
 impl Backend for VendorBackend {
     fn info(&self) -> BackendInfo {
-        BackendInfo {
-            name: "vendor".into(),
-            version: env!("CARGO_PKG_VERSION").into(),
-            description: "example vendor plugin: radix-2 NTT with a C permutation kernel, blst MSM"
-                .into(),
-            devices: vec![bellows_core::backend::DeviceInfo {
-                name: "host".into(),
-                memory_total: host_memory_info().total,
-            }],
-            capabilities: Capabilities::all(32),
-        }
+        BackendInfo::new(
+            "vendor",
+            env!("CARGO_PKG_VERSION"),
+            "example vendor plugin: radix-2 NTT with a C permutation kernel, blst MSM",
+        )
+        .with_device(bellows_core::backend::DeviceInfo::new(
+            "host",
+            host_memory_info().total,
+        ))
+        .with_capabilities(Capabilities::all(32))
     }
 }
