@@ -384,7 +384,7 @@ impl Msm for CudaBackend {
                 set.source(),
                 job.start,
                 ScalarSource::Host(job.scalars),
-                None,
+                job.density,
                 pass,
             )?;
         }
@@ -409,7 +409,7 @@ impl Msm for CudaBackend {
                 set.source(),
                 job.start,
                 ScalarSource::Host(job.scalars),
-                None,
+                job.density,
                 pass,
             )?;
         }
@@ -455,19 +455,16 @@ impl Backend for CudaBackend {
         capabilities.fused_h_poly = true;
         let memory_total = self.dev.memory_info().map(|(_, t)| t as u64).unwrap_or(0);
         let (major, minor) = self.dev.compute_capability();
-        BackendInfo {
-            name: NAME.to_string(),
-            version: env!("CARGO_PKG_VERSION").to_string(),
-            description: DESCRIPTION.to_string(),
-            devices: vec![DeviceInfo {
-                name: format!(
+        capabilities.accelerator = true;
+        BackendInfo::new(NAME, env!("CARGO_PKG_VERSION"), DESCRIPTION)
+            .with_device(DeviceInfo::new(
+                format!(
                     "{} ({}, compute {major}.{minor})",
                     self.dev.name(),
                     self.dev.label()
                 ),
                 memory_total,
-            }],
-            capabilities,
-        }
+            ))
+            .with_capabilities(capabilities)
     }
 }

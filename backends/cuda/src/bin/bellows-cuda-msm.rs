@@ -348,7 +348,7 @@ fn tiers(pts: &[G1Affine], sc: &[Scalar], log_n: u32, iters: usize) -> usize {
         for i in 0..=iters.min(3) {
             let mut out = [G1Jacobian::default()];
             let t = Instant::now();
-            let r = b.msm_g1(h, &[MsmJob { start: 0, scalars: fr_slice(&sc[..n]) }], &mut out);
+            let r = b.msm_g1(h, &[MsmJob::new(0, fr_slice(&sc[..n]))], &mut out);
             let ms = t.elapsed().as_secs_f64() * 1e3;
             match r {
                 Ok(()) => ok &= G1Projective::from(out[0]).to_affine() == want,
