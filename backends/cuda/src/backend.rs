@@ -24,7 +24,7 @@ use std::{
 use bellows_core::{
     backend::{
         ntt::{batch_size, coset_generator},
-        plan_tier, BackendConfig, BackendInfo, BasesHandle, Capabilities, DeviceInfo, Group,
+        plan_tier, BackendConfig, BackendInfo, G1PhaseInput, BasesHandle, Capabilities, DeviceInfo, Group,
         MemoryInfo, MemoryPool, Msm, MsmJob, Ntt, NttConfig, Ordering, SharedPoints, Tier,
     },
     layout::{Fr, G1Affine, G1Jacobian, G2Affine, G2Jacobian},
@@ -417,6 +417,13 @@ impl Msm for CudaBackend {
     }
 }
 
+fn g1_set(r: &Resident) -> &ResidentSet<G1Affine> {
+    match r {
+        Resident::G1(s) => s,
+        Resident::G2(_) => unreachable!("resident() checked the group"),
+    }
+}
+
 fn check_jobs(handle: &BasesHandle, jobs: &[MsmJob<'_>], outs: usize) -> Result<()> {
     if jobs.len() != outs {
         return Err(Error::invalid(format!(
@@ -450,6 +457,93 @@ impl MemoryPool for CudaBackend {
 }
 
 impl Backend for CudaBackend {
+    /// The whole G1 phase on the device: a, b, c are uploaded once; h is computed and stays in
+    /// device memory, where the H MSM reads it; the inputs and aux assignments upload on the
+    /// copy stream while the NTTs run; the A and B₁ MSMs read the assignments through their
+    /// density bitmaps (no filtered copies anywhere).
+    fn groth16_g1(&self, input: &mut G1PhaseInput<'_>) -> Result<Vec<[G1Jacobian; 4]>> {
+        input.check()?;
+        let batch = input.proofs.len();
+        if batch == 0 {
+            return Ok(Vec::new());
+        }
+        let log_n = input.log_n;
+        if log_n > MAX_LOG_N {
+            return Err(Error::unsupported(
+                NAME,
+                format!("a 2^{log_n} domain (the device transforms go to 2^{MAX_LOG_N})"),
+            ));
+        }
+        let n = 1usize << log_n;
+        let hd = input.handles;
+        let (rh, rl, ra, rb) = (
+            self.resident(hd.h, Group::G1)?,
+            self.resident(hd.l, Group::G1)?,
+            self.resident(hd.a, Group::G1)?,
+            self.resident(hd.b_g1, Group::G1)?,
+        );
+        let (sh, sl, sa, sb) = (g1_set(&rh), g1_set(&rl), g1_set(&ra), g1_set(&rb));
+        let _g = self.lock();
+        let dev = &self.dev;
+        // a, b, c up; the quotient queued on the compute stream.
+        let mut da = dev.alloc_uninit::<Fr>(input.a.len())?;
+        let mut db = dev.alloc_uninit::<Fr>(input.b.len())?;
+        let mut dc = dev.alloc_uninit::<Fr>(input.c.len())?;
+        dev.upload_staged(input.a, &mut da, |_, _| Ok(()))?;
+        dev.upload_staged(input.b, &mut db, |_, _| Ok(()))?;
+        dev.upload_staged(input.c, &mut dc, |_, _| Ok(()))?;
+        self.h_poly_device(&mut da, &mut db, &mut dc, log_n)?;
+        drop((db, dc));
+        // The assignments upload while the transforms run.
+        let mut inputs = Vec::with_capacity(batch);
+        let mut aux = Vec::with_capacity(batch);
+        for p in input.proofs {
+            let mut di = dev.alloc_uninit::<Fr>(p.inputs.len())?;
+            dev.upload_staged(p.inputs, &mut di, |_, _| Ok(()))?;
+            let mut dx = dev.alloc_uninit::<Fr>(p.aux.len())?;
+            dev.upload_staged(p.aux, &mut dx, |_, _| Ok(()))?;
+            inputs.push(di);
+            aux.push(dx);
+        }
+        let pass = |s: &ResidentSet<G1Affine>| self.pass_points(0, s.tier != Tier::Full, 96);
+        let msm = |s: &ResidentSet<G1Affine>,
+                   start: usize,
+                   sc: ScalarSource<'_>,
+                   density: Option<&[u64]>|
+         -> Result<G1Jacobian> { dev.msm::<G1>(s.source(), start, sc, density, pass(s)?) };
+        let add = |x: G1Jacobian, y: G1Jacobian| -> G1Jacobian {
+            (blstrs::G1Projective::from(x) + blstrs::G1Projective::from(y)).into()
+        };
+        let mut out = Vec::with_capacity(batch);
+        for (k, p) in input.proofs.iter().enumerate() {
+            let (di, dx) = (&inputs[k], &aux[k]);
+            let h = msm(sh, 0, ScalarSource::Device(&da, k * n, n - 1), None)?;
+            let l = msm(sl, 0, ScalarSource::Device(dx, 0, p.aux.len()), None)?;
+            let a_in = msm(sa, 0, ScalarSource::Device(di, 0, p.inputs.len()), None)?;
+            let a_aux = msm(
+                sa,
+                p.inputs.len(),
+                ScalarSource::Device(dx, 0, p.aux.len()),
+                Some(p.a_aux_density),
+            )?;
+            let b_inputs: usize = p.b_input_density.iter().map(|w| w.count_ones() as usize).sum();
+            let b_in = msm(
+                sb,
+                0,
+                ScalarSource::Device(di, 0, p.inputs.len()),
+                Some(p.b_input_density),
+            )?;
+            let b_aux = msm(
+                sb,
+                b_inputs,
+                ScalarSource::Device(dx, 0, p.aux.len()),
+                Some(p.b_aux_density),
+            )?;
+            out.push([h, l, add(a_in, a_aux), add(b_in, b_aux)]);
+        }
+        Ok(out)
+    }
+
     fn info(&self) -> BackendInfo {
         let mut capabilities = Capabilities::all(MAX_LOG_N);
         capabilities.fused_h_poly = true;
