@@ -10,13 +10,17 @@
 //!   `set_memory_budget`) under which bases are loaded, and `trim` returning the stream-ordered
 //!   pool's free memory to the driver.
 //!
-//! Device work of one backend is serialised by a lock (one stream); several backends (one per
-//! GPU, or two per GPU) run concurrently. Every driver failure is an [`Error`], never a panic.
+//! Several GPUs: option `devices` (`all`, or a list such as `0,1`; absent: `BackendConfig::device`
+//! alone) opens every listed GPU. Bases are made resident on each (each at its own memory tier);
+//! a batch of MSM jobs or of proofs is split across the GPUs, which run in parallel; single calls
+//! from several threads each take a free GPU. Work on one GPU is serialised by its lock (one
+//! compute stream and one copy stream per GPU). Every driver failure is an [`Error`], never a
+//! panic.
 
 use std::{
     collections::HashMap,
     sync::{
-        atomic::{AtomicU64, Ordering as AtomicOrdering},
+        atomic::{AtomicU64, AtomicUsize, Ordering as AtomicOrdering},
         Arc, Mutex, MutexGuard,
     },
 };
@@ -24,7 +28,7 @@ use std::{
 use bellows_core::{
     backend::{
         ntt::{batch_size, coset_generator},
-        plan_tier, BackendConfig, BackendInfo, G1PhaseInput, BasesHandle, Capabilities, DeviceInfo, Group,
+        plan_tier, BackendConfig, BackendInfo, G1PhaseInput, ProofAssignment, BasesHandle, Capabilities, DeviceInfo, Group,
         MemoryInfo, MemoryPool, Msm, MsmJob, Ntt, NttConfig, Ordering, SharedPoints, Tier,
     },
     layout::{Fr, G1Affine, G1Jacobian, G2Affine, G2Jacobian},
@@ -66,7 +70,8 @@ impl<T: Plain> ResidentSet<T> {
                 host: h.points(),
             },
             (None, Some(h)) => BaseSource::Host(h.points()),
-            (None, None) => unreachable!("a resident set has device or host points"),
+            // No points at all (an empty query).
+            (None, None) => BaseSource::Host(&[]),
         }
     }
     fn device_bytes(&self) -> u64 {
@@ -94,19 +99,33 @@ const PASS_BYTES_PER_POINT: [u64; 2] = [320, 640];
 /// Device memory held back for MSM and NTT scratch when bases are loaded (at most).
 const WORK_RESERVE: u64 = 6 << 30;
 
-/// The CUDA backend on one GPU.
-pub struct CudaBackend {
+/// One GPU of the backend, with the lock that serialises work on it.
+struct Gpu {
     dev: CudaDevice,
     work: Mutex<()>,
-    bases: Mutex<HashMap<u64, Arc<Resident>>>,
+}
+
+impl Gpu {
+    fn lock(&self) -> MutexGuard<'_, ()> {
+        self.work.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// The CUDA backend on one or several GPUs.
+pub struct CudaBackend {
+    gpus: Vec<Gpu>,
+    next_gpu: AtomicUsize,
+    /// Per handle, one resident set per GPU (same order as `gpus`).
+    bases: Mutex<HashMap<u64, Arc<Vec<Resident>>>>,
     next_id: AtomicU64,
     budget: Mutex<Option<u64>>,
 }
 
 impl std::fmt::Debug for CudaBackend {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let devs: Vec<&CudaDevice> = self.gpus.iter().map(|g| &g.dev).collect();
         f.debug_struct("CudaBackend")
-            .field("device", &self.dev)
+            .field("devices", &devs)
             .finish_non_exhaustive()
     }
 }
@@ -118,29 +137,114 @@ struct FrArg([u64; 4]);
 // SAFETY: four u64 limbs, the layout of the kernel's `Fr` parameter (32 bytes, 8-aligned).
 unsafe impl DeviceRepr for FrArg {}
 
+/// Parses a byte size: a number with an optional unit (`k`, `M`, `G`, `T`, with or without
+/// `iB`/`B`; powers of 1024), e.g. `512MiB`, `8G`, `1073741824`.
+pub fn parse_bytes(s: &str) -> Result<u64> {
+    let t = s.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let value: f64 = num
+        .parse()
+        .map_err(|_| Error::invalid(format!("{s:?} is not a byte size (e.g. 8GiB, 512M)")))?;
+    let mult: u64 = match unit.trim().to_ascii_lowercase().trim_end_matches("ib").trim_end_matches('b') {
+        "" => 1,
+        "k" => 1 << 10,
+        "m" => 1 << 20,
+        "g" => 1 << 30,
+        "t" => 1 << 40,
+        _ => {
+            return Err(Error::invalid(format!(
+                "{s:?}: unknown unit (use k, M, G or T, optionally with iB)"
+            )))
+        }
+    };
+    Ok((value * mult as f64) as u64)
+}
+
+/// The GPU ordinals named by option `devices` (`all` or a comma-separated list), else `device`.
+fn device_list(cfg: &BackendConfig) -> Result<Vec<usize>> {
+    match cfg.get_option("devices").map(str::trim) {
+        None => Ok(vec![cfg.device]),
+        Some("all") | Some("") => {
+            let n = CudaDevice::count()?;
+            if n == 0 {
+                return Err(Error::Backend {
+                    name: NAME.into(),
+                    reason: "the NVIDIA driver reports no CUDA device on this machine".into(),
+                });
+            }
+            Ok((0..n).collect())
+        }
+        Some(list) => list
+            .split(',')
+            .map(|x| {
+                x.trim().parse::<usize>().map_err(|_| {
+                    Error::invalid(format!(
+                        "option devices={list:?}: {x:?} is not a device index (give `all` or a \
+                         list like 0,1)"
+                    ))
+                })
+            })
+            .collect(),
+    }
+}
+
 impl CudaBackend {
-    /// Opens GPU `cfg.device`; errors (no driver, no device, old GPU, no kernels) are clear.
+    /// Opens the GPUs the configuration names (option `devices`, else `cfg.device`). Device
+    /// memory budget per GPU: `cfg.memory_budget`, or option `gpu-memory-limit` (bytes, units
+    /// allowed). Errors (no driver, no device, an old GPU, no kernels in this build) are clear.
     pub fn with_config(cfg: &BackendConfig) -> Result<Self> {
-        let dev = CudaDevice::new(cfg.device)?;
+        let ordinals = device_list(cfg)?;
+        let gpus = ordinals
+            .iter()
+            .map(|&i| {
+                Ok(Gpu {
+                    dev: CudaDevice::new(i)?,
+                    work: Mutex::new(()),
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let budget = match (cfg.memory_budget, cfg.get_option("gpu-memory-limit")) {
+            (Some(b), _) => Some(b),
+            (None, Some(s)) => Some(parse_bytes(s)?),
+            (None, None) => None,
+        };
         Ok(Self {
-            dev,
-            work: Mutex::new(()),
+            gpus,
+            next_gpu: AtomicUsize::new(0),
             bases: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(1),
-            budget: Mutex::new(cfg.memory_budget),
+            budget: Mutex::new(budget),
         })
     }
 
-    /// The device.
+    /// The first GPU.
     pub fn device(&self) -> &CudaDevice {
-        &self.dev
+        &self.gpus[0].dev
     }
 
-    fn lock(&self) -> MutexGuard<'_, ()> {
-        self.work.lock().unwrap_or_else(|e| e.into_inner())
+    /// Number of GPUs driven.
+    pub fn device_count(&self) -> usize {
+        self.gpus.len()
     }
 
-    fn resident(&self, handle: BasesHandle, group: Group) -> Result<Arc<Resident>> {
+    /// A free GPU (round robin from the last one handed out), or, when all are busy, the next
+    /// one in turn once it is free; with its lock held.
+    fn pick(&self) -> (usize, MutexGuard<'_, ()>) {
+        let n = self.gpus.len();
+        let start = self.next_gpu.fetch_add(1, AtomicOrdering::Relaxed) % n;
+        for i in 0..n {
+            let k = (start + i) % n;
+            match self.gpus[k].work.try_lock() {
+                Ok(g) => return (k, g),
+                Err(std::sync::TryLockError::Poisoned(p)) => return (k, p.into_inner()),
+                Err(std::sync::TryLockError::WouldBlock) => {}
+            }
+        }
+        (start, self.gpus[start].lock())
+    }
+
+    fn resident(&self, handle: BasesHandle, group: Group) -> Result<Arc<Vec<Resident>>> {
         let map = self.bases.lock().unwrap_or_else(|e| e.into_inner());
         match map.get(&handle.id) {
             Some(r) if handle.group == group => Ok(r.clone()),
@@ -155,32 +259,36 @@ impl CudaBackend {
         }
     }
 
-    /// Bytes of device memory this backend may still use: free memory less the safety margin,
-    /// and under the budget (less what is already resident) when one is set.
-    fn room(&self) -> Result<u64> {
-        let info = self.memory_info()?;
+    fn budget(&self) -> Option<u64> {
+        *self.budget.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Bytes of device memory still usable on GPU `k`: free memory less the safety margin, and
+    /// under the budget (less what is already resident there) when one is set.
+    fn room(&self, k: usize) -> Result<u64> {
+        let (free, _) = self.gpus[k].dev.memory_info()?;
         let resident: u64 = self
             .bases
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .values()
-            .map(|r| r.bytes())
+            .map(|r| r[k].bytes())
             .sum();
-        let free = info.free.saturating_sub(SAFETY_MARGIN);
-        Ok(match info.budget {
+        let free = (free as u64).saturating_sub(SAFETY_MARGIN);
+        Ok(match self.budget() {
             Some(b) => free.min(b.saturating_sub(resident)),
             None => free,
         })
     }
 
-    /// Scalars per MSM pass that fit the room left (streamed bases need room too).
-    fn pass_points(&self, group: usize, streamed: bool, point_bytes: u64) -> Result<usize> {
-        let room = self.room()?;
+    /// Scalars per MSM pass that fit the room left on GPU `k` (streamed bases need room too).
+    fn pass_points(&self, k: usize, group: usize, streamed: bool, point_bytes: u64) -> Result<usize> {
+        let room = self.room(k)?;
         let per = PASS_BYTES_PER_POINT[group] + if streamed { point_bytes } else { 0 };
         let points = room / per;
         if points < 1024 {
             return Err(Error::OutOfMemory {
-                device: self.dev.label().to_string(),
+                device: self.gpus[k].dev.label().to_string(),
                 requested: 1024 * per,
                 available: room,
             });
@@ -188,34 +296,28 @@ impl CudaBackend {
         Ok(points.min(crate::msm::MAX_POINTS_PER_PASS as u64) as usize)
     }
 
-    /// Loads a set of bases at the best tier the room allows (a full, partial or streaming
-    /// residency instead of an out-of-memory failure).
-    fn load<T: Plain>(
-        &self,
-        bases: SharedPoints<T>,
-        group: Group,
-        wrap: fn(ResidentSet<T>) -> Resident,
-    ) -> Result<BasesHandle> {
+    /// Loads a set of bases on GPU `k` at the best tier its room allows (a full, partial or
+    /// streaming residency instead of an out-of-memory failure). Caller holds GPU k's lock.
+    fn load_on<T: Plain>(&self, k: usize, bases: &SharedPoints<T>, group: Group) -> Result<ResidentSet<T>> {
+        let dev = &self.gpus[k].dev;
         let points = bases.points();
         let len = points.len();
         let size = (T::WORDS * 8) as u64;
         let full = len as u64 * size;
-        let room = self.room()?;
+        let room = self.room(k)?;
         let reserve = WORK_RESERVE.min(room / 2);
         let g = if group == Group::G1 { 0 } else { 1 };
         let min_chunk = 1024 * (PASS_BYTES_PER_POINT[g] + size);
-        let tier = plan_tier(full, min_chunk, room.saturating_sub(reserve), self.dev.label())?;
+        let tier = plan_tier(full, min_chunk, room.saturating_sub(reserve), dev.label())?;
         let resident_points = match tier {
             Tier::Full => len,
             Tier::Partial(bytes) => ((bytes / size) as usize).min(len),
             Tier::Streaming(_) => 0,
         };
         let device = if resident_points > 0 {
-            let _g = self.lock();
-            let mut d = self.dev.alloc_uninit::<T>(resident_points)?;
-            self.dev
-                .upload_staged(&points[..resident_points], &mut d, |_, _| Ok(()))?;
-            self.dev.synchronize()?;
+            let mut d = dev.alloc_uninit::<T>(resident_points)?;
+            dev.upload_staged(&points[..resident_points], &mut d, |_, _| Ok(()))?;
+            dev.synchronize()?;
             Some(d)
         } else {
             None
@@ -224,19 +326,33 @@ impl CudaBackend {
             tracing::info!(
                 "{}: {len} {group:?} bases at tier {tier:?} ({resident_points} resident, the rest \
                  streamed from host memory)",
-                self.dev.label()
+                dev.label()
             );
         }
-        let set = ResidentSet {
+        Ok(ResidentSet {
             device,
-            host: (resident_points < len).then_some(bases),
+            host: (resident_points < len).then(|| bases.clone()),
             tier,
-        };
+        })
+    }
+
+    fn load<T: Plain>(
+        &self,
+        bases: SharedPoints<T>,
+        group: Group,
+        wrap: fn(ResidentSet<T>) -> Resident,
+    ) -> Result<BasesHandle> {
+        let len = bases.points().len();
+        let mut sets = Vec::with_capacity(self.gpus.len());
+        for (k, gpu) in self.gpus.iter().enumerate() {
+            let _g = gpu.lock();
+            sets.push(wrap(self.load_on(k, &bases, group)?));
+        }
         let id = self.next_id.fetch_add(1, AtomicOrdering::Relaxed);
         self.bases
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .insert(id, Arc::new(wrap(set)));
+            .insert(id, Arc::new(sets));
         Ok(BasesHandle {
             id,
             group,
@@ -244,72 +360,189 @@ impl CudaBackend {
         })
     }
 
-    /// The memory tier of a resident set (for reports and tests).
+    /// The memory tier of a resident set on the first GPU (for reports and tests).
     pub fn tier_of(&self, handle: BasesHandle) -> Result<Tier> {
         let r = self.resident(handle, handle.group)?;
-        Ok(match &*r {
+        Ok(match &r[0] {
             Resident::G1(s) => s.tier,
             Resident::G2(s) => s.tier,
         })
     }
 
-    /// The fused quotient on device-resident data (see [`Ntt::h_poly`]); `a` receives h.
-    pub fn h_poly_device(
+    /// Runs `jobs` on the GPUs: one GPU for a single job, else contiguous groups of jobs on
+    /// every GPU in parallel. `run(k, jobs, out)` does one group on GPU k (its lock held).
+    fn spread<T: Send>(
         &self,
-        a: &mut DeviceVec<Fr>,
-        b: &mut DeviceVec<Fr>,
-        c: &mut DeviceVec<Fr>,
-        log_n: u32,
+        jobs: &[MsmJob<'_>],
+        out: &mut [T],
+        run: impl Fn(usize, &[MsmJob<'_>], &mut [T]) -> Result<()> + Sync,
     ) -> Result<()> {
-        let inv = NttConfig::inverse().with_orders(Ordering::Natural, Ordering::BitReversed);
-        let fwd_coset = NttConfig::forward()
-            .with_coset(true)
-            .with_orders(Ordering::BitReversed, Ordering::Natural);
-        for v in [&mut *a, &mut *b, &mut *c] {
-            self.dev.ntt_device(v, log_n, &inv)?;
-            self.dev.ntt_device(v, log_n, &fwd_coset)?;
+        let d = self.gpus.len().min(jobs.len());
+        if d <= 1 {
+            let (k, _g) = self.pick();
+            return run(k, jobs, out);
         }
-        // Z(g·ω^j) = g^n − 1 for every j.
-        let n = 1u64 << log_n;
-        let z = coset_generator().pow_vartime([n]) - blstrs::Scalar::ONE;
-        let z_inv: blstrs::Scalar = Option::from(z.invert())
-            .ok_or_else(|| Error::invalid("Z vanishes on the coset"))?;
-        let z_inv = FrArg(blst::blst_fr::from(z_inv).l);
-        let len = a.len() as u64;
-        let stream = self.dev.stream();
-        let (pa, pb, pc) = (
-            a.buf.device_ptr_mut(stream).0,
-            b.buf.device_ptr_mut(stream).0,
-            c.buf.device_ptr_mut(stream).0,
-        );
-        let mut l = stream.launch_builder(&self.dev.k.quotient_pointwise);
-        l.arg(&pa).arg(&pb).arg(&pc).arg(&z_inv).arg(&len);
-        let cfg = LaunchConfig {
-            grid_dim: (len.div_ceil(256).clamp(1, 1 << 16) as u32, 1, 1),
-            block_dim: (256, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        // SAFETY: reads and writes len elements of a, reads len of b and c (equal lengths).
-        unsafe { l.launch(cfg) }.map_err(|e| self.dev.err(e))?;
-        let inv_coset = NttConfig::inverse().with_coset(true);
-        self.dev.ntt_device(a, log_n, &inv_coset)
+        let per = jobs.len().div_ceil(d);
+        std::thread::scope(|s| {
+            let handles: Vec<_> = jobs
+                .chunks(per)
+                .zip(out.chunks_mut(per))
+                .enumerate()
+                .map(|(k, (j, o))| {
+                    let run = &run;
+                    s.spawn(move || {
+                        let _g = self.gpus[k].lock();
+                        run(k, j, o)
+                    })
+                })
+                .collect();
+            handles.into_iter().try_for_each(|h| {
+                h.join().map_err(|_| Error::Backend {
+                    name: NAME.into(),
+                    reason: "a GPU worker thread panicked".into(),
+                })?
+            })
+        })
     }
+
+    /// The G1 phase of some proofs on GPU `k` (its lock held): a, b, c hold their vectors.
+    #[allow(clippy::too_many_arguments)]
+    fn g1_phase_on(
+        &self,
+        k: usize,
+        a: &[Fr],
+        b: &[Fr],
+        c: &[Fr],
+        log_n: u32,
+        proofs: &[ProofAssignment<'_>],
+        sets: [&ResidentSet<G1Affine>; 4],
+    ) -> Result<Vec<[G1Jacobian; 4]>> {
+        let dev = &self.gpus[k].dev;
+        let n = 1usize << log_n;
+        let [sh, sl, sa, sb] = sets;
+        // a, b, c up; the quotient queued on the compute stream.
+        let mut da = dev.alloc_uninit::<Fr>(a.len())?;
+        let mut db = dev.alloc_uninit::<Fr>(b.len())?;
+        let mut dc = dev.alloc_uninit::<Fr>(c.len())?;
+        dev.upload_staged(a, &mut da, |_, _| Ok(()))?;
+        dev.upload_staged(b, &mut db, |_, _| Ok(()))?;
+        dev.upload_staged(c, &mut dc, |_, _| Ok(()))?;
+        h_poly_device(dev, &mut da, &mut db, &mut dc, log_n)?;
+        drop((db, dc));
+        // The assignments upload while the transforms run.
+        let mut inputs = Vec::with_capacity(proofs.len());
+        let mut aux = Vec::with_capacity(proofs.len());
+        for p in proofs {
+            let mut di = dev.alloc_uninit::<Fr>(p.inputs.len())?;
+            dev.upload_staged(p.inputs, &mut di, |_, _| Ok(()))?;
+            let mut dx = dev.alloc_uninit::<Fr>(p.aux.len())?;
+            dev.upload_staged(p.aux, &mut dx, |_, _| Ok(()))?;
+            inputs.push(di);
+            aux.push(dx);
+        }
+        let msm = |s: &ResidentSet<G1Affine>,
+                   start: usize,
+                   sc: ScalarSource<'_>,
+                   density: Option<&[u64]>|
+         -> Result<G1Jacobian> {
+            let pass = self.pass_points(k, 0, s.tier != Tier::Full, 96)?;
+            dev.msm::<G1>(s.source(), start, sc, density, pass)
+        };
+        let add = |x: G1Jacobian, y: G1Jacobian| -> G1Jacobian {
+            (blstrs::G1Projective::from(x) + blstrs::G1Projective::from(y)).into()
+        };
+        let mut out = Vec::with_capacity(proofs.len());
+        for (j, p) in proofs.iter().enumerate() {
+            let (di, dx) = (&inputs[j], &aux[j]);
+            let h = msm(sh, 0, ScalarSource::Device(&da, j * n, n - 1), None)?;
+            let l = msm(sl, 0, ScalarSource::Device(dx, 0, p.aux.len()), None)?;
+            let a_in = msm(sa, 0, ScalarSource::Device(di, 0, p.inputs.len()), None)?;
+            let a_aux = msm(
+                sa,
+                p.inputs.len(),
+                ScalarSource::Device(dx, 0, p.aux.len()),
+                Some(p.a_aux_density),
+            )?;
+            let b_inputs: usize = p.b_input_density.iter().map(|w| w.count_ones() as usize).sum();
+            let b_in = msm(
+                sb,
+                0,
+                ScalarSource::Device(di, 0, p.inputs.len()),
+                Some(p.b_input_density),
+            )?;
+            let b_aux = msm(
+                sb,
+                b_inputs,
+                ScalarSource::Device(dx, 0, p.aux.len()),
+                Some(p.b_aux_density),
+            )?;
+            out.push([h, l, add(a_in, a_aux), add(b_in, b_aux)]);
+        }
+        Ok(out)
+    }
+}
+
+/// The fused quotient on device-resident data (see [`Ntt::h_poly`]); `a` receives h.
+pub fn h_poly_device(
+    dev: &CudaDevice,
+    a: &mut DeviceVec<Fr>,
+    b: &mut DeviceVec<Fr>,
+    c: &mut DeviceVec<Fr>,
+    log_n: u32,
+) -> Result<()> {
+    let inv = NttConfig::inverse().with_orders(Ordering::Natural, Ordering::BitReversed);
+    let fwd_coset = NttConfig::forward()
+        .with_coset(true)
+        .with_orders(Ordering::BitReversed, Ordering::Natural);
+    for v in [&mut *a, &mut *b, &mut *c] {
+        dev.ntt_device(v, log_n, &inv)?;
+        dev.ntt_device(v, log_n, &fwd_coset)?;
+    }
+    // Z(g·ω^j) = g^n − 1 for every j.
+    let n = 1u64 << log_n;
+    let z = coset_generator().pow_vartime([n]) - blstrs::Scalar::ONE;
+    let z_inv: blstrs::Scalar =
+        Option::from(z.invert()).ok_or_else(|| Error::invalid("Z vanishes on the coset"))?;
+    let z_inv = FrArg(blst::blst_fr::from(z_inv).l);
+    let len = a.len() as u64;
+    let stream = dev.stream();
+    let (pa, pb, pc) = (
+        a.buf.device_ptr_mut(stream).0,
+        b.buf.device_ptr_mut(stream).0,
+        c.buf.device_ptr_mut(stream).0,
+    );
+    let mut l = stream.launch_builder(&dev.k.quotient_pointwise);
+    l.arg(&pa).arg(&pb).arg(&pc).arg(&z_inv).arg(&len);
+    let cfg = LaunchConfig {
+        grid_dim: (len.div_ceil(256).clamp(1, 1 << 16) as u32, 1, 1),
+        block_dim: (256, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    // SAFETY: reads and writes len elements of a, reads len of b and c (equal lengths).
+    unsafe { l.launch(cfg) }.map_err(|e| dev.err(e))?;
+    let inv_coset = NttConfig::inverse().with_coset(true);
+    dev.ntt_device(a, log_n, &inv_coset)
+}
+
+fn too_big(log_n: u32, what: &str) -> Result<()> {
+    if log_n > MAX_LOG_N {
+        return Err(Error::unsupported(
+            NAME,
+            format!("{what} of 2^{log_n} (the device transforms go to 2^{MAX_LOG_N})"),
+        ));
+    }
+    Ok(())
 }
 
 impl Ntt for CudaBackend {
     fn ntt(&self, data: &mut [Fr], log_n: u32, cfg: &NttConfig) -> Result<()> {
         batch_size(data.len(), log_n)?;
-        if log_n > MAX_LOG_N {
-            return Err(Error::unsupported(
-                NAME,
-                format!("NTT of 2^{log_n} (the device transforms go to 2^{MAX_LOG_N})"),
-            ));
-        }
+        too_big(log_n, "NTT")?;
         if data.is_empty() {
             return Ok(());
         }
-        let _g = self.lock();
-        self.dev.ntt(data, log_n, cfg)
+        let (k, _g) = self.pick();
+        self.gpus[k].dev.ntt(data, log_n, cfg)
     }
 
     fn h_poly(&self, a: &mut [Fr], b: &mut [Fr], c: &mut [Fr], log_n: u32) -> Result<()> {
@@ -322,22 +555,18 @@ impl Ntt for CudaBackend {
             )));
         }
         batch_size(a.len(), log_n)?;
-        if log_n > MAX_LOG_N {
-            return Err(Error::unsupported(
-                NAME,
-                format!("h_poly over 2^{log_n} (the device transforms go to 2^{MAX_LOG_N})"),
-            ));
-        }
+        too_big(log_n, "h_poly")?;
         if a.is_empty() {
             return Ok(());
         }
-        let _g = self.lock();
-        let mut da = self.dev.upload(a)?;
-        let mut db = self.dev.upload(b)?;
-        let mut dc = self.dev.upload(c)?;
-        self.h_poly_device(&mut da, &mut db, &mut dc, log_n)?;
+        let (k, _g) = self.pick();
+        let dev = &self.gpus[k].dev;
+        let mut da = dev.upload(a)?;
+        let mut db = dev.upload(b)?;
+        let mut dc = dev.upload(c)?;
+        h_poly_device(dev, &mut da, &mut db, &mut dc, log_n)?;
         drop((db, dc));
-        self.dev.download_into(&da, a)
+        dev.download_into(&da, a)
     }
 }
 
@@ -374,21 +603,20 @@ impl Msm for CudaBackend {
     ) -> Result<()> {
         check_jobs(&handle, jobs, out.len())?;
         let r = self.resident(handle, Group::G1)?;
-        let Resident::G1(set) = &*r else {
-            unreachable!("resident() checked the group")
-        };
-        let _g = self.lock();
-        let pass = self.pass_points(0, set.tier != Tier::Full, 96)?;
-        for (job, o) in jobs.iter().zip(out.iter_mut()) {
-            *o = self.dev.msm::<G1>(
-                set.source(),
-                job.start,
-                ScalarSource::Host(job.scalars),
-                job.density,
-                pass,
-            )?;
-        }
-        Ok(())
+        self.spread(jobs, out, |k, jobs, out| {
+            let set = g1_set(&r[k]);
+            let pass = self.pass_points(k, 0, set.tier != Tier::Full, 96)?;
+            for (job, o) in jobs.iter().zip(out.iter_mut()) {
+                *o = self.gpus[k].dev.msm::<G1>(
+                    set.source(),
+                    job.start,
+                    ScalarSource::Host(job.scalars),
+                    job.density,
+                    pass,
+                )?;
+            }
+            Ok(())
+        })
     }
 
     fn msm_g2(
@@ -399,21 +627,22 @@ impl Msm for CudaBackend {
     ) -> Result<()> {
         check_jobs(&handle, jobs, out.len())?;
         let r = self.resident(handle, Group::G2)?;
-        let Resident::G2(set) = &*r else {
-            unreachable!("resident() checked the group")
-        };
-        let _g = self.lock();
-        let pass = self.pass_points(1, set.tier != Tier::Full, 192)?;
-        for (job, o) in jobs.iter().zip(out.iter_mut()) {
-            *o = self.dev.msm::<G2>(
-                set.source(),
-                job.start,
-                ScalarSource::Host(job.scalars),
-                job.density,
-                pass,
-            )?;
-        }
-        Ok(())
+        self.spread(jobs, out, |k, jobs, out| {
+            let Resident::G2(set) = &r[k] else {
+                unreachable!("resident() checked the group")
+            };
+            let pass = self.pass_points(k, 1, set.tier != Tier::Full, 192)?;
+            for (job, o) in jobs.iter().zip(out.iter_mut()) {
+                *o = self.gpus[k].dev.msm::<G2>(
+                    set.source(),
+                    job.start,
+                    ScalarSource::Host(job.scalars),
+                    job.density,
+                    pass,
+                )?;
+            }
+            Ok(())
+        })
     }
 }
 
@@ -435,12 +664,13 @@ fn check_jobs(handle: &BasesHandle, jobs: &[MsmJob<'_>], outs: usize) -> Result<
 }
 
 impl MemoryPool for CudaBackend {
+    /// The first GPU's memory (a budget applies to each GPU).
     fn memory_info(&self) -> Result<MemoryInfo> {
-        let (free, total) = self.dev.memory_info()?;
+        let (free, total) = self.gpus[0].dev.memory_info()?;
         Ok(MemoryInfo {
             free: free as u64,
             total: total as u64,
-            budget: *self.budget.lock().unwrap_or_else(|e| e.into_inner()),
+            budget: self.budget(),
         })
     }
 
@@ -450,9 +680,11 @@ impl MemoryPool for CudaBackend {
     }
 
     fn trim(&self) -> Result<()> {
-        let _g = self.lock();
-        self.dev.synchronize()?;
-        self.dev.trim_pool()
+        for g in &self.gpus {
+            let _l = g.lock();
+            g.dev.trim_pool()?;
+        }
+        Ok(())
     }
 }
 
@@ -460,7 +692,7 @@ impl Backend for CudaBackend {
     /// The whole G1 phase on the device: a, b, c are uploaded once; h is computed and stays in
     /// device memory, where the H MSM reads it; the inputs and aux assignments upload on the
     /// copy stream while the NTTs run; the A and B₁ MSMs read the assignments through their
-    /// density bitmaps (no filtered copies anywhere).
+    /// density bitmaps (no filtered copies anywhere). A batch is split across the GPUs.
     fn groth16_g1(&self, input: &mut G1PhaseInput<'_>) -> Result<Vec<[G1Jacobian; 4]>> {
         input.check()?;
         let batch = input.proofs.len();
@@ -468,78 +700,53 @@ impl Backend for CudaBackend {
             return Ok(Vec::new());
         }
         let log_n = input.log_n;
-        if log_n > MAX_LOG_N {
-            return Err(Error::unsupported(
-                NAME,
-                format!("a 2^{log_n} domain (the device transforms go to 2^{MAX_LOG_N})"),
-            ));
-        }
+        too_big(log_n, "a Groth16 domain")?;
         let n = 1usize << log_n;
         let hd = input.handles;
-        let (rh, rl, ra, rb) = (
+        let rs = [
             self.resident(hd.h, Group::G1)?,
             self.resident(hd.l, Group::G1)?,
             self.resident(hd.a, Group::G1)?,
             self.resident(hd.b_g1, Group::G1)?,
-        );
-        let (sh, sl, sa, sb) = (g1_set(&rh), g1_set(&rl), g1_set(&ra), g1_set(&rb));
-        let _g = self.lock();
-        let dev = &self.dev;
-        // a, b, c up; the quotient queued on the compute stream.
-        let mut da = dev.alloc_uninit::<Fr>(input.a.len())?;
-        let mut db = dev.alloc_uninit::<Fr>(input.b.len())?;
-        let mut dc = dev.alloc_uninit::<Fr>(input.c.len())?;
-        dev.upload_staged(input.a, &mut da, |_, _| Ok(()))?;
-        dev.upload_staged(input.b, &mut db, |_, _| Ok(()))?;
-        dev.upload_staged(input.c, &mut dc, |_, _| Ok(()))?;
-        self.h_poly_device(&mut da, &mut db, &mut dc, log_n)?;
-        drop((db, dc));
-        // The assignments upload while the transforms run.
-        let mut inputs = Vec::with_capacity(batch);
-        let mut aux = Vec::with_capacity(batch);
-        for p in input.proofs {
-            let mut di = dev.alloc_uninit::<Fr>(p.inputs.len())?;
-            dev.upload_staged(p.inputs, &mut di, |_, _| Ok(()))?;
-            let mut dx = dev.alloc_uninit::<Fr>(p.aux.len())?;
-            dev.upload_staged(p.aux, &mut dx, |_, _| Ok(()))?;
-            inputs.push(di);
-            aux.push(dx);
+        ];
+        let sets = |k: usize| [g1_set(&rs[0][k]), g1_set(&rs[1][k]), g1_set(&rs[2][k]), g1_set(&rs[3][k])];
+        let d = self.gpus.len().min(batch);
+        if d <= 1 {
+            let (k, _g) = self.pick();
+            return self.g1_phase_on(k, input.a, input.b, input.c, log_n, input.proofs, sets(k));
         }
-        let pass = |s: &ResidentSet<G1Affine>| self.pass_points(0, s.tier != Tier::Full, 96);
-        let msm = |s: &ResidentSet<G1Affine>,
-                   start: usize,
-                   sc: ScalarSource<'_>,
-                   density: Option<&[u64]>|
-         -> Result<G1Jacobian> { dev.msm::<G1>(s.source(), start, sc, density, pass(s)?) };
-        let add = |x: G1Jacobian, y: G1Jacobian| -> G1Jacobian {
-            (blstrs::G1Projective::from(x) + blstrs::G1Projective::from(y)).into()
-        };
+        let per = batch.div_ceil(d);
+        let (a, b, c) = (&*input.a, &*input.b, &*input.c);
+        let parts: Vec<Result<Vec<[G1Jacobian; 4]>>> = std::thread::scope(|s| {
+            let handles: Vec<_> = input
+                .proofs
+                .chunks(per)
+                .enumerate()
+                .map(|(k, proofs)| {
+                    let r = k * per * n..(k * per + proofs.len()) * n;
+                    let (a, b, c) = (&a[r.clone()], &b[r.clone()], &c[r]);
+                    let sets = sets(k);
+                    s.spawn(move || {
+                        let _g = self.gpus[k].lock();
+                        self.g1_phase_on(k, a, b, c, log_n, proofs, sets)
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join().unwrap_or_else(|_| {
+                        Err(Error::Backend {
+                            name: NAME.into(),
+                            reason: "a GPU worker thread panicked".into(),
+                        })
+                    })
+                })
+                .collect()
+        });
         let mut out = Vec::with_capacity(batch);
-        for (k, p) in input.proofs.iter().enumerate() {
-            let (di, dx) = (&inputs[k], &aux[k]);
-            let h = msm(sh, 0, ScalarSource::Device(&da, k * n, n - 1), None)?;
-            let l = msm(sl, 0, ScalarSource::Device(dx, 0, p.aux.len()), None)?;
-            let a_in = msm(sa, 0, ScalarSource::Device(di, 0, p.inputs.len()), None)?;
-            let a_aux = msm(
-                sa,
-                p.inputs.len(),
-                ScalarSource::Device(dx, 0, p.aux.len()),
-                Some(p.a_aux_density),
-            )?;
-            let b_inputs: usize = p.b_input_density.iter().map(|w| w.count_ones() as usize).sum();
-            let b_in = msm(
-                sb,
-                0,
-                ScalarSource::Device(di, 0, p.inputs.len()),
-                Some(p.b_input_density),
-            )?;
-            let b_aux = msm(
-                sb,
-                b_inputs,
-                ScalarSource::Device(dx, 0, p.aux.len()),
-                Some(p.b_aux_density),
-            )?;
-            out.push([h, l, add(a_in, a_aux), add(b_in, b_aux)]);
+        for p in parts {
+            out.extend(p?);
         }
         Ok(out)
     }
@@ -547,18 +754,48 @@ impl Backend for CudaBackend {
     fn info(&self) -> BackendInfo {
         let mut capabilities = Capabilities::all(MAX_LOG_N);
         capabilities.fused_h_poly = true;
-        let memory_total = self.dev.memory_info().map(|(_, t)| t as u64).unwrap_or(0);
-        let (major, minor) = self.dev.compute_capability();
         capabilities.accelerator = true;
-        BackendInfo::new(NAME, env!("CARGO_PKG_VERSION"), DESCRIPTION)
-            .with_device(DeviceInfo::new(
+        let mut info = BackendInfo::new(NAME, env!("CARGO_PKG_VERSION"), DESCRIPTION);
+        for g in &self.gpus {
+            let (free, total) = g.dev.memory_info().unwrap_or((0, 0));
+            let (major, minor) = g.dev.compute_capability();
+            info = info.with_device(DeviceInfo::new(
                 format!(
-                    "{} ({}, compute {major}.{minor})",
-                    self.dev.name(),
-                    self.dev.label()
+                    "{} ({}, compute {major}.{minor}, {:.1} GiB free)",
+                    g.dev.name(),
+                    g.dev.label(),
+                    free as f64 / (1u64 << 30) as f64
                 ),
-                memory_total,
-            ))
-            .with_capabilities(capabilities)
+                total as u64,
+            ));
+        }
+        info.with_capabilities(capabilities)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn byte_sizes_parse_with_units() {
+        assert_eq!(parse_bytes("1024").unwrap(), 1024);
+        assert_eq!(parse_bytes("8GiB").unwrap(), 8 << 30);
+        assert_eq!(parse_bytes("512M").unwrap(), 512 << 20);
+        assert_eq!(parse_bytes("1.5k").unwrap(), 1536);
+        assert_eq!(parse_bytes(" 2 TB ").unwrap(), 2 << 40);
+        assert!(parse_bytes("lots").is_err());
+        assert!(parse_bytes("3 parsecs").is_err());
+    }
+
+    #[test]
+    fn device_lists_parse() {
+        let cfg = BackendConfig::default().option("devices", "1, 3");
+        assert_eq!(device_list(&cfg).unwrap(), vec![1, 3]);
+        let cfg = BackendConfig::default().option("devices", "zero");
+        assert!(device_list(&cfg).unwrap_err().to_string().contains("not a device index"));
+        let mut cfg = BackendConfig::default();
+        cfg.device = 2;
+        assert_eq!(device_list(&cfg).unwrap(), vec![2]);
     }
 }
