@@ -5,7 +5,9 @@
 //! - [`backend`]: the [`backend::Ntt`], [`backend::Msm`], [`backend::MemoryPool`] and
 //!   [`backend::Backend`] traits;
 //! - [`registry`]: built-in backends selected by name;
-//! - [`groth16`]: synthesis, the split prover, verification, parameter and proof files, setup.
+//! - [`groth16`]: synthesis, the split prover, verification, parameter and proof files, setup;
+//! - [`pce`]: pre-compiled constraint systems (recorded R1CS, witness-only synthesis, parallel
+//!   sparse products).
 //!
 //! Proofs are bit-for-bit identical across backends for the same inputs and randomness: every
 //! backend computes the same mathematical values, and encodings are canonical.
@@ -17,6 +19,7 @@ pub mod circuits;
 pub mod error;
 pub mod groth16;
 pub mod layout;
+pub mod pce;
 pub mod pipeline;
 pub mod plugin;
 pub mod registry;

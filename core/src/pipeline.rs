@@ -39,6 +39,7 @@ use crate::{
         synthesis::synthesize,
         Parameters, Proof,
     },
+    pce::Pce,
     rng::ProofRng,
     Error, Result,
 };
@@ -210,6 +211,7 @@ struct JobState {
 pub struct Pipeline {
     keys: Vec<Arc<ProvingKey>>,
     config: PipelineConfig,
+    pce: Option<Arc<Pce>>,
 }
 
 impl Pipeline {
@@ -231,7 +233,19 @@ impl Pipeline {
                 "every proving key of a pipeline must share one Parameters",
             ));
         }
-        Ok(Self { keys, config })
+        Ok(Self {
+            keys,
+            config,
+            pce: None,
+        })
+    }
+
+    /// Synthesis workers use this pre-compiled constraint system (witness-only synthesis and
+    /// parallel products; results equal direct synthesis's) instead of direct synthesis. Every
+    /// partition must be of its shape; one that is not fails its job with the reason.
+    pub fn with_pce(mut self, pce: Arc<Pce>) -> Self {
+        self.pce = Some(pce);
+        self
     }
 
     /// Proves every job, calling `on_done` (on the calling thread) as each job completes.
@@ -293,6 +307,7 @@ impl Pipeline {
             for _ in 0..self.config.synthesis_workers {
                 let (syn_tx, done_tx) = (syn_tx.clone(), done_tx.clone());
                 let (queue, states, budget) = (&queue, &states, &budget);
+                let pce = self.pce.as_deref();
                 scope.spawn(move || loop {
                     let next = queue.lock().unwrap_or_else(|e| e.into_inner()).next();
                     let Some((n_parts, part)) = next else { break };
@@ -307,7 +322,11 @@ impl Pipeline {
                             started: Instant::now(),
                         });
                     budget.acquire(per_partition);
-                    match synthesize(part.circuit) {
+                    let synthesized = match pce {
+                        Some(p) => p.synthesize(part.circuit),
+                        None => synthesize(part.circuit),
+                    };
+                    match synthesized {
                         Ok(s) => {
                             if syn_tx.send((part.job, part.index, s)).is_err() {
                                 budget.release(per_partition);

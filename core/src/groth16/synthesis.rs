@@ -29,6 +29,12 @@ pub struct Density {
 }
 
 impl Density {
+    /// A density over `used.len()` variables, those marked `true` occurring (how a
+    /// pre-compiled constraint system hands over the densities it recorded).
+    pub(crate) fn from_used(used: Vec<bool>) -> Self {
+        let total = used.iter().filter(|&&u| u).count();
+        Self { used, total }
+    }
     fn push(&mut self) {
         self.used.push(false);
     }
@@ -219,12 +225,9 @@ impl ConstraintSystem<Scalar> for Assignment {
     }
 }
 
-/// Synthesises one circuit: runs it, adds the input constraints, checks satisfaction.
-pub fn synthesize<C: Circuit<Scalar>>(circuit: C) -> Result<Synthesized> {
-    let mut cs = Assignment(Synthesized::default());
-    cs.alloc_input(|| "one", || Ok(Scalar::ONE))
-        .map_err(|e| Error::Synthesis(e.to_string()))?;
-    circuit.synthesize(&mut cs).map_err(|e| match e {
+/// The error for a circuit's own synthesis failure (shared with the pre-compiled path).
+pub(crate) fn synthesis_error(e: SynthesisError) -> Error {
+    match e {
         SynthesisError::Unsatisfiable => {
             Error::Unsatisfied("the circuit reported its constraints unsatisfiable".into())
         }
@@ -232,7 +235,15 @@ pub fn synthesize<C: Circuit<Scalar>>(circuit: C) -> Result<Synthesized> {
             "an assignment is missing: the circuit was built without its witness".into(),
         ),
         other => Error::Synthesis(other.to_string()),
-    })?;
+    }
+}
+
+/// Synthesises one circuit: runs it, adds the input constraints, checks satisfaction.
+pub fn synthesize<C: Circuit<Scalar>>(circuit: C) -> Result<Synthesized> {
+    let mut cs = Assignment(Synthesized::default());
+    cs.alloc_input(|| "one", || Ok(Scalar::ONE))
+        .map_err(|e| Error::Synthesis(e.to_string()))?;
+    circuit.synthesize(&mut cs).map_err(synthesis_error)?;
     for i in 0..cs.0.input_assignment.len() {
         cs.enforce(|| "", |lc| lc + Variable(Index::Input(i)), |lc| lc, |lc| lc);
     }
