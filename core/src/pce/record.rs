@@ -105,7 +105,7 @@ impl Recorder {
     }
 
     /// Packs the recording into its image.
-    fn finish(self, id: &str) -> Result<Pce> {
+    fn finish(self, id: &str, force_wide: bool) -> Result<Pce> {
         if let Some(e) = self.error {
             return Err(e);
         }
@@ -114,7 +114,11 @@ impl Recorder {
         let vars = n_in + n_aux;
         let col_bits = format::bits_for(vars);
         let coeff_bits = format::bits_for(self.coeffs.len() as u64);
-        let entry_bytes: u32 = if col_bits + coeff_bits <= 32 { 4 } else { 8 };
+        let entry_bytes: u32 = if col_bits + coeff_bits <= 32 && !force_wide {
+            4
+        } else {
+            8
+        };
         if col_bits + coeff_bits > 64 {
             return Err(Error::invalid(format!(
                 "{vars} variables and {} coefficients do not fit a 64-bit entry",
@@ -279,6 +283,16 @@ impl ConstraintSystem<Scalar> for Recorder {
 /// Records `circuit` under the identifier `id` (see [`Pce::record`]): the constraints it
 /// enforces plus one `input · 0 = 0` row per public input, as direct synthesis adds them.
 pub fn record<C: Circuit<Scalar>>(circuit: C, id: &str) -> Result<Pce> {
+    record_with(circuit, id, false)
+}
+
+/// As [`record`]; `force_wide` packs entries in 64 bits even when 32 would do (the layout of
+/// circuits too large for 32, exercised by tests on small circuits).
+pub(super) fn record_with<C: Circuit<Scalar>>(
+    circuit: C,
+    id: &str,
+    force_wide: bool,
+) -> Result<Pce> {
     if id.is_empty() || id.len() > format::MAX_ID_LEN {
         return Err(Error::invalid(format!(
             "a circuit identifier must have 1..={} bytes, got {}",
@@ -309,5 +323,5 @@ pub fn record<C: Circuit<Scalar>>(circuit: C, id: &str) -> Result<Pce> {
         mat.blocks.push(mat.terms.len() as u64);
         mat.blocks.push(mat.lens.len() as u64);
     }
-    cs.finish(id)
+    cs.finish(id, force_wide)
 }
