@@ -7,7 +7,8 @@
 //! 1. **Synthesis workers** (CPU threads) take partitions from the queue in submission order. Before
 //!    synthesising, a worker reserves the partition's estimated bytes from a [`ByteBudget`]; it
 //!    blocks while the budget is spent, so the number of synthesised-but-unproved partitions can
-//!    never outgrow RAM.
+//!    never outgrow RAM. With [`Pipeline::with_pce`], a worker synthesises with the pre-compiled
+//!    constraint system (witness-only, then parallel products) instead of directly.
 //! 2. **Device workers** — [`PipelineConfig::workers_per_device`] threads per [`ProvingKey`] (one
 //!    key per device), all fed from one bounded channel, so several devices share one queue and
 //!    several workers per device overlap one partition's transfers with another's compute. A worker

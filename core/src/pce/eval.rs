@@ -10,6 +10,7 @@
 use std::mem::MaybeUninit;
 
 use blstrs::Scalar;
+use ff::Field;
 use rayon::prelude::*;
 
 use super::{format, Pce, Word};
@@ -75,7 +76,7 @@ impl Ctx<'_> {
     #[inline(always)]
     fn dot<E: Word>(&self, row: &[E]) -> Scalar {
         let n_in = self.inputs.len();
-        let mut acc = Scalar::from(0u64);
+        let mut acc = Scalar::ZERO;
         for &e in row {
             let e: u64 = e.into();
             let col = (e & self.col_mask) as usize;

@@ -255,13 +255,14 @@ impl Header {
             return Err("zero rows per block".into());
         }
         let blocks = self.num_blocks() + 1;
+        let block_bytes = blocks.checked_mul(16).ok_or("overflow")?;
         let mut want = [0u64; NUM_SECTIONS];
         want[SEC_COEFFS] = self.num_coeffs.checked_mul(32).ok_or("overflow")?;
         for m in 0..3 {
             want[sec_entries(m)] = self.nnz[m]
                 .checked_mul(u64::from(self.entry_bytes))
                 .ok_or("overflow")?;
-            want[sec_entries(m) + 2] = blocks * 16;
+            want[sec_entries(m) + 2] = block_bytes;
         }
         let mut end = u64::from(self.header_len);
         for (i, &(off, len)) in self.sections.iter().enumerate() {
