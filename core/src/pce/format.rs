@@ -359,7 +359,8 @@ pub fn read_varint(bytes: &[u8], pos: &mut usize) -> Option<u64> {
     loop {
         let b = *bytes.get(*pos)?;
         *pos += 1;
-        if shift > 56 {
+        // The tenth byte (shift 63) may only carry the top bit of a u64.
+        if shift > 63 || (shift == 63 && b > 1) {
             return None;
         }
         v |= u64::from(b & 0x7f) << shift;
