@@ -121,7 +121,15 @@ fn proofs_are_the_same_with_and_without_pce_and_a_corrupted_entry_is_refused() {
     assert_eq!(bytes(&p1), bytes(&p2));
     assert_eq!(bytes(&p1), bytes(&p3));
     run(
-        &["verify", "--vk", s(&vk), "--proof", s(&p1), "--inputs", s(&i1)],
+        &[
+            "verify",
+            "--vk",
+            s(&vk),
+            "--proof",
+            s(&p1),
+            "--inputs",
+            s(&i1),
+        ],
         &cache,
         0,
     );

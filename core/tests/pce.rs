@@ -22,9 +22,7 @@ use bellows_core::{
     rng::ProofRng,
     Backend, Error,
 };
-use bellpepper_core::{
-    Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError,
-};
+use bellpepper_core::{Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError};
 use blstrs::Scalar;
 use ff::{Field, PrimeField};
 use rand_chacha::ChaCha20Rng;
@@ -32,7 +30,7 @@ use rand_core::SeedableRng;
 
 /// Asserts two syntheses are identical, field by field, in canonical bytes.
 fn assert_identical(direct: &Synthesized, pce: &Synthesized, what: &str) {
-    let bytes = |v: &[Scalar]| -> Vec<[u8; 32]> { v.iter().map(|s| s.to_repr().into()).collect() };
+    let bytes = |v: &[Scalar]| -> Vec<[u8; 32]> { v.iter().map(|s| s.to_repr()).collect() };
     assert_eq!(bytes(&direct.a), bytes(&pce.a), "{what}: a");
     assert_eq!(bytes(&direct.b), bytes(&pce.b), "{what}: b");
     assert_eq!(bytes(&direct.c), bytes(&pce.c), "{what}: c");
@@ -47,8 +45,14 @@ fn assert_identical(direct: &Synthesized, pce: &Synthesized, what: &str) {
         "{what}: aux"
     );
     assert_eq!(direct.a_aux_density, pce.a_aux_density, "{what}: A density");
-    assert_eq!(direct.b_input_density, pce.b_input_density, "{what}: B input density");
-    assert_eq!(direct.b_aux_density, pce.b_aux_density, "{what}: B aux density");
+    assert_eq!(
+        direct.b_input_density, pce.b_input_density,
+        "{what}: B input density"
+    );
+    assert_eq!(
+        direct.b_aux_density, pce.b_aux_density,
+        "{what}: B aux density"
+    );
 }
 
 fn spec(name: &str, log_size: Option<u32>, bits: Option<u8>, bytes: Option<usize>) -> CircuitSpec {
@@ -145,7 +149,7 @@ impl Vals {
 impl Circuit<Scalar> for EdgeCircuit {
     fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
         let mut rng = self.seed.map(ChaCha20Rng::seed_from_u64);
-        let mut rnd = || rng.as_mut().map(|r| Scalar::random(r));
+        let mut rnd = || rng.as_mut().map(Scalar::random);
         let big = Scalar::from_u128(0x1234_5678_9abc_def0_1122_3344_5566_7788) + Scalar::from(3u64);
         let one = CS::one();
         let mut vals = Vals {
@@ -190,11 +194,7 @@ impl Circuit<Scalar> for EdgeCircuit {
                         lc0() + (Scalar::ZERO, p),
                     ),
                     // Inputs in A, B and C.
-                    2 => (
-                        lc0() + x - y,
-                        lc0() + y + (c_j, x),
-                        lc0() + (-c_j, y) + x,
-                    ),
+                    2 => (lc0() + x - y, lc0() + y + (c_j, x), lc0() + (-c_j, y) + x),
                     // Constants only.
                     3 => (
                         lc0() + (Scalar::from(2u64), one),
@@ -232,7 +232,11 @@ impl Circuit<Scalar> for EdgeCircuit {
                         let inner = lc0() + p + (Scalar::from(4u64), q);
                         (lc0() + one - (Scalar::from(6u64), &inner), lc0() + p, lc0())
                     }
-                    _ => (lc0() + p, lc0() + q, lc0() + (Scalar::from(1u64 << 40), one)),
+                    _ => (
+                        lc0() + p,
+                        lc0() + q,
+                        lc0() + (Scalar::from(1u64 << 40), one),
+                    ),
                 };
             // z = A·B − extra, so that C = z + extra holds and the shape needs no witness.
             let zv = vals
@@ -298,7 +302,10 @@ fn an_unsatisfied_witness_names_the_same_constraint_as_direct_synthesis() {
     let direct = synthesize(bad.clone()).unwrap_err();
     let fast = pce.synthesize(bad).unwrap_err();
     assert_eq!(direct.to_string(), fast.to_string());
-    assert!(fast.to_string().contains("constraint 1019 of 1022"), "{fast}");
+    assert!(
+        fast.to_string().contains("constraint 1019 of 1022"),
+        "{fast}"
+    );
 }
 
 #[test]
@@ -309,11 +316,17 @@ fn a_recording_of_another_circuit_is_refused() {
     let pce = Pce::record(p0.blank(), "x").unwrap();
     let err = pce.synthesize(p90.with_witness(1)).unwrap_err().to_string();
     assert!(err.contains("does not match this circuit"), "{err}");
-    assert!(err.contains("constraint 4096: its A combination differs"), "{err}");
+    assert!(
+        err.contains("constraint 4096: its A combination differs"),
+        "{err}"
+    );
     // Different counts.
     let k12 = spec("synthetic", Some(12), Some(0), None);
     let err = pce.synthesize(k12.with_witness(1)).unwrap_err().to_string();
-    assert!(err.contains("4094 constraints") && err.contains("8190"), "{err}");
+    assert!(
+        err.contains("4094 constraints") && err.contains("8190"),
+        "{err}"
+    );
     // The library path for batches too.
     let err = pce
         .synthesize_batch(vec![p0.with_witness(1), p90.with_witness(2)])
@@ -346,7 +359,13 @@ fn batches_equal_direct_synthesis_and_outputs_can_be_the_callers_buffers() {
     let (a, rest) = bufs.split_at_mut(n - 1);
     let (b, c) = rest.split_at_mut(n);
     let err = pce
-        .evaluate_into(&d.input_assignment, &d.aux_assignment, a, b, &mut c[..n - 1])
+        .evaluate_into(
+            &d.input_assignment,
+            &d.aux_assignment,
+            a,
+            b,
+            &mut c[..n - 1],
+        )
         .unwrap_err();
     assert!(err.to_string().contains("output buffers"), "{err}");
 }
@@ -373,9 +392,16 @@ fn cache_files_round_trip_memory_mapped() {
     assert_eq!(src, Source::Loaded);
     assert!(loaded.is_mapped());
     assert_eq!(loaded.digest(), built.digest());
-    assert_eq!(loaded.size_bytes(), std::fs::metadata(cache.path(&id).unwrap()).unwrap().len());
+    assert_eq!(
+        loaded.size_bytes(),
+        std::fs::metadata(cache.path(&id).unwrap()).unwrap().len()
+    );
     let direct = synthesize(s.with_witness(11)).unwrap();
-    assert_identical(&direct, &loaded.synthesize(s.with_witness(11)).unwrap(), "mapped");
+    assert_identical(
+        &direct,
+        &loaded.synthesize(s.with_witness(11)).unwrap(),
+        "mapped",
+    );
     // Expected digest: matching passes, another is refused.
     cache.load(&id, Some(&built.digest())).unwrap();
     let err = cache.load(&id, Some(&[7; 32])).unwrap_err().to_string();
@@ -383,7 +409,10 @@ fn cache_files_round_trip_memory_mapped() {
     // Another circuit's id: refused by name.
     std::fs::copy(cache.path(&id).unwrap(), cache.path("sha256-n3").unwrap()).unwrap();
     let err = cache.load("sha256-n3", None).unwrap_err().to_string();
-    assert!(err.contains("records circuit \"sha256-n2\", not \"sha256-n3\""), "{err}");
+    assert!(
+        err.contains("records circuit \"sha256-n2\", not \"sha256-n3\""),
+        "{err}"
+    );
     assert_eq!(cache.list().unwrap().len(), 2);
     // Unusable identifiers.
     assert!(cache.path("../evil").is_err());
@@ -415,13 +444,20 @@ fn truncated_corrupted_and_foreign_files_are_refused() {
     assert!(load_err(&longer).to_string().contains("trailing bytes"));
     // A flipped bit anywhere (header fields, coefficients, entries, lengths, block index).
     let step = good.len() / 37;
-    for pos in (0..good.len()).step_by(step.max(1)).chain([8, 20, 200, good.len() - 9]) {
+    for pos in (0..good.len())
+        .step_by(step.max(1))
+        .chain([8, 20, 200, good.len() - 9])
+    {
         let mut b = good.clone();
         b[pos] ^= 0x10;
         let e = load_err(&b).to_string();
         assert!(
-            e.contains("corrupted") || e.contains("magic") || e.contains("version") ||
-                e.contains("header length") || e.contains("truncated") || e.contains("trailing"),
+            e.contains("corrupted")
+                || e.contains("magic")
+                || e.contains("version")
+                || e.contains("header length")
+                || e.contains("truncated")
+                || e.contains("trailing"),
             "byte {pos}: {e}"
         );
     }
@@ -430,7 +466,9 @@ fn truncated_corrupted_and_foreign_files_are_refused() {
     let mut b = good.clone();
     b[8..12].copy_from_slice(&2u32.to_le_bytes());
     assert!(load_err(&b).to_string().contains("format version 2"));
-    assert!(load_err(b"not a recording at all").to_string().contains("bad magic"));
+    assert!(load_err(b"not a recording at all")
+        .to_string()
+        .contains("bad magic"));
     // The good file still loads.
     Pce::load(&path, Some("t")).unwrap();
     let _ = std::fs::remove_dir_all(&dir);
@@ -496,7 +534,8 @@ fn the_pipeline_proves_with_a_recording_exactly_as_without() {
     };
     let run = |p: Pipeline| {
         let mut out = Vec::new();
-        p.run(jobs(), |r| out.push((r.id, r.proofs.unwrap()))).unwrap();
+        p.run(jobs(), |r| out.push((r.id, r.proofs.unwrap())))
+            .unwrap();
         out.sort_by_key(|r| r.0);
         out
     };

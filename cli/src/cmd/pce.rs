@@ -250,7 +250,10 @@ fn same(d: &Synthesized, p: &Synthesized) -> std::result::Result<(), String> {
         ("a", eq(&d.a, &p.a)),
         ("b", eq(&d.b, &p.b)),
         ("c", eq(&d.c, &p.c)),
-        ("input assignment", eq(&d.input_assignment, &p.input_assignment)),
+        (
+            "input assignment",
+            eq(&d.input_assignment, &p.input_assignment),
+        ),
         ("aux assignment", eq(&d.aux_assignment, &p.aux_assignment)),
         ("A aux density", d.a_aux_density == p.a_aux_density),
         ("B input density", d.b_input_density == p.b_input_density),
@@ -290,7 +293,12 @@ pub fn compare_synthesis(args: &BenchArgs) -> Result<()> {
     let seeds: Vec<u64> = (0..u64::from(args.count))
         .map(|i| witness_seed(args.seed, i))
         .collect();
-    let circuits = || seeds.iter().map(|&s| spec.with_witness(s)).collect::<Vec<_>>();
+    let circuits = || {
+        seeds
+            .iter()
+            .map(|&s| spec.with_witness(s))
+            .collect::<Vec<_>>()
+    };
     let (mut direct, mut fast, mut wit, mut prod) = (vec![], vec![], vec![], vec![]);
     for rep in 0..args.warmup + args.reps {
         let t = Instant::now();

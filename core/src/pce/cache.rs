@@ -143,7 +143,11 @@ impl PceCache {
     /// constraint code) and writes it to the cache, keeping it in memory if the write fails.
     /// An entry that exists but is refused (corrupted, another version, another circuit) is an
     /// error, not silently replaced: the message says how to rebuild it.
-    pub fn load_or_record<C: Circuit<Scalar>>(&self, circuit: C, id: &str) -> Result<(Pce, Source)> {
+    pub fn load_or_record<C: Circuit<Scalar>>(
+        &self,
+        circuit: C,
+        id: &str,
+    ) -> Result<(Pce, Source)> {
         let path = self.path(id)?;
         if path.is_file() {
             return Ok((self.load(id, None)?, Source::Loaded));
@@ -163,12 +167,7 @@ impl PceCache {
         let rd = match std::fs::read_dir(&self.dir) {
             Ok(rd) => rd,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(e) => {
-                return Err(Error::io(
-                    format!("listing {}", self.dir.display()),
-                    e,
-                ))
-            }
+            Err(e) => return Err(Error::io(format!("listing {}", self.dir.display()), e)),
         };
         let mut out: Vec<PathBuf> = rd
             .filter_map(|e| e.ok().map(|e| e.path()))

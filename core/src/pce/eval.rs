@@ -42,7 +42,10 @@ struct Cursor<'a, E> {
 
 impl<'a, E: Word> Cursor<'a, E> {
     fn at(m: &Mat<'a, E>, block: usize) -> Self {
-        let (e0, e1) = (m.blocks[2 * block] as usize, m.blocks[2 * block + 2] as usize);
+        let (e0, e1) = (
+            m.blocks[2 * block] as usize,
+            m.blocks[2 * block + 2] as usize,
+        );
         let (l0, l1) = (
             m.blocks[2 * block + 1] as usize,
             m.blocks[2 * block + 3] as usize,
@@ -74,18 +77,33 @@ struct Ctx<'a> {
 
 impl Ctx<'_> {
     #[inline(always)]
-    fn dot<E: Word>(&self, row: &[E]) -> Scalar {
+    fn value<E: Word>(&self, e: E) -> (&Scalar, u64) {
+        let e: u64 = e.into();
+        let col = (e & self.col_mask) as usize;
         let n_in = self.inputs.len();
-        let mut acc = Scalar::ZERO;
-        for &e in row {
-            let e: u64 = e.into();
-            let col = (e & self.col_mask) as usize;
-            let v = if col < n_in {
-                &self.inputs[col]
-            } else {
-                &self.aux[col - n_in]
-            };
-            match e >> self.col_bits {
+        let v = if col < n_in {
+            &self.inputs[col]
+        } else {
+            &self.aux[col - n_in]
+        };
+        (v, e >> self.col_bits)
+    }
+
+    /// ⟨row, w⟩: the first term initialises the sum (most rows have one or two terms).
+    #[inline(always)]
+    fn dot<E: Word>(&self, row: &[E]) -> Scalar {
+        let Some((&first, rest)) = row.split_first() else {
+            return Scalar::ZERO;
+        };
+        let (v, id) = self.value(first);
+        let mut acc = match id {
+            0 => *v,
+            1 => -v,
+            id => *v * self.coeffs[id as usize],
+        };
+        for &e in rest {
+            let (v, id) = self.value(e);
+            match id {
                 0 => acc += v,
                 1 => acc -= v,
                 id => acc += *v * self.coeffs[id as usize],

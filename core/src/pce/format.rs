@@ -154,7 +154,7 @@ impl Header {
         }
         if &bytes[..8] != MAGIC {
             return Err(bad(
-                "not a Bellows pre-compiled constraint system (bad magic)".into()
+                "not a Bellows pre-compiled constraint system (bad magic)".into(),
             ));
         }
         let mut r = Reader { bytes, pos: 8 };
@@ -176,7 +176,8 @@ impl Header {
             )));
         }
         let file_len = r.u64();
-        let (num_inputs, num_aux, num_constraints, num_coeffs) = (r.u64(), r.u64(), r.u64(), r.u64());
+        let (num_inputs, num_aux, num_constraints, num_coeffs) =
+            (r.u64(), r.u64(), r.u64(), r.u64());
         let (col_bits, entry_bytes, block_rows, id_len) = (r.u32(), r.u32(), r.u32(), r.u32());
         let nnz = [r.u64(), r.u64(), r.u64()];
         let mut sections = [(0u64, 0u64); NUM_SECTIONS];
@@ -208,9 +209,7 @@ impl Header {
             id: String::from_utf8_lossy(id_bytes).into_owned(),
         };
         if h.compute_check() != h.header_check {
-            return Err(bad(
-                "header checksum mismatch: the file is corrupted".into(),
-            ));
+            return Err(bad("header checksum mismatch: the file is corrupted".into()));
         }
         if bytes.len() as u64 != file_len {
             return Err(bad(format!(
@@ -229,7 +228,10 @@ impl Header {
 
     /// Consistency of the counts, packing and section bounds (not of the section contents).
     fn check_geometry(&self) -> std::result::Result<(), String> {
-        let vars = self.num_inputs.checked_add(self.num_aux).ok_or("overflow")?;
+        let vars = self
+            .num_inputs
+            .checked_add(self.num_aux)
+            .ok_or("overflow")?;
         if self.num_inputs == 0 {
             return Err("no inputs (the constant one is always input 0)".into());
         }
@@ -237,7 +239,10 @@ impl Header {
             return Err("the coefficient table lacks 1 and −1".into());
         }
         if self.entry_bytes != 4 && self.entry_bytes != 8 {
-            return Err(format!("entry width {} is neither 4 nor 8", self.entry_bytes));
+            return Err(format!(
+                "entry width {} is neither 4 nor 8",
+                self.entry_bytes
+            ));
         }
         if self.col_bits == 0
             || self.col_bits > 32
@@ -382,7 +387,17 @@ mod tests {
 
     #[test]
     fn varints_round_trip_and_reject_garbage() {
-        let values = [0u64, 1, 127, 128, 300, 16_383, 16_384, u32::MAX as u64, u64::MAX];
+        let values = [
+            0u64,
+            1,
+            127,
+            128,
+            300,
+            16_383,
+            16_384,
+            u32::MAX as u64,
+            u64::MAX,
+        ];
         let mut buf = Vec::new();
         for &v in &values {
             push_varint(&mut buf, v);

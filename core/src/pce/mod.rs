@@ -140,7 +140,8 @@ impl Pce {
     /// another circuit identifier is refused.
     pub fn load(path: &Path, expect_id: Option<&str>) -> Result<Self> {
         let what = format!("pre-compiled constraint system {}", path.display());
-        let file = std::fs::File::open(path).map_err(|e| Error::io(format!("opening {what}"), e))?;
+        let file =
+            std::fs::File::open(path).map_err(|e| Error::io(format!("opening {what}"), e))?;
         // SAFETY: the map is read-only and only read through shared slices. Bellows never
         // modifies a recording in place (writers write a temporary file and rename it over the
         // old one, which leaves existing maps intact); another program truncating the file while
@@ -523,18 +524,32 @@ mod tests {
 
     #[test]
     fn wide_entries_give_the_same_results() {
-        let mut o = CircuitOptions::default();
-        o.log_size = Some(13);
-        o.bits_pct = Some(40);
-        let synthetic = CircuitSpec::new("synthetic", &o).unwrap();
-        o = CircuitOptions::default();
-        o.bytes = Some(1);
-        let sha = CircuitSpec::new("sha256", &o).unwrap();
+        let synthetic = CircuitSpec::new(
+            "synthetic",
+            &CircuitOptions {
+                log_size: Some(13),
+                bits_pct: Some(40),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let sha = CircuitSpec::new(
+            "sha256",
+            &CircuitOptions {
+                bytes: Some(1),
+                ..Default::default()
+            },
+        )
+        .unwrap();
         for spec in [synthetic, sha] {
             let narrow = record::record_with(spec.blank(), "n", false).unwrap();
             let wide = record::record_with(spec.blank(), "w", true).unwrap();
             assert_eq!((narrow.entry_bytes(), wide.entry_bytes()), (4, 8));
-            assert_ne!(narrow.digest(), wide.digest(), "the digest covers the packing");
+            assert_ne!(
+                narrow.digest(),
+                wide.digest(),
+                "the digest covers the packing"
+            );
             let direct = synthesize(spec.with_witness(9)).unwrap();
             let got = wide.synthesize(spec.with_witness(9)).unwrap();
             assert_eq!(got.a, direct.a);

@@ -67,7 +67,7 @@ impl Recorder {
                 return id;
             }
         }
-        let key: [u8; 32] = c.to_repr().into();
+        let key: [u8; 32] = c.to_repr();
         let next = self.coeffs.len() as u32;
         let id = *self.index.entry(key).or_insert(next);
         if id == next {
@@ -305,12 +305,7 @@ pub(super) fn record_with<C: Circuit<Scalar>>(
         .map_err(synthesis_error)?;
     circuit.synthesize(&mut cs).map_err(synthesis_error)?;
     for i in 0..cs.num_inputs {
-        cs.enforce(
-            || "",
-            |lc| lc + Variable(Index::Input(i)),
-            |lc| lc,
-            |lc| lc,
-        );
+        cs.enforce(|| "", |lc| lc + Variable(Index::Input(i)), |lc| lc, |lc| lc);
     }
     if cs.rows > (1usize << crate::MAX_LOG_NTT) {
         return Err(Error::invalid(format!(

@@ -19,6 +19,8 @@ struct WitnessCs<'p> {
     aux: Vec<Scalar>,
     constraints: usize,
     block_rows: usize,
+    /// The next constraint to compare (the first of the next block).
+    next_sample: usize,
     mismatch: Option<String>,
 }
 
@@ -105,8 +107,11 @@ impl ConstraintSystem<Scalar> for WitnessCs<'_> {
     {
         let j = self.constraints;
         self.constraints += 1;
-        if j % self.block_rows == 0 && j < self.pce.num_constraints() && self.mismatch.is_none()
-        {
+        if j == self.next_sample {
+            self.next_sample += self.block_rows;
+            if j >= self.pce.num_constraints() || self.mismatch.is_some() {
+                return;
+            }
             let (la, lb, lc) = (
                 a(LinearCombination::zero()),
                 b(LinearCombination::zero()),
@@ -139,18 +144,14 @@ pub(super) fn run<C: Circuit<Scalar>>(pce: &Pce, circuit: C) -> Result<(Vec<Scal
         aux: Vec::with_capacity(pce.num_aux()),
         constraints: 0,
         block_rows: pce.header.block_rows as usize,
+        next_sample: 0,
         mismatch: None,
     };
     cs.alloc_input(|| "one", || Ok(Scalar::ONE))
         .map_err(synthesis_error)?;
     circuit.synthesize(&mut cs).map_err(synthesis_error)?;
     for i in 0..cs.inputs.len() {
-        cs.enforce(
-            || "",
-            |lc| lc + Variable(Index::Input(i)),
-            |lc| lc,
-            |lc| lc,
-        );
+        cs.enforce(|| "", |lc| lc + Variable(Index::Input(i)), |lc| lc, |lc| lc);
     }
     let mismatch = |reason: String| {
         Error::invalid(format!(
