@@ -194,9 +194,10 @@ pub fn for_prove(opts: &PceOpts, spec: &CircuitSpec) -> Result<Option<Arc<Pce>>>
     let pb = spinner("pre-compiled constraint system");
     let got = cache.load_or_record(spec.blank(), &id);
     pb.finish_and_clear();
-    let (pce, source) = got.map_err(|e| {
-        Error::invalid(format!(
-            "{e} (rebuild it with `bellows pce build`, or prove with --no-pce)"
+    let (pce, source) = got.inspect_err(|_| {
+        crate::common::warn(&format!(
+            "the pre-compiled constraint system {id} cannot be used: rebuild it with `bellows pce \
+             build` (same circuit options), or prove with --no-pce"
         ))
     })?;
     let how = match source {
