@@ -21,11 +21,13 @@ run() {
   local rc=${PIPESTATUS[0]}
   [ "$rc" -eq 0 ] || { echo "!! $name exited $rc" | tee -a "$out/$name.log"; status=1; }
 }
-run synthetic-k24-b0  --circuit synthetic --log-size 24 --bits-pct 0
-run synthetic-k24-b90 --circuit synthetic --log-size 24 --bits-pct 90
-run sha256-k24        --circuit sha256 --log-size 24
-run synthetic-k20-b0  --circuit synthetic --log-size 20 --bits-pct 0
-run synthetic-k20-b90 --circuit synthetic --log-size 20 --bits-pct 90
+big=${PCE_BENCH_BIG:-24}      # PCE_BENCH_BIG=12 PCE_BENCH_SMALL=10 for a quick check of this script
+small=${PCE_BENCH_SMALL:-20}
+run "synthetic-k$big-b0"    --circuit synthetic --log-size "$big" --bits-pct 0
+run "synthetic-k$big-b90"   --circuit synthetic --log-size "$big" --bits-pct 90
+run "sha256-k$big"          --circuit sha256 --log-size "$big"
+run "synthetic-k$small-b0"  --circuit synthetic --log-size "$small" --bits-pct 0
+run "synthetic-k$small-b90" --circuit synthetic --log-size "$small" --bits-pct 90
 echo "== summary" | tee "$out/summary.txt"
 for f in "$out"/*.log; do
   printf '%-22s %s | %s\n' "$(basename "$f" .log)" \
