@@ -199,3 +199,33 @@ fn bench_compares_synthesis_and_ends_with_the_ratio() {
     assert_eq!(v["synthesis_mode"], "direct");
     assert!(v["pce_bytes"].is_null());
 }
+
+#[test]
+fn two_processes_building_one_entry_leave_one_whole_file() {
+    let d = dir("two_processes");
+    let cache = d.join("cache");
+    let args = [&["pce", "build"][..], &CIRCUIT].concat();
+    let spawn = || {
+        Command::new(env!("CARGO_BIN_EXE_bellows"))
+            .args(&args)
+            .env("BELLOWS_PCE_DIR", &cache)
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .expect("the bellows binary runs")
+    };
+    let children: Vec<_> = (0..3).map(|_| spawn()).collect();
+    for mut c in children {
+        assert!(c.wait().unwrap().success());
+    }
+    let (info, _) = run(&[&["pce", "info"][..], &CIRCUIT].concat(), &cache, 0);
+    assert!(info.contains("synthetic-k8-b40"), "{info}");
+    let names: Vec<_> = std::fs::read_dir(&cache)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        vec!["synthetic-k8-b40.pce".to_string()],
+        "no temporary files left"
+    );
+}

@@ -11,6 +11,10 @@
 //! Synthesis of a batch runs one circuit per rayon task. A satisfied-constraints check
 //! (⟨A_j,w⟩·⟨B_j,w⟩ = ⟨C_j,w⟩ for every j) runs afterwards so that an unsatisfied circuit is
 //! reported by constraint index instead of yielding a proof that does not verify.
+//!
+//! For circuits proven many times, [`crate::pce`] records the constraint system once and then
+//! produces the same [`Synthesized`], bit for bit, from witness-only synthesis and parallel
+//! sparse products.
 
 use bellpepper_core::{
     Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable,
