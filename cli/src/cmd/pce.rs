@@ -15,7 +15,6 @@ use bellows_core::{
     Error, Result,
 };
 use clap::{Args, Subcommand};
-use ff::PrimeField;
 
 use crate::cli::{BenchArgs, CircuitArgs};
 use crate::common::{circuit_spec, fmt_duration, fmt_secs, spinner, Stat};
@@ -244,9 +243,8 @@ pub fn record_for_bench(spec: &CircuitSpec) -> Result<BenchRecording> {
 }
 
 fn same(d: &Synthesized, p: &Synthesized) -> std::result::Result<(), String> {
-    let eq = |x: &[blstrs::Scalar], y: &[blstrs::Scalar]| {
-        x.len() == y.len() && x.iter().zip(y).all(|(a, b)| a.to_repr() == b.to_repr())
-    };
+    // Scalar equality compares the Montgomery limbs: the bits in memory, which are canonical.
+    let eq = |x: &[blstrs::Scalar], y: &[blstrs::Scalar]| x == y;
     let checks = [
         ("a", eq(&d.a, &p.a)),
         ("b", eq(&d.b, &p.b)),
