@@ -229,3 +229,38 @@ fn two_processes_building_one_entry_leave_one_whole_file() {
         "no temporary files left"
     );
 }
+
+#[test]
+fn without_a_cache_folder_prove_records_in_memory() {
+    let d = dir("no_cache_dir");
+    let params = d.join("p.params");
+    let cache = d.join("unused");
+    run(
+        &[&["setup"][..], &CIRCUIT, &["--fast", "--out", s(&params)]].concat(),
+        &cache,
+        0,
+    );
+    let o = Command::new(env!("CARGO_BIN_EXE_bellows"))
+        .args(
+            [
+                &["prove", "--params", s(&params), "--skip-subgroup-checks"][..],
+                &CIRCUIT,
+                &["--seed", "1", "--out", s(&d.join("x.proof"))],
+            ]
+            .concat(),
+        )
+        .env_remove("RUST_LOG")
+        .env_remove("BELLOWS_PCE_DIR")
+        .env_remove("XDG_CACHE_HOME")
+        .env_remove("HOME")
+        .output()
+        .unwrap();
+    let (out, err) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    assert!(o.status.success(), "{out}\n{err}");
+    assert!(out.contains("recorded (one-time, not cached)"), "{out}");
+    assert!(err.contains("set BELLOWS_PCE_DIR"), "{err}");
+    assert!(!cache.exists());
+}

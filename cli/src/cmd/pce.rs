@@ -187,9 +187,26 @@ pub fn for_prove(opts: &PceOpts, spec: &CircuitSpec) -> Result<Option<Arc<Pce>>>
     if opts.no_pce {
         return Ok(None);
     }
-    let cache = PceCache::open(opts.pce_dir.as_deref())?;
     let id = builtin_id(spec);
     let t = Instant::now();
+    let cache = match PceCache::open(opts.pce_dir.as_deref()) {
+        Ok(c) => c,
+        Err(e) => {
+            // No folder to cache in: still record (in memory) for this run.
+            crate::common::warn(&format!("{e}; recording {id} in memory for this run only"));
+            let pb = spinner("recording the constraint system");
+            let pce = Pce::record(spec.blank(), &id);
+            pb.finish_and_clear();
+            let pce = pce?;
+            println!(
+                "synthesis: pre-compiled constraint system {id}, recorded (one-time, not cached) \
+                 in {}, {}",
+                fmt_duration(t.elapsed()),
+                mb(pce.size_bytes())
+            );
+            return Ok(Some(Arc::new(pce)));
+        }
+    };
     let pb = spinner("pre-compiled constraint system");
     let got = cache.load_or_record(spec.blank(), &id);
     pb.finish_and_clear();
