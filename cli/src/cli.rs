@@ -67,6 +67,9 @@ pub enum Command {
     /// Check a backend (built-in name or plugin) against the CPU reference, bit for bit.
     #[command(long_about = CONFORMANCE_ABOUT)]
     Conformance(ConformanceArgs),
+    /// Manage pre-compiled constraint systems (recorded circuits that make synthesis fast).
+    #[command(long_about = crate::cmd::pce::PCE_ABOUT)]
+    Pce(crate::cmd::pce::PceArgs),
 }
 
 const CONFORMANCE_ABOUT: &str = "Run the conformance suite against a backend and compare every \
@@ -294,6 +297,9 @@ pub struct ProveArgs {
     /// Public inputs file to write (JSON) [default: print them on stdout].
     #[arg(long = "inputs-out", value_name = "FILE.json")]
     pub inputs_out: Option<PathBuf>,
+    /// Pre-compiled constraint system options.
+    #[command(flatten)]
+    pub pce: crate::cmd::pce::PceOpts,
 }
 
 /// `bellows verify`.
@@ -336,6 +342,14 @@ pub struct BenchArgs {
     /// Print one JSON object instead of the table.
     #[arg(long)]
     pub json: bool,
+    /// Synthesise directly instead of with a pre-compiled constraint system (recorded in memory
+    /// before the timed reps).
+    #[arg(long = "no-pce")]
+    pub no_pce: bool,
+    /// Time synthesis only, direct against pre-compiled, on the same circuits and witnesses;
+    /// the last line is `ratio pce/direct: X.XX`.
+    #[arg(long = "compare-synthesis", conflicts_with_all = ["json", "no_pce"])]
+    pub compare_synthesis: bool,
 }
 
 /// `bellows demo`.

@@ -55,6 +55,7 @@ fn run(cli: Cli) -> bellows_core::Result<ExitCode> {
         Command::Verify(a) => cmd::verify::run(a),
         Command::Bench(a) => cmd::bench::run(a, &g),
         Command::Demo(a) => cmd::demo::run(a, &g),
+        Command::Pce(a) => cmd::pce::run(a),
         Command::Conformance(a) => {
             // The suite prints its own results and errors; its verdict is the exit code.
             let code = cmd::conformance::run(a, &g);

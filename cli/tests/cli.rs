@@ -7,6 +7,11 @@ fn bellows(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_bellows"))
         .args(args)
         .env_remove("RUST_LOG")
+        // Pre-compiled constraint systems go to a test folder, not the user's cache.
+        .env(
+            "BELLOWS_PCE_DIR",
+            Path::new(env!("CARGO_TARGET_TMPDIR")).join("bellows-cli-pce"),
+        )
         .output()
         .expect("the bellows binary runs")
 }

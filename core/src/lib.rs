@@ -9,6 +9,8 @@
 //! - [`plugin`]: the versioned plugin interface, the export macros and the loader;
 //! - [`groth16`]: synthesis, the split prover and one-call shortcuts, verification, parameter
 //!   and proof files, setup;
+//! - [`pce`]: pre-compiled constraint systems (recorded R1CS, witness-only synthesis, parallel
+//!   sparse products);
 //! - [`pipeline`]: the scheduler for streams of proofs over one or more devices;
 //! - [`rng`]: OS or seeded randomness for r and s;
 //! - [`circuits`]: the built-in circuits (synthetic, SHA-256) of the CLI, tests and benchmarks;
@@ -29,6 +31,7 @@ pub mod circuits;
 pub mod error;
 pub mod groth16;
 pub mod layout;
+pub mod pce;
 pub mod pipeline;
 pub mod plugin;
 pub mod registry;

@@ -7,7 +7,8 @@
 //! 1. **Synthesis workers** (CPU threads) take partitions from the queue in submission order. Before
 //!    synthesising, a worker reserves the partition's estimated bytes from a [`ByteBudget`]; it
 //!    blocks while the budget is spent, so the number of synthesised-but-unproved partitions can
-//!    never outgrow RAM.
+//!    never outgrow RAM. With [`Pipeline::with_pce`], a worker synthesises with the pre-compiled
+//!    constraint system (witness-only, then parallel products) instead of directly.
 //! 2. **Device workers** — [`PipelineConfig::workers_per_device`] threads per [`ProvingKey`] (one
 //!    key per device; one thread only for a backend that does not declare
 //!    [`crate::Capabilities::concurrent`]), all fed from one bounded channel, so several devices
@@ -41,6 +42,7 @@ use crate::{
         synthesis::synthesize,
         Parameters, Proof,
     },
+    pce::Pce,
     rng::ProofRng,
     Error, Result,
 };
@@ -213,6 +215,7 @@ struct JobState {
 pub struct Pipeline {
     keys: Vec<Arc<ProvingKey>>,
     config: PipelineConfig,
+    pce: Option<Arc<Pce>>,
 }
 
 impl Pipeline {
@@ -234,7 +237,19 @@ impl Pipeline {
                 "every proving key of a pipeline must share one Parameters",
             ));
         }
-        Ok(Self { keys, config })
+        Ok(Self {
+            keys,
+            config,
+            pce: None,
+        })
+    }
+
+    /// Synthesis workers use this pre-compiled constraint system (witness-only synthesis and
+    /// parallel products; results equal direct synthesis's) instead of direct synthesis. Every
+    /// partition must be of its shape; one that is not fails its job with the reason.
+    pub fn with_pce(mut self, pce: Arc<Pce>) -> Self {
+        self.pce = Some(pce);
+        self
     }
 
     /// Device workers for `key`: [`PipelineConfig::workers_per_device`], or one when its backend
@@ -306,6 +321,7 @@ impl Pipeline {
             for _ in 0..self.config.synthesis_workers {
                 let (syn_tx, done_tx) = (syn_tx.clone(), done_tx.clone());
                 let (queue, states, budget) = (&queue, &states, &budget);
+                let pce = self.pce.as_deref();
                 scope.spawn(move || loop {
                     let next = queue.lock().unwrap_or_else(|e| e.into_inner()).next();
                     let Some((n_parts, part)) = next else { break };
@@ -320,7 +336,11 @@ impl Pipeline {
                             started: Instant::now(),
                         });
                     budget.acquire(per_partition);
-                    match synthesize(part.circuit) {
+                    let synthesized = match pce {
+                        Some(p) => p.synthesize(part.circuit),
+                        None => synthesize(part.circuit),
+                    };
+                    match synthesized {
                         Ok(s) => {
                             if syn_tx.send((part.job, part.index, s)).is_err() {
                                 budget.release(per_partition);

@@ -59,6 +59,12 @@ pub struct BenchReport {
     pub phases: Phases,
     /// `count / median total`.
     pub proofs_per_sec: f64,
+    /// `"pce"` (pre-compiled constraint system, recorded before the timed reps) or `"direct"`.
+    pub synthesis_mode: &'static str,
+    /// Seconds to record the constraint system (null with `--no-pce`).
+    pub pce_recording_s: Option<f64>,
+    /// Size of the recording in bytes (null with `--no-pce`).
+    pub pce_bytes: Option<u64>,
 }
 
 /// Statistics of each phase.
@@ -79,6 +85,9 @@ pub struct Phases {
 
 /// Runs the command.
 pub fn run(args: &BenchArgs, g: &Globals) -> Result<()> {
+    if args.compare_synthesis {
+        return crate::cmd::pce::compare_synthesis(args);
+    }
     let spec = circuit_spec(&args.circuit)?;
     let backend = open_backend(&args.backend, g)?;
     let g2 = g2_policy(&args.backend)?;
@@ -103,6 +112,12 @@ pub fn run(args: &BenchArgs, g: &Globals) -> Result<()> {
     let key = ProvingKey::with_g2_policy(params, backend, g2)?;
     let g2_on_backend = key.g2_on_backend();
     let load_time = t.elapsed();
+    let recording = if args.no_pce {
+        None
+    } else {
+        Some(crate::cmd::pce::record_for_bench(&spec)?)
+    };
+    let pce = recording.as_ref().map(|r| &r.pce);
 
     let mut rng = ProofRng::seeded(args.seed);
     let seeds: Vec<u64> = (0..u64::from(args.count))
@@ -112,7 +127,7 @@ pub fn run(args: &BenchArgs, g: &Globals) -> Result<()> {
     let pb = progress(u64::from(args.warmup + args.reps), "bench");
     for rep in 0..args.warmup + args.reps {
         let t = Instant::now();
-        let out = prove_batch(&key, &spec, &seeds, &mut rng);
+        let out = prove_batch(&key, &spec, &seeds, &mut rng, pce);
         let total = t.elapsed();
         let out = match out {
             Ok(o) => o,
@@ -163,6 +178,9 @@ pub fn run(args: &BenchArgs, g: &Globals) -> Result<()> {
             total,
         },
         proofs_per_sec: f64::from(args.count) / total.median_s,
+        synthesis_mode: if pce.is_some() { "pce" } else { "direct" },
+        pce_recording_s: recording.as_ref().map(|r| r.took.as_secs_f64()),
+        pce_bytes: pce.map(|p| p.size_bytes()),
     };
     if args.json {
         let text = serde_json::to_string_pretty(&report)
@@ -175,6 +193,16 @@ pub fn run(args: &BenchArgs, g: &Globals) -> Result<()> {
         fmt_duration(gen_time),
         fmt_duration(load_time)
     );
+    match &recording {
+        Some(r) => println!(
+            "synthesis: pre-compiled constraint system, recorded in {} ({:.1} MB, {:.2} bytes \
+             per non-zero); --no-pce to synthesise directly",
+            fmt_duration(r.took),
+            r.pce.size_bytes() as f64 / 1e6,
+            r.pce.bytes_per_nonzero()
+        ),
+        None => println!("synthesis: direct (--no-pce)"),
+    }
     println!(
         "{} rep(s) of {} proof(s){}:",
         args.reps,

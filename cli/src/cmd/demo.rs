@@ -63,7 +63,7 @@ pub fn run(args: &DemoArgs, g: &Globals) -> Result<()> {
     let seed = witness_seed(args.seed.unwrap_or_else(|| rng.next_u64()), 0);
     let t = Instant::now();
     let pb = spinner("proving");
-    let out = prove_batch(&key, &spec, &[seed], &mut rng);
+    let out = prove_batch(&key, &spec, &[seed], &mut rng, None);
     pb.finish_and_clear();
     let out = out?;
     let tm = out.timings;

@@ -4,6 +4,7 @@ pub mod backends;
 pub mod bench;
 pub mod conformance;
 pub mod demo;
+pub mod pce;
 pub mod prove;
 pub mod setup;
 pub mod verify;

@@ -8,9 +8,9 @@ use bellows_core::{
     groth16::{
         io::{self, PointCheck},
         prover::{self, ProverTimings, ProvingKey},
-        synthesis::synthesize_batch,
         ParamsKind, Proof,
     },
+    pce::Pce,
     pipeline::{Job, Pipeline, PipelineConfig},
     rng::ProofRng,
     Result,
@@ -37,15 +37,18 @@ pub struct BatchOutcome {
     pub timings: ProverTimings,
 }
 
-/// Synthesises the instances with witness seeds `seeds` and proves them as one batch.
+/// Synthesises the instances with witness seeds `seeds` (with the pre-compiled constraint
+/// system `pce` when given, else directly) and proves them as one batch.
 pub fn prove_batch(
     key: &ProvingKey,
     spec: &CircuitSpec,
     seeds: &[u64],
     rng: &mut (impl RngCore + ?Sized),
+    pce: Option<&Pce>,
 ) -> Result<BatchOutcome> {
     let t = Instant::now();
-    let synthesized = synthesize_batch(seeds.iter().map(|&s| spec.with_witness(s)).collect())?;
+    let circuits = seeds.iter().map(|&s| spec.with_witness(s)).collect();
+    let synthesized = crate::cmd::pce::synthesize_with(pce, circuits)?;
     let synthesis = t.elapsed();
     let inputs = synthesized
         .iter()
@@ -69,11 +72,12 @@ fn prove_batches(
     batch: usize,
     rng: &mut (impl RngCore + ?Sized),
     pb: &indicatif::ProgressBar,
+    pce: Option<&Pce>,
 ) -> Result<(Vec<Proof>, Vec<Vec<Scalar>>)> {
     let mut proofs = Vec::with_capacity(seeds.len());
     let mut inputs = Vec::with_capacity(seeds.len());
     for chunk in seeds.chunks(batch) {
-        let out = prove_batch(key, spec, chunk, rng)?;
+        let out = prove_batch(key, spec, chunk, rng, pce)?;
         let tm = out.timings;
         tracing::info!(
             "batch of {}: synthesis {}, G1 phase {}, G2 MSM {} ({}), finalize {}",
@@ -99,11 +103,15 @@ fn prove_pipelined(
     seeds: &[u64],
     args: &ProveArgs,
     pb: &indicatif::ProgressBar,
+    pce: Option<Arc<Pce>>,
 ) -> Result<(Vec<Proof>, Vec<Vec<Scalar>>)> {
     let mut cfg = PipelineConfig::default();
     cfg.seed = args.seed;
     cfg.memory_budget = args.memory_budget;
-    let pipeline = Pipeline::new(vec![key], cfg)?;
+    let mut pipeline = Pipeline::new(vec![key], cfg)?;
+    if let Some(p) = pce {
+        pipeline = pipeline.with_pce(p);
+    }
     let mut inputs = Vec::with_capacity(seeds.len());
     let mut jobs = Vec::with_capacity(seeds.len());
     for (i, &s) in seeds.iter().enumerate() {
@@ -193,6 +201,8 @@ pub fn run(args: &ProveArgs, g: &Globals) -> Result<()> {
         fmt_duration(load_time)
     );
 
+    let pce = crate::cmd::pce::for_prove(&args.pce, &spec)?;
+
     let count = args.count as usize;
     let batch = args.batch_size.map_or(count, |b| b as usize).min(count);
     let mut rng = ProofRng::from_option(args.seed);
@@ -204,9 +214,9 @@ pub fn run(args: &ProveArgs, g: &Globals) -> Result<()> {
     let pb = progress(count as u64, "proving");
     let t = Instant::now();
     let result = if args.pipeline {
-        prove_pipelined(key.clone(), &spec, &seeds, args, &pb)
+        prove_pipelined(key.clone(), &spec, &seeds, args, &pb, pce)
     } else {
-        prove_batches(&key, &spec, &seeds, batch, &mut rng, &pb)
+        prove_batches(&key, &spec, &seeds, batch, &mut rng, &pb, pce.as_deref())
     };
     let (proofs, inputs) = match result {
         Ok(o) => o,

@@ -24,6 +24,10 @@
 //! measured within 6 % of each other on a busy 2-core machine.
 //! A circuit is consumed by synthesis, so the fast pass cannot name a failure after the fact:
 //! run [`find_unsatisfied`] on a second copy of the circuit for that.
+//!
+//! For circuits proven many times, [`crate::pce`] records the constraint system once and then
+//! produces the same [`Synthesized`], bit for bit, from witness-only synthesis and parallel
+//! sparse products.
 
 use bellpepper_core::{
     Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable,
@@ -45,6 +49,18 @@ pub struct Density {
 }
 
 impl Density {
+    /// A density over `used.len()` variables, those marked `true` occurring (how a
+    /// pre-compiled constraint system hands over the densities it recorded).
+    pub(crate) fn from_used(used: Vec<bool>) -> Self {
+        let mut d = Self::default();
+        for (i, u) in used.into_iter().enumerate() {
+            d.push();
+            if u {
+                d.mark(i);
+            }
+        }
+        d
+    }
     fn push(&mut self) {
         if self.len % 64 == 0 {
             self.words.push(0);
@@ -294,6 +310,19 @@ impl ConstraintSystem<Scalar> for Assignment {
     }
 }
 
+/// The error for a circuit's own synthesis failure (shared with the pre-compiled path).
+pub(crate) fn synthesis_error(e: SynthesisError) -> Error {
+    match e {
+        SynthesisError::Unsatisfiable => {
+            Error::Unsatisfied("the circuit reported its constraints unsatisfiable".into())
+        }
+        SynthesisError::AssignmentMissing => Error::Synthesis(
+            "an assignment is missing: the circuit was built without its witness".into(),
+        ),
+        other => Error::Synthesis(other.to_string()),
+    }
+}
+
 /// Runs `circuit` into an assignment and adds the input constraints; with `named`, also
 /// evaluates names and finds the first unsatisfied constraint on the way.
 fn run<C: Circuit<Scalar>>(
@@ -306,15 +335,7 @@ fn run<C: Circuit<Scalar>>(
     };
     cs.alloc_input(|| "one", || Ok(Scalar::ONE))
         .map_err(|e| Error::Synthesis(e.to_string()))?;
-    circuit.synthesize(&mut cs).map_err(|e| match e {
-        SynthesisError::Unsatisfiable => {
-            Error::Unsatisfied("the circuit reported its constraints unsatisfiable".into())
-        }
-        SynthesisError::AssignmentMissing => Error::Synthesis(
-            "an assignment is missing: the circuit was built without its witness".into(),
-        ),
-        other => Error::Synthesis(other.to_string()),
-    })?;
+    circuit.synthesize(&mut cs).map_err(synthesis_error)?;
     for i in 0..cs.s.input_assignment.len() {
         cs.enforce(|| "", |lc| lc + Variable(Index::Input(i)), |lc| lc, |lc| lc);
     }

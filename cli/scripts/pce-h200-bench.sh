@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine (16 cores), from the repository root, after pce-build-carry.sh has put
+# the binary in .carry/: `bellows bench --compare-synthesis` (direct against pre-compiled
+# synthesis of the same circuits and witnesses, checked bit for bit) for the issue-8 sizes, each
+# log in $OUT (or /tmp/bellows-pce-out), and a summary of the `ratio pce/direct` lines.
+#   cli/scripts/pce-h200-bench.sh [REPS]        (default 3 timed reps after 1 warm-up)
+# Takes about 5 minutes on the H200 host (most of it direct synthesis at 2^24 and probing the
+# sha256 size); exits non-zero if any run fails (e.g. the two syntheses disagree).
+set -u -o pipefail
+out=${OUT:-/tmp/bellows-pce-out}
+mkdir -p "$out"
+bin=.carry/bellows
+reps=${1:-3}
+export BELLOWS_NO_PROGRESS=1
+{ date -u; uname -a; nproc; free -g; lscpu | grep -E "Model name|^CPU\(s\)"; } > "$out/machine.txt" 2>&1
+status=0
+run() {
+  local name=$1; shift
+  echo "== $name: bellows bench --compare-synthesis $*" | tee "$out/$name.log"
+  "$bin" bench --compare-synthesis --reps "$reps" --warmup 1 "$@" 2>&1 | tee -a "$out/$name.log"
+  local rc=${PIPESTATUS[0]}
+  [ "$rc" -eq 0 ] || { echo "!! $name exited $rc" | tee -a "$out/$name.log"; status=1; }
+}
+big=${PCE_BENCH_BIG:-24}      # PCE_BENCH_BIG=12 PCE_BENCH_SMALL=10 for a quick check of this script
+small=${PCE_BENCH_SMALL:-20}
+run "synthetic-k$big-b0"    --circuit synthetic --log-size "$big" --bits-pct 0
+run "synthetic-k$big-b90"   --circuit synthetic --log-size "$big" --bits-pct 90
+run "sha256-k$big"          --circuit sha256 --log-size "$big"
+run "synthetic-k$small-b0"  --circuit synthetic --log-size "$small" --bits-pct 0
+run "synthetic-k$small-b90" --circuit synthetic --log-size "$small" --bits-pct 90
+echo "== summary" | tee "$out/summary.txt"
+for f in "$out"/*.log; do
+  printf '%-22s %s | %s\n' "$(basename "$f" .log)" \
+    "$(grep -E '^  (direct|pce) ' "$f" | awk '{printf "%s %s %s  ", $1, $2, $3}')" \
+    "$(tail -n 1 "$f")"
+done | tee -a "$out/summary.txt"
+exit "$status"
