@@ -10,8 +10,8 @@
 //!   `set_memory_budget`) under which bases are loaded, and `trim` returning the stream-ordered
 //!   pool's free memory to the driver.
 //!
-//! Several GPUs: option `devices` (`all`, or a list such as `0,1`; absent: `BackendConfig::device`
-//! alone) opens every listed GPU. Bases are made resident on each (each at its own memory tier);
+//! Several GPUs: option `devices` (`all`, or a list such as `0,1`; absent: every GPU, or
+//! `BackendConfig::device` alone when that is set to a non-zero index) opens every listed GPU. Bases are made resident on each (each at its own memory tier);
 //! a batch of MSM jobs or of proofs is split across the GPUs, which run in parallel; single calls
 //! from several threads each take a free GPU. Work on one GPU is serialised by its lock (one
 //! compute stream and one copy stream per GPU). Every driver failure is an [`Error`], never a
@@ -161,11 +161,12 @@ pub fn parse_bytes(s: &str) -> Result<u64> {
     Ok((value * mult as f64) as u64)
 }
 
-/// The GPU ordinals named by option `devices` (`all` or a comma-separated list), else `device`.
+/// The GPU ordinals named by option `devices` (`all` or a comma-separated list); without the
+/// option, `device` alone when it is set (non-zero), else every GPU.
 fn device_list(cfg: &BackendConfig) -> Result<Vec<usize>> {
     match cfg.get_option("devices").map(str::trim) {
-        None => Ok(vec![cfg.device]),
-        Some("all") | Some("") => {
+        None if cfg.device != 0 => Ok(vec![cfg.device]),
+        None | Some("all") | Some("") => {
             let n = CudaDevice::count()?;
             if n == 0 {
                 return Err(Error::Backend {
@@ -190,7 +191,7 @@ fn device_list(cfg: &BackendConfig) -> Result<Vec<usize>> {
 }
 
 impl CudaBackend {
-    /// Opens the GPUs the configuration names (option `devices`, else `cfg.device`). Device
+    /// Opens the GPUs the configuration names (option `devices`; see [`device_list`]). Device
     /// memory budget per GPU: `cfg.memory_budget`, or option `gpu-memory-limit` (bytes, units
     /// allowed). Errors (no driver, no device, an old GPU, no kernels in this build) are clear.
     pub fn with_config(cfg: &BackendConfig) -> Result<Self> {
@@ -797,5 +798,10 @@ mod tests {
         let mut cfg = BackendConfig::default();
         cfg.device = 2;
         assert_eq!(device_list(&cfg).unwrap(), vec![2]);
+        // Without the option and with the default device 0: every GPU (none here: an error
+        // naming the missing driver, on a machine without one).
+        if !crate::driver_available() {
+            assert!(device_list(&BackendConfig::default()).is_err());
+        }
     }
 }

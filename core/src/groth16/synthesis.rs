@@ -151,11 +151,7 @@ impl Synthesized {
             .find_first(|&j| self.a[j] * self.b[j] != self.c[j]);
         match bad {
             None => Ok(()),
-            Some(j) => Err(Error::Unsatisfied(format!(
-                "constraint {j} of {} does not hold (A·B ≠ C); check the witness \
-                 (synthesis::find_unsatisfied on the same circuit names the constraint)",
-                self.a.len()
-            ))),
+            Some(j) => Err(unsatisfied_at(j, self.a.len())),
         }
     }
 }
@@ -308,6 +304,15 @@ impl ConstraintSystem<Scalar> for Assignment {
     fn get_root(&mut self) -> &mut Self::Root {
         self
     }
+}
+
+/// The error for constraint `j` of `n` not holding (shared with the pre-compiled path, so both
+/// report an unsatisfied witness in the same words).
+pub(crate) fn unsatisfied_at(j: usize, n: usize) -> Error {
+    Error::Unsatisfied(format!(
+        "constraint {j} of {n} does not hold (A·B ≠ C); check the witness \
+         (synthesis::find_unsatisfied on the same circuit names the constraint)"
+    ))
 }
 
 /// The error for a circuit's own synthesis failure (shared with the pre-compiled path).

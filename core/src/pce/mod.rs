@@ -392,9 +392,7 @@ impl Pce {
         let bad = eval::evaluate(self, inputs, aux, a, b, c);
         match bad {
             None => Ok(()),
-            Some(j) => Err(Error::Unsatisfied(format!(
-                "constraint {j} of {n} does not hold (A·B ≠ C); check the witness"
-            ))),
+            Some(j) => Err(crate::groth16::synthesis::unsatisfied_at(j, n)),
         }
     }
 
