@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine, from the repository root, after build-device.sh has put the binaries
+# in .carry/bin (and, for the side-by-side numbers, the peers in .carry/peers and .carry/sppark):
+# correctness first (conformance of the CUDA plugin against the CPU reference, MSM checks
+# against blst), then the measurements, each peer in the same command as ours. Logs and a
+# summary go to $OUT (or /tmp/bellows-cuda-out). Steps are chosen with STEPS (default: all):
+#   conformance msm tiers prove peers
+#   STEPS="conformance prove" K="20 22" BITS="0 90" backends/cuda/scripts/device-prove.sh
+set -u -o pipefail
+out=${OUT:-/tmp/bellows-cuda-out}
+mkdir -p "$out"
+B=.carry/bin
+steps=${STEPS:-conformance msm tiers prove peers}
+ks=${K:-20 22 24}
+bits=${BITS:-0 90}
+summary="$out/summary.txt"
+: > "$summary"
+fail=0
+has() { case " $steps " in *" $1 "*) return 0;; *) return 1;; esac; }
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv > "$out/machine.txt" 2>&1
+"$B/bellows" backends >> "$out/machine.txt" 2>&1
+if has conformance; then
+  timeout 240 "$B/bellows" conformance --backend cuda --full --max-log-size "${CONF_MAX:-20}" > "$out/conformance.log" 2>&1 || fail=1
+  timeout 90 "$B/bellows" conformance --backend cuda --max-log-size 16 --backend-opt gpu-memory-limit=4MiB > "$out/conformance-streaming.log" 2>&1 || fail=1
+  grep -hE "^(PASS|FAIL)" "$out"/conformance*.log | sed 's/^/conformance: /' >> "$summary"
+fi
+if has msm; then
+  timeout 240 "$B/bellows-cuda-msm" --log-n "${MSM_LOG_N:-20,22,24}" --g2-log-n "${MSM_G2_LOG_N:-20,22}" --check 10,16,20 --iters 5 > "$out/msm.log" 2>&1 || fail=1
+  [ -x .carry/sppark/run.sh ] && timeout 200 .carry/sppark/run.sh --log-n "${MSM_LOG_N:-20,22,24}" --check none --iters 5 --modes resident,dscalars --pin off > "$out/sppark.log" 2>&1
+  grep -hE "^RESULT|checks passed|FAILED" "$out/msm.log" "$out/sppark.log" 2>/dev/null >> "$summary"
+fi
+if has tiers; then
+  timeout 120 "$B/bellows-cuda-msm" --log-n 20 --check 10 --iters 3 --tiers 22 > "$out/tiers-msm.log" 2>&1 || fail=1
+  grep -h "RESULT tier" "$out/tiers-msm.log" >> "$summary"
+  for lim in none 2GiB 1GiB; do
+    o=(); [ "$lim" != none ] && o=(--backend-opt "gpu-memory-limit=$lim")
+    timeout 120 "$B/bellows" bench --backend cuda -k 22 --reps 2 "${o[@]}" > "$out/tiers-bench-$lim.log" 2>&1 || fail=1
+    echo "tier bench K=22 limit=$lim: $(grep -hE '^  (G1 phase|G2 MSM|total)' "$out/tiers-bench-$lim.log" | awk '{$1=$1};1' | tr '\n' ';')" >> "$summary"
+  done
+fi
+if has prove; then
+  for k in $ks; do for p in $bits; do
+    timeout 200 "$B/bellows" bench --backend cuda -k "$k" --bits-pct "$p" --reps "${REPS:-3}" --json > "$out/bench-k$k-b$p.json" 2> "$out/bench-k$k-b$p.err" || fail=1
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); ph=d["phases"]; print("bellows K=%d bits=%d count=%d: total %.3f s (synthesis %.3f, G1 phase %.3f, G2 %.3f on %s)" % (d["log_size"], d["bits_pct"], d["count"], ph["total"]["median_s"], ph["synthesis"]["median_s"], ph["g1_phase"]["median_s"], ph["msm_g2"]["median_s"], d["g2_on"]))' "$out/bench-k$k-b$p.json" >> "$summary" 2>&1
+  done; done
+fi
+if has peers && [ -x .carry/peers/run.sh ]; then
+  timeout "${PEERS_TIMEOUT:-300}" .carry/peers/run.sh --log-n "$(echo $ks | tr ' ' ,)" --bits-pct "$(echo $bits | tr ' ' ,)" --iters "${PEER_ITERS:-2}" --variants "${PEERS:-supraseal,cuda}" > "$out/peers.log" 2>&1
+  grep -h "^RESULT" "$out/peers.log" >> "$summary"
+fi
+cat "$summary"
+echo "exit status $fail"
+exit "$fail"
