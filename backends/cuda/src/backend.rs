@@ -39,7 +39,7 @@ use ff::Field;
 
 use crate::{
     memory::{DeviceVec, Plain},
-    msm::{BaseSource, ScalarSource, G1, G2},
+    msm::{BaseSource, MsmGroup, ScalarSource, G1, G2},
     ntt::MAX_LOG_N,
     CudaDevice,
 };
@@ -191,7 +191,8 @@ fn device_list(cfg: &BackendConfig) -> Result<Vec<usize>> {
 }
 
 impl CudaBackend {
-    /// Opens the GPUs the configuration names (option `devices`; see [`device_list`]). Device
+    /// Opens the GPUs the configuration names (option `devices`: `all` or a list; absent: every
+    /// GPU, or `cfg.device` alone when it is non-zero). Device
     /// memory budget per GPU: `cfg.memory_budget`, or option `gpu-memory-limit` (bytes, units
     /// allowed). Errors (no driver, no device, an old GPU, no kernels in this build) are clear.
     pub fn with_config(cfg: &BackendConfig) -> Result<Self> {
@@ -602,21 +603,9 @@ impl Msm for CudaBackend {
         jobs: &[MsmJob<'_>],
         out: &mut [G1Jacobian],
     ) -> Result<()> {
-        check_jobs(&handle, jobs, out.len())?;
-        let r = self.resident(handle, Group::G1)?;
-        self.spread(jobs, out, |k, jobs, out| {
-            let set = g1_set(&r[k]);
-            let pass = self.pass_points(k, 0, set.tier != Tier::Full, 96)?;
-            for (job, o) in jobs.iter().zip(out.iter_mut()) {
-                *o = self.gpus[k].dev.msm::<G1>(
-                    set.source(),
-                    job.start,
-                    ScalarSource::Host(job.scalars),
-                    job.density,
-                    pass,
-                )?;
-            }
-            Ok(())
+        self.msm_jobs::<G1>(handle, Group::G1, jobs, out, |r| match r {
+            Resident::G1(s) => s,
+            Resident::G2(_) => unreachable!("resident() checked the group"),
         })
     }
 
@@ -626,15 +615,31 @@ impl Msm for CudaBackend {
         jobs: &[MsmJob<'_>],
         out: &mut [G2Jacobian],
     ) -> Result<()> {
+        self.msm_jobs::<G2>(handle, Group::G2, jobs, out, |r| match r {
+            Resident::G2(s) => s,
+            Resident::G1(_) => unreachable!("resident() checked the group"),
+        })
+    }
+}
+
+impl CudaBackend {
+    /// Runs MSM jobs of group `G` over the resident set of `handle`, spread over the GPUs.
+    fn msm_jobs<G: MsmGroup>(
+        &self,
+        handle: BasesHandle,
+        group: Group,
+        jobs: &[MsmJob<'_>],
+        out: &mut [G::Jacobian],
+        set_of: fn(&Resident) -> &ResidentSet<G::Affine>,
+    ) -> Result<()> {
         check_jobs(&handle, jobs, out.len())?;
-        let r = self.resident(handle, Group::G2)?;
+        let r = self.resident(handle, group)?;
+        let (g, point_bytes) = if group == Group::G1 { (0, 96) } else { (1, 192) };
         self.spread(jobs, out, |k, jobs, out| {
-            let Resident::G2(set) = &r[k] else {
-                unreachable!("resident() checked the group")
-            };
-            let pass = self.pass_points(k, 1, set.tier != Tier::Full, 192)?;
+            let set = set_of(&r[k]);
+            let pass = self.pass_points(k, g, set.tier != Tier::Full, point_bytes)?;
             for (job, o) in jobs.iter().zip(out.iter_mut()) {
-                *o = self.gpus[k].dev.msm::<G2>(
+                *o = self.gpus[k].dev.msm::<G>(
                     set.source(),
                     job.start,
                     ScalarSource::Host(job.scalars),

@@ -111,47 +111,35 @@ pub struct G1;
 /// G2 marker.
 pub struct G2;
 
-macro_rules! horner {
-    ($proj:ty, $sums:expr, $extra:expr, $c:expr) => {{
-        let mut acc = <$proj>::identity();
-        for s in $sums.iter().rev() {
-            for _ in 0..$c {
-                acc = acc.double();
+/// `impl MsmGroup` for one group: its types, kernels, and Horner's rule over blstrs' projective
+/// points.
+macro_rules! msm_group {
+    ($marker:ty, $name:literal, $affine:ty, $xyzz:ty, $jac:ty, $proj:ty, $kernels:ident) => {
+        #[allow(private_interfaces)]
+        impl MsmGroup for $marker {
+            type Affine = $affine;
+            type Xyzz = $xyzz;
+            type Jacobian = $jac;
+            const NAME: &'static str = $name;
+            fn kernels(k: &Kernels) -> &GroupKernels {
+                &k.$kernels
             }
-            acc += <$proj>::from(*s);
+            fn combine(window_sums: &[$jac], extra: &$jac, c: u32) -> $jac {
+                let mut acc = <$proj>::identity();
+                for s in window_sums.iter().rev() {
+                    for _ in 0..c {
+                        acc = acc.double();
+                    }
+                    acc += <$proj>::from(*s);
+                }
+                acc += <$proj>::from(*extra);
+                acc.into()
+            }
         }
-        acc += <$proj>::from(*$extra);
-        acc.into()
-    }};
+    };
 }
-
-#[allow(private_interfaces)]
-impl MsmGroup for G1 {
-    type Affine = G1Affine;
-    type Xyzz = G1Xyzz;
-    type Jacobian = G1Jacobian;
-    const NAME: &'static str = "G1";
-    fn kernels(k: &Kernels) -> &GroupKernels {
-        &k.msm_g1
-    }
-    fn combine(window_sums: &[G1Jacobian], extra: &G1Jacobian, c: u32) -> G1Jacobian {
-        horner!(G1Projective, window_sums, extra, c)
-    }
-}
-
-#[allow(private_interfaces)]
-impl MsmGroup for G2 {
-    type Affine = G2Affine;
-    type Xyzz = G2Xyzz;
-    type Jacobian = G2Jacobian;
-    const NAME: &'static str = "G2";
-    fn kernels(k: &Kernels) -> &GroupKernels {
-        &k.msm_g2
-    }
-    fn combine(window_sums: &[G2Jacobian], extra: &G2Jacobian, c: u32) -> G2Jacobian {
-        horner!(G2Projective, window_sums, extra, c)
-    }
-}
+msm_group!(G1, "G1", G1Affine, G1Xyzz, G1Jacobian, G1Projective, msm_g1);
+msm_group!(G2, "G2", G2Affine, G2Xyzz, G2Jacobian, G2Projective, msm_g2);
 
 /// The digit passes' arguments; mirrors `msm::DigitArgs` in kernels/msm.cuh field for field.
 #[repr(C)]
