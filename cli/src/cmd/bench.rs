@@ -5,16 +5,17 @@ use std::time::{Duration, Instant};
 
 use bellows_core::{
     circuits::witness_seed,
-    groth16::{prover::ProvingKey, setup},
+    groth16::{limits, prover::ProvingKey, setup},
     rng::ProofRng,
-    Result,
 };
 
 use crate::cli::BenchArgs;
 use crate::cmd::prove::prove_batch;
 use crate::common::{
-    circuit_spec, fmt_duration, fmt_secs, open_backend, progress, spinner, Globals, Stat,
+    circuit_plan, fmt_duration, fmt_secs, open_backend, progress, spinner, Globals, Stat,
 };
+use crate::error::Result;
+use crate::outln;
 
 /// The machine-readable result (`--json`).
 #[derive(Debug, serde::Serialize)]
@@ -70,18 +71,35 @@ pub struct Phases {
 
 /// Runs the command.
 pub fn run(args: &BenchArgs, g: &Globals) -> Result<()> {
-    let spec = circuit_spec(&args.circuit)?;
+    let (spec, shape) = circuit_plan(&args.circuit)?;
+    limits::check_memory(
+        &format!(
+            "benchmarking {} proof(s) of {} (domain 2^{}) as one batch",
+            args.count,
+            args.circuit.circuit,
+            shape.domain.trailing_zeros()
+        ),
+        shape
+            .fast_setup_bytes()
+            .saturating_add(limits::proving_bytes(
+                &shape,
+                0,
+                args.count.into(),
+                args.count.into(),
+                2,
+            )),
+    )?;
     let backend = open_backend(&args.backend.backend, g)?;
     let info = backend.info();
     if !args.json {
-        println!("circuit: {}", spec.description());
-        println!(
+        outln!("circuit: {}", spec.description());
+        outln!(
             "backend: {} {}, {} threads",
             info.name,
             info.version,
             rayon::current_num_threads()
         );
-        println!("parameters: benchmark-only (fast generator; these proofs do not verify)");
+        outln!("parameters: benchmark-only (fast generator; these proofs do not verify)");
     }
     let t = Instant::now();
     let pb = spinner("generating benchmark-only parameters");
@@ -101,13 +119,13 @@ pub fn run(args: &BenchArgs, g: &Globals) -> Result<()> {
     let pb = progress(u64::from(args.warmup + args.reps), "bench");
     for rep in 0..args.warmup + args.reps {
         let t = Instant::now();
-        let out = prove_batch(&key, &spec, &seeds, &mut rng);
+        let out = prove_batch(&key, &spec, &seeds, &mut rng, &|_| {});
         let total = t.elapsed();
         let out = match out {
             Ok(o) => o,
             Err(e) => {
                 pb.abandon();
-                return Err(e);
+                return Err(e.into());
             }
         };
         pb.inc(1);
@@ -159,15 +177,15 @@ pub fn run(args: &BenchArgs, g: &Globals) -> Result<()> {
     if args.json {
         let text = serde_json::to_string_pretty(&report)
             .map_err(|e| bellows_core::Error::invalid(format!("serialising the report: {e}")))?;
-        println!("{text}");
+        outln!("{text}");
         return Ok(());
     }
-    println!(
+    outln!(
         "params: generated in {}, loaded in {}",
         fmt_duration(gen_time),
         fmt_duration(load_time)
     );
-    println!(
+    outln!(
         "{} rep(s) of {} proof(s){}:",
         args.reps,
         args.count,
@@ -177,7 +195,7 @@ pub fn run(args: &BenchArgs, g: &Globals) -> Result<()> {
             String::new()
         }
     );
-    println!("  {:<28} {:>10} {:>10}", "phase", "median", "min");
+    outln!("  {:<28} {:>10} {:>10}", "phase", "median", "min");
     let p = &report.phases;
     for (name, s) in [
         ("synthesis", p.synthesis),
@@ -187,13 +205,13 @@ pub fn run(args: &BenchArgs, g: &Globals) -> Result<()> {
         ("finalize", p.finalize),
         ("total", p.total),
     ] {
-        println!(
+        outln!(
             "  {:<28} {:>10} {:>10}",
             name,
             fmt_secs(s.median_s),
             fmt_secs(s.min_s)
         );
     }
-    println!("proofs/s: {:.3}", report.proofs_per_sec);
+    outln!("proofs/s: {:.3}", report.proofs_per_sec);
     Ok(())
 }

@@ -7,12 +7,16 @@
 //!   the G2 MSM on CPU threads in between;
 //! - [`verifier`]: single and batched verification;
 //! - [`params`], [`proof`], [`io`]: keys and proofs, and bellperson's file formats;
+//! - [`output`]: the one safe (atomic) writer of output files; [`limits`]: size limits and
+//!   up-front memory estimates;
 //! - [`setup`]: a real trusted setup for small circuits and a fast benchmark-only generator.
 
 pub mod encoding;
 pub mod host_msm;
 pub mod io;
 pub mod keypair;
+pub mod limits;
+pub mod output;
 pub mod params;
 pub mod proof;
 pub mod prover;
