@@ -85,10 +85,10 @@ fn backends_lists_plugins_and_the_reason_a_broken_one_failed() {
     .unwrap();
     let (code, out, err) = bellows(&["backends"], Some(&dir));
     assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
-    assert!(out.contains("cpu 0.1.0 (built-in)"), "{out}");
+    assert!(out.contains("cpu 0.1.0 (built-in; --backend cpu)"), "{out}");
     assert!(
         out.contains(&format!(
-            "(plugin: {})",
+            "(plugin: {};",
             dir.join("libbellows_backend_cpu.so").display()
         )),
         "{out}"
@@ -125,5 +125,45 @@ fn backends_lists_plugins_and_the_reason_a_broken_one_failed() {
         None,
     );
     assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Issue 9: a plugin that aborts in its constructor does not take `bellows backends` down; a
+/// folder named like a plugin is not listed; the built-in and the plugin of one name are told
+/// apart, with how to select each.
+#[test]
+fn backends_survives_an_aborting_plugin_and_skips_folders() {
+    let plugins = bellows_conformance::artifacts::build_plugins().expect("plugins build");
+    let dir = std::env::temp_dir().join(format!("bellows-cli-abort-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(
+        plugins.test_plugin("aborts"),
+        dir.join("libbellows_backend_aborts.so"),
+    )
+    .unwrap();
+    std::fs::copy(&plugins.cpu, dir.join("libbellows_backend_cpu.so")).unwrap();
+    std::fs::create_dir_all(dir.join("libbellows_backend_folder.so")).unwrap();
+    let (code, out, err) = bellows(&["backends"], Some(&dir));
+    assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
+    assert!(out.contains("aborts"), "{out}");
+    assert!(out.contains("SIGABRT"), "the abort is named: {out}");
+    assert!(!out.contains("folder"), "a folder is not a plugin: {out}");
+    assert!(out.contains("cpu 0.1.0 (built-in; --backend cpu)"), "{out}");
+    assert!(
+        out.contains("the name selects an earlier entry"),
+        "the shadowed plugin says how to select it: {out}"
+    );
+    let (code, out, _) = bellows(&["backends", "--json"], Some(&dir));
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let arr = v.as_array().unwrap();
+    let cpu_plugin = arr
+        .iter()
+        .find(|e| e["name"] == "cpu" && e["source"] == "plugin")
+        .unwrap();
+    assert_eq!(cpu_plugin["selected_by_name"], false);
+    let aborts = arr.iter().find(|e| e["name"] == "aborts").unwrap();
+    assert!(aborts["error"].as_str().unwrap().contains("signal 6"), "{aborts}");
     let _ = std::fs::remove_dir_all(&dir);
 }

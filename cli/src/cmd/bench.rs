@@ -79,15 +79,13 @@ pub fn run(args: &BenchArgs, g: &Globals) -> Result<()> {
             args.circuit.circuit,
             shape.domain.trailing_zeros()
         ),
-        shape
-            .fast_setup_bytes()
-            .saturating_add(limits::proving_bytes(
-                &shape,
-                0,
-                args.count.into(),
-                args.count.into(),
-                2,
-            )),
+        shape.fast_setup_bytes().max(limits::proving_bytes(
+            &shape,
+            shape.params_bytes(),
+            args.count.into(),
+            args.count.into(),
+            2,
+        )),
     )?;
     let backend = open_backend(&args.backend.backend, g)?;
     let info = backend.info();

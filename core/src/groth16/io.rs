@@ -501,20 +501,21 @@ fn map_file(file: &File, len: u64, label: &str) -> Result<memmap2::Mmap> {
 pub fn read_bounded(path: impl AsRef<Path>, label: &str, limit: u64) -> Result<Vec<u8>> {
     let path = path.as_ref();
     let (file, meta) = open_input(path, label)?;
-    let too_big = |n: String| {
-        Error::invalid(format!(
-            "{label} holds {n} bytes, more than the {limit} bytes this file may have"
-        ))
-    };
     if meta.is_file() && meta.len() > limit {
-        return Err(too_big(meta.len().to_string()));
+        return Err(Error::invalid(format!(
+            "{label} is {} bytes, more than the {limit} bytes allowed",
+            meta.len()
+        )));
     }
     let mut out = Vec::new();
     file.take(limit.saturating_add(1))
         .read_to_end(&mut out)
         .map_err(|e| Error::io(format!("reading {label}"), e))?;
     if out.len() as u64 > limit {
-        return Err(too_big(format!("more than {limit}")));
+        return Err(Error::invalid(format!(
+            "{label} holds more than the {limit} bytes allowed (it is {})",
+            describe_file_type(&meta)
+        )));
     }
     Ok(out)
 }
@@ -662,6 +663,7 @@ pub fn read_verifying_key(path: impl AsRef<Path>, check: PointCheck) -> Result<V
     let (file, meta) = open_input(path, &label)?;
     if !meta.is_file() {
         let (data, extra) = read_vk_stream(file, &label)?;
+        let vk = decode_vk_file(&data, check, &label)?;
         if extra {
             return Err(Error::malformed(
                 &label,
@@ -671,7 +673,7 @@ pub fn read_verifying_key(path: impl AsRef<Path>, check: PointCheck) -> Result<V
                 ),
             ));
         }
-        return decode_vk_file(&data, check, &label);
+        return Ok(vk);
     }
     if meta.len() == 0 {
         return Err(Error::malformed(&label, "the file is empty"));
@@ -695,6 +697,7 @@ pub fn read_verifying_key_or_params(
     let (file, meta) = open_input(path, &label)?;
     if !meta.is_file() {
         let (data, extra) = read_vk_stream(file, &label)?;
+        let vk = decode_vk_file(&data, check, &label)?;
         if extra {
             return Err(Error::invalid(format!(
                 "{label} is {} and more data follows its verifying key (which ends at byte \
@@ -703,7 +706,7 @@ pub fn read_verifying_key_or_params(
                 data.len()
             )));
         }
-        return decode_vk_file(&data, check, &label);
+        return Ok(vk);
     }
     if meta.len() == 0 {
         return Err(Error::malformed(&label, "the file is empty"));

@@ -19,11 +19,22 @@ pub const G2_BYTES: u64 = 192;
 /// Bytes of a scalar in memory.
 pub const SCALAR_BYTES: u64 = 32;
 
+/// Environment variable capping the memory the estimates may count on, in bytes (`8GiB` style
+/// units are not parsed here: a plain number). For leaving room to other jobs, and for tests.
+pub const MEMORY_LIMIT_ENV: &str = "BELLOWS_MEMORY_LIMIT";
+
 /// Bytes of memory the host has available now (the smaller of `MemAvailable` and the cgroup's
-/// limit less its usage), or `None` when that cannot be read.
+/// limit less its usage, and of `$BELLOWS_MEMORY_LIMIT`), or `None` when none of them is known.
 pub fn available_memory() -> Option<u64> {
     let m = crate::backend::memory::host_memory_info();
-    (m.total > 0).then_some(m.free)
+    let host = (m.total > 0).then_some(m.free);
+    let cap = std::env::var(MEMORY_LIMIT_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    match (host, cap) {
+        (Some(h), Some(c)) => Some(h.min(c)),
+        (h, c) => h.or(c),
+    }
 }
 
 /// Refuses `what` when its estimated memory `need` exceeds what the host has available. The
@@ -80,46 +91,46 @@ impl Shape {
             .saturating_add(v.saturating_mul(3 * G1_BYTES + G2_BYTES))
     }
 
-    /// Peak bytes of a real trusted setup: the constraint matrices (about four non-zero entries
-    /// of 40 bytes per constraint), the powers of τ and the h scalars (32 bytes each per domain
-    /// element), the h points in Jacobian and affine form (144 + 96), then per variable its
-    /// u, v, w and query scalars, Jacobian and affine points in G1 and G2.
+    /// Peak bytes of a real trusted setup: the constraint matrices, the powers of τ and the h
+    /// scalars, the h points in Jacobian and affine form, then per variable its u, v, w and
+    /// query scalars and its Jacobian and affine points in G1 and G2. Modelled as 700 bytes per
+    /// domain element and 1300 per variable, above the 1790 bytes per constraint measured for
+    /// the synthetic circuit at 2^14..2^16 (peak RSS, 2-core machine, 2026-11).
     pub fn setup_bytes(&self) -> u64 {
-        let n = self.domain;
-        let v = self.vars;
-        let per_domain = 4 * 40 + 2 * SCALAR_BYTES + 144 + G1_BYTES;
-        let per_var = 4 * SCALAR_BYTES + 144 + 288 + 3 * G1_BYTES + G2_BYTES;
-        n.saturating_mul(per_domain)
-            .saturating_add(v.saturating_mul(per_var))
+        self.domain
+            .saturating_mul(700)
+            .saturating_add(self.vars.saturating_mul(1300))
     }
 
-    /// Peak bytes of the benchmark-only generator: the parameters themselves plus one section
-    /// walked in Jacobian form at a time (at most 8192 points per thread, negligible) and the
-    /// counting pass over the circuit (density bitmaps).
+    /// Peak bytes of the benchmark-only generator: the parameters themselves plus the counting
+    /// pass over the circuit and one walk chunk per thread (64 bytes per variable; 610 bytes per
+    /// constraint measured at 2^14..2^16, against 640 here).
     pub fn fast_setup_bytes(&self) -> u64 {
         self.params_bytes()
-            .saturating_add(self.vars.saturating_mul(2))
+            .saturating_add(self.vars.saturating_mul(64))
     }
 
     /// Bytes one proof of a batch holds while it is proved: the a, b, c evaluations (3 × 32 per
-    /// domain element, transformed in place), the assignments (32 per variable), the quotient's
-    /// coset buffers and the MSM scalars in canonical form (another 3 × 32 per domain element
-    /// and 32 per variable).
+    /// domain element, transformed in place), the quotient's coset buffers and the MSM scalars
+    /// in canonical form (5 × 32 more), and the assignments (2 × 32 per variable).
     pub fn proof_bytes(&self) -> u64 {
         let n = self.domain;
         let v = self.vars;
-        n.saturating_mul(6 * SCALAR_BYTES)
+        n.saturating_mul(8 * SCALAR_BYTES)
             .saturating_add(v.saturating_mul(2 * SCALAR_BYTES))
     }
 }
 
-/// Bytes that proving `count` proofs in batches of `batch` holds at its peak: the parameters,
-/// one batch of working sets, and every finished proof and its public inputs until they are
-/// written (`inputs` public inputs each: 384 bytes of points, 32 bytes and ~80 characters of
-/// JSON per input).
+/// Bytes that proving `count` proofs in batches of `batch` holds at its peak: the parameters
+/// and what the backend keeps beside them (1.5 × their size), one batch of working sets, and
+/// every finished proof and its public inputs until they are written (`inputs` public inputs
+/// each: 384 bytes of points, 32 bytes and ~80 characters of JSON per input). Measured at 2^16
+/// on the CPU backend: 1140 bytes per constraint for one proof (1510 for four), against 1184
+/// (2144) here.
 pub fn proving_bytes(shape: &Shape, params_bytes: u64, count: u64, batch: u64, inputs: u64) -> u64 {
     let per_output = 3 * G1_BYTES + G2_BYTES + inputs.saturating_mul(SCALAR_BYTES + 80);
     params_bytes
+        .saturating_add(params_bytes / 2)
         .saturating_add(batch.saturating_mul(shape.proof_bytes()))
         .saturating_add(count.saturating_mul(per_output))
 }

@@ -229,8 +229,18 @@ impl OutputFile {
         if path.as_os_str().is_empty() {
             return Err(Error::invalid(format!("{what}: the path is empty")));
         }
-        let (real, meta) =
-            follow_links(path).map_err(|e| Error::io(format!("inspecting {label}"), e))?;
+        let (real, meta) = follow_links(path).map_err(|e| {
+            // "Not a directory": a component of the folder is a file.
+            let dir = split(path).0;
+            match std::fs::metadata(&dir) {
+                Ok(m) if !m.is_dir() => Error::invalid(format!(
+                    "{label}: {} is {}, not a folder",
+                    dir.display(),
+                    describe_file_type(&m)
+                )),
+                _ => Error::io(format!("inspecting {label}"), e),
+            }
+        })?;
         let id = match &meta {
             Some(m) => inode_id(m).unwrap_or_else(|| FileId::Path(absolute(&real))),
             None => FileId::Path(absolute(&real)),
