@@ -19,8 +19,12 @@
 //! path for files that do not exist yet), so that callers can refuse an output that would
 //! overwrite one of their inputs or another output.
 //!
-//! A process killed mid-write (SIGKILL, power loss) can leave its temporary file, named
-//! `.NAME.PID.N.tmp` beside the target; the target itself is never half-written.
+//! On Linux the temporary file is **unnamed** (`O_TMPFILE`): it gets a name
+//! (`.NAME.PID.N.tmp`, linked through `/proc/self/fd`) only once it is complete, for the instant
+//! before the rename. A process killed mid-write (Ctrl-C, SIGKILL) therefore leaves nothing
+//! behind: the kernel frees the unnamed file. Where `O_TMPFILE` is not available (another OS,
+//! a file system without it, no `/proc`), the temporary file is named from the start and such a
+//! kill can leave it; the target itself is never half-written either way.
 
 use std::fs::{File, Metadata};
 use std::io::{BufWriter, Write};
@@ -188,11 +192,13 @@ fn is_write_through(m: &Metadata) -> bool {
 }
 
 enum Target {
-    /// Written to `tmp` beside `real`, then renamed over it.
+    /// Written to `tmp` beside `real`, then renamed over it. With `unnamed`, `file` is an
+    /// `O_TMPFILE` file that is linked as `tmp` only when complete.
     Atomic {
         real: PathBuf,
         tmp: PathBuf,
         file: Option<File>,
+        unnamed: bool,
         committed: bool,
     },
     /// Opened and written in place (a character device or FIFO).
@@ -305,36 +311,44 @@ impl OutputFile {
             std::process::id(),
             COUNTER.fetch_add(1, Ordering::Relaxed)
         ));
-        let file = File::options()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)
-            .map_err(|e| {
-                Error::io(
-                    format!(
-                        "creating a temporary file in {} for {label}",
-                        dir.display()
-                    ),
-                    e,
-                )
-            })?;
-        let out = OutputFile {
+        let creating = |e| {
+            Error::io(
+                format!(
+                    "creating a temporary file in {} for {label}",
+                    dir.display()
+                ),
+                e,
+            )
+        };
+        let (file, unnamed) = match unnamed::create(&dir) {
+            Some(Ok(f)) => (f, true),
+            Some(Err(e)) => return Err(creating(e)),
+            None => (
+                File::options()
+                    .write(true)
+                    .create_new(true)
+                    .open(&tmp)
+                    .map_err(creating)?,
+                false,
+            ),
+        };
+        if let Some(m) = &meta {
+            // A replaced file keeps its permissions (best effort: the owner may differ).
+            let _ = file.set_permissions(m.permissions());
+        }
+        Ok(OutputFile {
             path: path.to_path_buf(),
             what: what.to_string(),
             kind,
             id,
             target: Target::Atomic {
                 real: real.clone(),
-                tmp: tmp.clone(),
+                tmp,
                 file: Some(file),
+                unnamed,
                 committed: false,
             },
-        };
-        if let Some(m) = &meta {
-            // A replaced file keeps its permissions (best effort: the owner may differ).
-            let _ = std::fs::set_permissions(&tmp, m.permissions());
-        }
-        Ok(out)
+        })
     }
 
     /// The path as given.
@@ -373,6 +387,7 @@ impl OutputFile {
                 real,
                 tmp,
                 file,
+                unnamed,
                 committed,
             } => {
                 let file = file.take().expect("an output is committed once");
@@ -383,6 +398,13 @@ impl OutputFile {
                     .map_err(|e| Error::io(format!("writing {label}"), e.into_error()))?;
                 file.sync_all()
                     .map_err(|e| Error::io(format!("syncing {label}"), e))?;
+                if *unnamed {
+                    // From here on the temporary file has a name, removed on failure below.
+                    unnamed::link(&file, tmp).map_err(|e| {
+                        Error::io(format!("naming the temporary file of {label}"), e)
+                    })?;
+                    *unnamed = false;
+                }
                 drop(file);
                 std::fs::rename(&*tmp, &*real).map_err(|e| {
                     Error::io(format!("renaming the temporary file over {label}"), e)
@@ -420,15 +442,95 @@ impl Drop for OutputFile {
         if let Target::Atomic {
             tmp,
             file,
+            unnamed,
             committed,
             ..
         } = &mut self.target
         {
+            // An unnamed file vanishes when closed; a named one is removed.
             if !*committed {
                 drop(file.take());
-                let _ = std::fs::remove_file(&*tmp);
+                if !*unnamed {
+                    let _ = std::fs::remove_file(&*tmp);
+                }
             }
         }
+    }
+}
+
+/// Unnamed temporary files (`O_TMPFILE`), Linux only.
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+mod unnamed {
+    use std::fs::File;
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::io::AsRawFd;
+    use std::path::Path;
+
+    /// An unnamed file in `dir`, or `None` where the kernel, the file system or a missing
+    /// `/proc` rule it out (the caller then names its temporary file from the start).
+    pub fn create(dir: &Path) -> Option<std::io::Result<File>> {
+        if !Path::new("/proc/self/fd").is_dir() {
+            return None;
+        }
+        match File::options()
+            .write(true)
+            .mode(0o666)
+            .custom_flags(libc::O_TMPFILE)
+            .open(dir)
+        {
+            Ok(f) => Some(Ok(f)),
+            // Not supported here: fall back to a named file.
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::EOPNOTSUPP | libc::EISDIR | libc::EINVAL | libc::ENOENT)
+                ) =>
+            {
+                None
+            }
+            Err(e) => Some(Err(e)),
+        }
+    }
+
+    /// Gives the unnamed `file` the name `to` (which must not exist).
+    pub fn link(file: &File, to: &Path) -> std::io::Result<()> {
+        let from = std::ffi::CString::new(format!("/proc/self/fd/{}", file.as_raw_fd()))
+            .expect("no NUL in a formatted number");
+        let to = std::ffi::CString::new(to.as_os_str().as_bytes())
+            .map_err(|_| std::io::Error::other("a NUL byte in the path"))?;
+        // SAFETY: both are valid NUL-terminated strings that outlive the call; linkat only
+        // reads them. AT_SYMLINK_FOLLOW makes it link the file the /proc entry stands for.
+        let r = unsafe {
+            libc::linkat(
+                libc::AT_FDCWD,
+                from.as_ptr(),
+                libc::AT_FDCWD,
+                to.as_ptr(),
+                libc::AT_SYMLINK_FOLLOW,
+            )
+        };
+        if r == 0 {
+            Ok(())
+        } else {
+            Err(std::io::Error::last_os_error())
+        }
+    }
+}
+
+/// Named temporary files everywhere else.
+#[cfg(not(target_os = "linux"))]
+mod unnamed {
+    use std::fs::File;
+    use std::path::Path;
+
+    pub fn create(_dir: &Path) -> Option<std::io::Result<File>> {
+        None
+    }
+
+    pub fn link(_file: &File, _to: &Path) -> std::io::Result<()> {
+        unreachable!("no unnamed files on this platform")
     }
 }
 
@@ -463,8 +565,9 @@ mod tests {
         let p = d.join("x.bin");
         let o = OutputFile::prepare(&p, "test file").unwrap();
         assert_eq!(o.kind(), OutputKind::New);
-        // The temporary exists from the start (the folder is writable).
-        assert_eq!(entries(&d).len(), 1);
+        // The temporary exists from the start (the folder is writable), unnamed where it can.
+        let named = usize::from(!cfg!(target_os = "linux"));
+        assert!(entries(&d).len() <= 1 && (named == 0 || entries(&d).len() == 1));
         o.commit_bytes(b"one").unwrap();
         assert_eq!(std::fs::read(&p).unwrap(), b"one");
         let o = OutputFile::prepare(&p, "test file").unwrap();
