@@ -13,8 +13,8 @@ use bellows_core::{
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::cli::CircuitArgs;
-use crate::error::{invalid_value, CliError};
 use crate::errln;
+use crate::error::{invalid_value, CliError};
 
 /// Settings from the global options.
 #[derive(Clone, Copy, Debug, Default)]
@@ -63,7 +63,11 @@ pub fn circuit_plan(a: &CircuitArgs) -> crate::error::Result<(CircuitSpec, Shape
     let plan = match a.circuit.as_str() {
         "synthetic" => {
             if let Some(b) = a.bytes {
-                return Err(invalid_value("--bytes <N>", b, "--bytes applies to sha256, not synthetic"));
+                return Err(invalid_value(
+                    "--bytes <N>",
+                    b,
+                    "--bytes applies to sha256, not synthetic",
+                ));
             }
             let k = a.log_size.ok_or_else(|| {
                 CliError::Usage("the synthetic circuit needs --log-size K".into())
@@ -72,14 +76,21 @@ pub fn circuit_plan(a: &CircuitArgs) -> crate::error::Result<(CircuitSpec, Shape
                 return Err(invalid_value(
                     "--log-size <K>",
                     k,
-                    format!("the synthetic circuit needs {}..={MAX_LOG_NTT}", synthetic::MIN_LOG_SIZE),
+                    format!(
+                        "the synthetic circuit needs {}..={MAX_LOG_NTT}",
+                        synthetic::MIN_LOG_SIZE
+                    ),
                 ));
             }
             shape(k)
         }
         "sha256" => {
             if let Some(p) = a.bits_pct {
-                return Err(invalid_value("--bits-pct <P>", p, "--bits-pct applies to synthetic, not sha256"));
+                return Err(invalid_value(
+                    "--bits-pct <P>",
+                    p,
+                    "--bits-pct applies to synthetic, not sha256",
+                ));
             }
             match (a.bytes, a.log_size) {
                 (Some(_), Some(_)) => {
@@ -92,7 +103,9 @@ pub fn circuit_plan(a: &CircuitArgs) -> crate::error::Result<(CircuitSpec, Shape
                         return Err(invalid_value(
                             "--log-size <K>",
                             k,
-                            format!("a sha256 circuit needs 15..={MAX_LOG_NTT} (one block needs 2^15)"),
+                            format!(
+                                "a sha256 circuit needs 15..={MAX_LOG_NTT} (one block needs 2^15)"
+                            ),
                         ));
                     }
                     shape(k)
@@ -288,7 +301,10 @@ mod tests {
         for bytes in [0usize, 1, 55, 56, 64, 119, 200, 1000] {
             let exact = Sha256Circuit::new(bytes).unwrap().num_constraints() as u64;
             let bound = sha256_constraints_bound(bytes as u64);
-            assert!(bound >= exact, "{bytes} bytes: bound {bound} < exact {exact}");
+            assert!(
+                bound >= exact,
+                "{bytes} bytes: bound {bound} < exact {exact}"
+            );
             // Close once the preimage fills its blocks (the gadget folds constant padding, so
             // a nearly empty preimage costs far less than a block).
             if [55, 119, 1000].contains(&bytes) {

@@ -39,6 +39,10 @@ impl CliError {
 pub type Result<T, E = CliError> = std::result::Result<T, E>;
 
 /// A usage error for option `opt` with value `value`, worded as clap words its own.
-pub fn invalid_value(opt: &str, value: impl std::fmt::Display, why: impl std::fmt::Display) -> CliError {
+pub fn invalid_value(
+    opt: &str,
+    value: impl std::fmt::Display,
+    why: impl std::fmt::Display,
+) -> CliError {
     CliError::Usage(format!("invalid value '{value}' for '{opt}': {why}"))
 }

@@ -51,7 +51,10 @@ pub fn finish() -> Option<std::io::Error> {
             record(e);
         }
     }
-    let e = STDOUT_ERROR.lock().unwrap_or_else(|p| p.into_inner()).take()?;
+    let e = STDOUT_ERROR
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .take()?;
     (e.kind() != std::io::ErrorKind::BrokenPipe).then_some(e)
 }
 

@@ -26,9 +26,13 @@ pub fn whole(s: &str, lo: u64, hi: u64) -> Result<u64, String> {
 
 /// `--count`, `--batch-size`: 1..=2^22 (the most proofs a proof file holds).
 pub fn proof_count(s: &str) -> Result<u32, String> {
-    whole(s, 1, bellows_core::groth16::limits::MAX_PROOFS_PER_FILE as u64)
-        .map(|v| v as u32)
-        .map_err(|e| format!("{e} (a proof file holds at most 2^22 proofs)"))
+    whole(
+        s,
+        1,
+        bellows_core::groth16::limits::MAX_PROOFS_PER_FILE as u64,
+    )
+    .map(|v| v as u32)
+    .map_err(|e| format!("{e} (a proof file holds at most 2^22 proofs)"))
 }
 
 /// A whole number ≥ 1 that fits a u32 (`--reps`).
@@ -59,12 +63,9 @@ pub fn percent(s: &str) -> Result<u8, String> {
 /// `--threads`: 1..=[`max_threads`].
 pub fn threads(s: &str) -> Result<u16, String> {
     let max = max_threads().min(u16::MAX as usize) as u64;
-    whole(s, 1, max).map(|v| v as u16).map_err(|e| {
-        format!(
-            "{e}: at most four threads per CPU ({} CPUs here)",
-            max / 4
-        )
-    })
+    whole(s, 1, max)
+        .map(|v| v as u16)
+        .map_err(|e| format!("{e}: at most four threads per CPU ({} CPUs here)", max / 4))
 }
 
 /// A byte count with an optional unit: `1000`, `64KiB`, `8GiB`, `1.5G`, `2 MB`. Binary units
@@ -126,7 +127,9 @@ pub fn preimage_bytes(s: &str) -> Result<usize, String> {
     let max = bellows_core::circuits::sha256::MAX_BYTES as u64;
     let b = byte_size(s)?;
     if b > max {
-        return Err(format!("{b} bytes is more than the sha256 circuit's maximum of {max} (64 MiB)"));
+        return Err(format!(
+            "{b} bytes is more than the sha256 circuit's maximum of {max} (64 MiB)"
+        ));
     }
     Ok(b as usize)
 }
@@ -147,7 +150,9 @@ mod tests {
         assert_eq!(proof_count("4194304"), Ok(1 << 22));
         assert!(percent("101").is_err());
         assert!(log_size("33").is_err());
-        assert!(threads("65535").unwrap_err().contains("four threads per CPU"));
+        assert!(threads("65535")
+            .unwrap_err()
+            .contains("four threads per CPU"));
         assert_eq!(threads("1"), Ok(1));
     }
 
@@ -166,7 +171,9 @@ mod tests {
         assert!(byte_size("GiB").is_err());
         assert!(byte_size("1.2.3").is_err());
         assert!(byte_size("1.5").is_err());
-        assert!(byte_size("99999999999TiB").unwrap_err().contains("too large"));
+        assert!(byte_size("99999999999TiB")
+            .unwrap_err()
+            .contains("too large"));
         assert_eq!(preimage_bytes("1KiB"), Ok(1024));
         assert!(preimage_bytes("65MiB").is_err());
     }

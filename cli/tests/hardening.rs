@@ -67,15 +67,31 @@ fn fixture() -> &'static Fixture {
         };
         expect(
             &[
-                "setup", "--log-size", "8", "--seed", "1", "--out", s(&f.params), "--vk-out",
+                "setup",
+                "--log-size",
+                "8",
+                "--seed",
+                "1",
+                "--out",
+                s(&f.params),
+                "--vk-out",
                 s(&f.vk),
             ],
             0,
         );
         expect(
             &[
-                "prove", "--params", s(&f.params), "--log-size", "8", "--seed", "2", "--out",
-                s(&f.proof), "--inputs-out", s(&f.inputs),
+                "prove",
+                "--params",
+                s(&f.params),
+                "--log-size",
+                "8",
+                "--seed",
+                "2",
+                "--out",
+                s(&f.proof),
+                "--inputs-out",
+                s(&f.inputs),
             ],
             0,
         );
@@ -84,13 +100,29 @@ fn fixture() -> &'static Fixture {
 }
 
 fn prove_args<'a>(f: &'a Fixture, extra: &[&'a str]) -> Vec<&'a str> {
-    let mut v = vec!["prove", "--params", s(&f.params), "--log-size", "8", "--seed", "3"];
+    let mut v = vec![
+        "prove",
+        "--params",
+        s(&f.params),
+        "--log-size",
+        "8",
+        "--seed",
+        "3",
+    ];
     v.extend_from_slice(extra);
     v
 }
 
 fn verify_args<'a>(vk: &'a Path, proof: &'a Path, inputs: &'a Path) -> Vec<&'a str> {
-    vec!["verify", "--vk", s(vk), "--proof", s(proof), "--inputs", s(inputs)]
+    vec![
+        "verify",
+        "--vk",
+        s(vk),
+        "--proof",
+        s(proof),
+        "--inputs",
+        s(inputs),
+    ]
 }
 
 #[cfg(unix)]
@@ -105,11 +137,17 @@ fn is_char_device(p: &str) -> bool {
 #[test]
 fn devices_are_written_through_not_replaced() {
     let f = fixture();
-    expect(&prove_args(f, &["--out", "/dev/null", "--inputs-out", "/dev/null"]), 0);
+    expect(
+        &prove_args(f, &["--out", "/dev/null", "--inputs-out", "/dev/null"]),
+        0,
+    );
     assert!(is_char_device("/dev/null"), "/dev/null was replaced");
     if Path::new("/dev/full").exists() {
         let (_, err) = expect(&prove_args(f, &["--out", "/dev/full"]), 1);
-        assert!(err.contains("/dev/full") && err.contains("No space left"), "{err}");
+        assert!(
+            err.contains("/dev/full") && err.contains("No space left"),
+            "{err}"
+        );
         assert!(is_char_device("/dev/full"));
     }
 }
@@ -127,7 +165,11 @@ fn fifos_are_written_through_and_links_followed() {
             std::thread::spawn(move || std::fs::read(fifo).unwrap())
         };
         expect(&prove_args(f, &["--out", s(&fifo)]), 0);
-        assert_eq!(reader.join().unwrap().len(), 192, "the proof came through the FIFO");
+        assert_eq!(
+            reader.join().unwrap().len(),
+            192,
+            "the proof came through the FIFO"
+        );
         use std::os::unix::fs::FileTypeExt;
         assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
     }
@@ -137,7 +179,10 @@ fn fifos_are_written_through_and_links_followed() {
     let link = d.join("link.proof");
     std::os::unix::fs::symlink("target.proof", &link).unwrap();
     expect(&prove_args(f, &["--out", s(&link), "--force"]), 0);
-    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
     assert_eq!(std::fs::metadata(&target).unwrap().len(), 192);
 }
 
@@ -150,22 +195,47 @@ fn an_output_equal_to_an_input_or_another_output_is_refused() {
     let before = std::fs::read(&cp).unwrap();
     let (_, err) = expect(
         &[
-            "prove", "--params", s(&cp), "--log-size", "8", "--out", s(&cp), "--force",
+            "prove",
+            "--params",
+            s(&cp),
+            "--log-size",
+            "8",
+            "--out",
+            s(&cp),
+            "--force",
         ],
         2,
     );
     assert!(err.contains("same file as --params"), "{err}");
-    assert_eq!(std::fs::read(&cp).unwrap(), before, "the parameters survived");
+    assert_eq!(
+        std::fs::read(&cp).unwrap(),
+        before,
+        "the parameters survived"
+    );
     // Through another spelling of the same path, too.
     let other = d.join(".").join("cp.params");
     expect(
-        &["prove", "--params", s(&cp), "--log-size", "8", "--out", s(&other)],
+        &[
+            "prove",
+            "--params",
+            s(&cp),
+            "--log-size",
+            "8",
+            "--out",
+            s(&other),
+        ],
         2,
     );
     let same = d.join("same.p");
     let (_, err) = expect(
         &[
-            "setup", "--log-size", "8", "--out", s(&same), "--vk-out", s(&same),
+            "setup",
+            "--log-size",
+            "8",
+            "--out",
+            s(&same),
+            "--vk-out",
+            s(&same),
         ],
         2,
     );
@@ -202,7 +272,12 @@ fn every_output_path_is_checked_before_the_work() {
     let (_, err) = expect(
         &prove_args(
             f,
-            &["--out", s(&proof), "--inputs-out", s(&d.join("nodir/x.json"))],
+            &[
+                "--out",
+                s(&proof),
+                "--inputs-out",
+                s(&d.join("nodir/x.json")),
+            ],
         ),
         1,
     );
@@ -211,7 +286,12 @@ fn every_output_path_is_checked_before_the_work() {
     let params = d.join("p.params");
     let (_, err) = expect(
         &[
-            "setup", "--log-size", "8", "--out", s(&params), "--vk-out",
+            "setup",
+            "--log-size",
+            "8",
+            "--out",
+            s(&params),
+            "--vk-out",
             s(&d.join("nodir/x.vk")),
         ],
         1,
@@ -246,18 +326,35 @@ fn a_huge_declared_section_is_refused_before_any_allocation() {
     let p = d.join("huge.params");
     sparse_params(&p, (1 << 28) - 1);
     let (_, err) = expect(
-        &["prove", "--params", s(&p), "--log-size", "8", "--out", s(&d.join("x"))],
+        &[
+            "prove",
+            "--params",
+            s(&p),
+            "--log-size",
+            "8",
+            "--out",
+            s(&d.join("x")),
+        ],
         1,
     );
     assert!(err.contains("do not fit the circuit"), "{err}");
     // With a matching circuit size the memory estimate (or the first point) refuses it.
     let (_, err) = expect(
         &[
-            "prove", "--params", s(&p), "--log-size", "28", "--out", s(&d.join("x")),
+            "prove",
+            "--params",
+            s(&p),
+            "--log-size",
+            "28",
+            "--out",
+            s(&d.join("x")),
         ],
         1,
     );
-    assert!(err.contains("needs about") || err.contains("invalid point"), "{err}");
+    assert!(
+        err.contains("needs about") || err.contains("invalid point"),
+        "{err}"
+    );
     let _ = std::fs::remove_file(&p);
 }
 
@@ -276,7 +373,15 @@ fn counts_sizes_and_threads_are_bounded() {
     let (_, err) = expect(&["--threads", "65535", "backends"], 2);
     assert!(err.contains("--threads"), "{err}");
     let (_, err) = expect(
-        &["setup", "--circuit", "sha256", "--bytes", "67108864", "--out", "/dev/null"],
+        &[
+            "setup",
+            "--circuit",
+            "sha256",
+            "--bytes",
+            "67108864",
+            "--out",
+            "/dev/null",
+        ],
         2,
     );
     assert!(err.contains("largest Groth16 domain"), "{err}");
@@ -291,18 +396,33 @@ fn setup_beyond_memory_is_refused_with_the_estimate() {
             .unwrap();
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(1), "{err}");
-        assert!(err.contains("needs about") && err.contains("953.7 MiB"), "{err}");
+        assert!(
+            err.contains("needs about") && err.contains("953.7 MiB"),
+            "{err}"
+        );
     }
     let o = cmd(&["setup", "--fast", "--log-size", "24", "--out", "/dev/null"])
         .env("BELLOWS_MEMORY_LIMIT", "1000000000")
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(1));
-    let o = cmd(&["setup", "--circuit", "sha256", "--bytes", "1MiB", "--out", "/dev/null"])
-        .env("BELLOWS_MEMORY_LIMIT", "1000000000")
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(1), "refused before the circuit is run");
+    let o = cmd(&[
+        "setup",
+        "--circuit",
+        "sha256",
+        "--bytes",
+        "1MiB",
+        "--out",
+        "/dev/null",
+    ])
+    .env("BELLOWS_MEMORY_LIMIT", "1000000000")
+    .output()
+    .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "refused before the circuit is run"
+    );
 }
 
 #[cfg(unix)]
@@ -322,7 +442,10 @@ fn endless_streams_are_read_with_a_bound() {
 fn stdout_failures_end_cleanly() {
     let f = fixture();
     if Path::new("/dev/full").exists() {
-        for args in [verify_args(&f.vk, &f.proof, &f.inputs), vec!["backends", "--json"]] {
+        for args in [
+            verify_args(&f.vk, &f.proof, &f.inputs),
+            vec!["backends", "--json"],
+        ] {
             let o = cmd(&args)
                 .stdout(std::fs::File::create("/dev/full").unwrap())
                 .output()
@@ -373,7 +496,10 @@ fn a_key_with_identity_gamma_and_its_forged_proof_are_refused() {
         std::fs::write(&inputs, format!("[\"{x}\"]")).unwrap();
         let (out, err) = expect(&verify_args(&bad_vk, &forged, &inputs), 1);
         assert!(!out.contains("valid"), "{out}");
-        assert!(err.contains("gamma_g2") && err.contains("point at infinity"), "{err}");
+        assert!(
+            err.contains("gamma_g2") && err.contains("point at infinity"),
+            "{err}"
+        );
     }
 }
 
@@ -398,17 +524,44 @@ fn non_files_and_wrong_kinds_of_file_get_messages_that_name_them() {
     let f = fixture();
     let d = dir("kinds");
     let (_, err) = expect(
-        &["prove", "--params", "/dev/zero", "--log-size", "8", "--out", s(&d.join("x"))],
+        &[
+            "prove",
+            "--params",
+            "/dev/zero",
+            "--log-size",
+            "8",
+            "--out",
+            s(&d.join("x")),
+        ],
         1,
     );
-    assert!(err.contains("character device, not a regular file"), "{err}");
+    assert!(
+        err.contains("character device, not a regular file"),
+        "{err}"
+    );
     let (_, err) = expect(
-        &["prove", "--params", s(&d), "--log-size", "8", "--out", s(&d.join("x"))],
+        &[
+            "prove",
+            "--params",
+            s(&d),
+            "--log-size",
+            "8",
+            "--out",
+            s(&d.join("x")),
+        ],
         1,
     );
     assert!(err.contains("is a folder, not a file"), "{err}");
     let (_, err) = expect(
-        &["prove", "--params", s(&f.vk), "--log-size", "8", "--out", s(&d.join("x"))],
+        &[
+            "prove",
+            "--params",
+            s(&f.vk),
+            "--log-size",
+            "8",
+            "--out",
+            s(&d.join("x")),
+        ],
         1,
     );
     assert!(err.contains("this is a verifying key file"), "{err}");
@@ -416,8 +569,18 @@ fn non_files_and_wrong_kinds_of_file_get_messages_that_name_them() {
     assert!(err.contains("is a folder"), "{err}");
     // A key through a pipe is read (bounded); a parameters file through a pipe is refused.
     let piped = |file: &Path| {
-        let mut c = cmd(&["verify", "--vk", "/dev/stdin", "--proof", s(&f.proof), "--inputs", s(&f.inputs)]);
-        c.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        let mut c = cmd(&[
+            "verify",
+            "--vk",
+            "/dev/stdin",
+            "--proof",
+            s(&f.proof),
+            "--inputs",
+            s(&f.inputs),
+        ]);
+        c.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
         let mut child = c.spawn().unwrap();
         let data = std::fs::read(file).unwrap();
         let mut stdin = child.stdin.take().unwrap();
@@ -426,7 +589,10 @@ fn non_files_and_wrong_kinds_of_file_get_messages_that_name_them() {
         });
         let o = child.wait_with_output().unwrap();
         let _ = w.join();
-        (o.status.code(), String::from_utf8_lossy(&o.stderr).into_owned())
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
     };
     assert_eq!(piped(&f.vk).0, Some(0));
     let (code, err) = piped(&f.params);
@@ -443,9 +609,28 @@ fn numbers_out_of_range_are_usage_errors_that_say_why() {
     let (_, err) = expect(&["setup", "--log-size", "40", "--out", "/dev/null"], 2);
     assert!(err.contains("--log-size"), "{err}");
     expect(&["demo", "--log-size", "1"], 2);
-    expect(&["setup", "--log-size", "8", "--bits-pct", "101", "--out", "/dev/null"], 2);
+    expect(
+        &[
+            "setup",
+            "--log-size",
+            "8",
+            "--bits-pct",
+            "101",
+            "--out",
+            "/dev/null",
+        ],
+        2,
+    );
     let (_, err) = expect(
-        &["setup", "--circuit", "sha256", "--log-size", "10", "--out", "/dev/null"],
+        &[
+            "setup",
+            "--circuit",
+            "sha256",
+            "--log-size",
+            "10",
+            "--out",
+            "/dev/null",
+        ],
         2,
     );
     assert!(err.contains("15..=32"), "{err}");
@@ -457,11 +642,25 @@ fn memory_budget_and_bytes_take_units() {
     expect(
         &prove_args(
             f,
-            &["--pipeline", "--memory-budget", "1GiB", "--out", "/dev/null", "--inputs-out", "/dev/null"],
+            &[
+                "--pipeline",
+                "--memory-budget",
+                "1GiB",
+                "--out",
+                "/dev/null",
+                "--inputs-out",
+                "/dev/null",
+            ],
         ),
         0,
     );
-    let (_, err) = expect(&prove_args(f, &["--pipeline", "--memory-budget", "8XB", "--out", "/dev/null"]), 2);
+    let (_, err) = expect(
+        &prove_args(
+            f,
+            &["--pipeline", "--memory-budget", "8XB", "--out", "/dev/null"],
+        ),
+        2,
+    );
     assert!(err.contains("unknown unit"), "{err}");
 }
 
@@ -485,4 +684,33 @@ fn no_colour_codes_when_stderr_is_not_a_terminal() {
     assert!(!err.contains('\u{1b}'), "{err}");
     // -vv shows the phases' spans closing.
     assert!(err.contains("synthesis") && err.contains("close"), "{err}");
+}
+
+/// A run killed while its outputs are prepared (here: during a setup) leaves no file behind:
+/// the temporary files are unnamed until complete (Linux's O_TMPFILE).
+#[cfg(target_os = "linux")]
+#[test]
+fn a_killed_run_leaves_nothing_behind() {
+    let d = dir("killed");
+    let mut child = cmd(&[
+        "setup",
+        "--log-size",
+        "16",
+        "--out",
+        s(&d.join("p.params")),
+        "--vk-out",
+        s(&d.join("p.vk")),
+    ])
+    .stdout(Stdio::null())
+    .stderr(Stdio::null())
+    .spawn()
+    .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    child.kill().unwrap();
+    let _ = child.wait();
+    let left: Vec<_> = std::fs::read_dir(&d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
 }

@@ -25,7 +25,10 @@ fn conformance_of_the_builtin_and_of_the_cpu_plugin_pass() {
     assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
     assert!(out.contains("0 failed"), "{out}");
     // The header tells the built-in from a plugin of the same name.
-    assert!(out.contains("conformance of cpu 0.1.0 (built-in) against"), "{out}");
+    assert!(
+        out.contains("conformance of cpu 0.1.0 (built-in) against"),
+        "{out}"
+    );
     assert!(
         out.contains("proof synthetic"),
         "the table names the proof checks: {out}"
@@ -167,7 +170,10 @@ fn backends_survives_an_aborting_plugin_and_skips_folders() {
         .unwrap();
     assert_eq!(cpu_plugin["selected_by_name"], false);
     let aborts = arr.iter().find(|e| e["name"] == "aborts").unwrap();
-    assert!(aborts["error"].as_str().unwrap().contains("signal 6"), "{aborts}");
+    assert!(
+        aborts["error"].as_str().unwrap().contains("signal 6"),
+        "{aborts}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -194,8 +200,11 @@ fn backends_survives_arbitrary_plugin_files() {
     });
     let strategy = prop_oneof![
         proptest::collection::vec(any::<u8>(), 0..4096),
-        (any::<usize>(), proptest::collection::vec((any::<usize>(), any::<u8>()), 0..8)).prop_map(
-            move |(cut, flips)| {
+        (
+            any::<usize>(),
+            proptest::collection::vec((any::<usize>(), any::<u8>()), 0..8)
+        )
+            .prop_map(move |(cut, flips)| {
                 let mut v = real.clone();
                 for (at, b) in flips {
                     let i = at % v.len();
@@ -203,8 +212,7 @@ fn backends_survives_arbitrary_plugin_files() {
                 }
                 v.truncate(cut % (v.len() + 1));
                 v
-            }
-        ),
+            }),
     ];
     runner
         .run(&strategy, |bytes| {

@@ -79,7 +79,10 @@ struct Mutation {
 fn mutation() -> impl Strategy<Value = Mutation> {
     (
         proptest::collection::vec((any::<usize>(), any::<u8>()), 0..4),
-        proptest::option::of((any::<usize>(), prop_oneof![any::<u32>(), 0u32..64, Just(u32::MAX)])),
+        proptest::option::of((
+            any::<usize>(),
+            prop_oneof![any::<u32>(), 0u32..64, Just(u32::MAX)],
+        )),
         proptest::option::of(any::<usize>()),
     )
         .prop_map(|(flips, word, resize)| Mutation {

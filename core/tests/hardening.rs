@@ -99,7 +99,10 @@ fn every_degenerate_key_is_named() {
             b: vk.beta_g2,
             c: G1Affine::identity(),
         };
-        assert!(verify_proof(&pvk, &p, &[Scalar::from(27u64)]).is_err(), "{name}");
+        assert!(
+            verify_proof(&pvk, &p, &[Scalar::from(27u64)]).is_err(),
+            "{name}"
+        );
     }
 }
 
@@ -125,7 +128,8 @@ fn huge_sections_are_known_from_their_length_and_never_allocated_blindly() {
     head.extend_from_slice(&h.to_be_bytes());
     let path = temp("sparse", &head);
     let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
-    f.set_len(head.len() as u64 + u64::from(h) * 96 + 16).unwrap();
+    f.set_len(head.len() as u64 + u64::from(h) * 96 + 16)
+        .unwrap();
     drop(f);
     let file = ParamsFile::open(&path).unwrap();
     let shape = file.shape();

@@ -5,12 +5,12 @@ use std::time::Instant;
 
 use bellows_core::{
     circuits::{witness_seed, CircuitOptions, CircuitSpec},
+    groth16::limits::{self, Shape},
     groth16::{
         prover::ProvingKey,
         setup,
         verifier::{prepare_verifying_key, verify_proof},
     },
-    groth16::limits::{self, Shape},
     rng::ProofRng,
     Error,
 };
@@ -84,7 +84,9 @@ pub fn run(args: &DemoArgs, g: &Globals) -> Result<()> {
     let seed = witness_seed(args.seed.unwrap_or_else(|| rng.next_u64()), 0);
     let t = Instant::now();
     let pb = spinner("proving");
-    let out = prove_batch(&key, &spec, &[seed], &mut rng, &|p| pb.set_message(format!("proving: {p}")));
+    let out = prove_batch(&key, &spec, &[seed], &mut rng, &|p| {
+        pb.set_message(format!("proving: {p}"))
+    });
     pb.finish_and_clear();
     let out = out?;
     let tm = out.timings;

@@ -244,7 +244,9 @@ pub fn run(args: &ProveArgs, g: &Globals) -> crate::error::Result<()> {
     )?;
     let params = {
         let _s = tracing::debug_span!("decode_params").entered();
-        let points = shape.num_inputs + shape.domain_size - 1 + shape.num_aux + shape.a_len
+        let points = shape.num_inputs + shape.domain_size - 1
+            + shape.num_aux
+            + shape.a_len
             + 2 * shape.b_len;
         let pb = progress(points as u64, "reading");
         pb.set_message(format!("points of {}", args.params.display()));

@@ -11,14 +11,17 @@ use rand_core::RngCore;
 use crate::cli::SetupArgs;
 use crate::common::{circuit_plan, fmt_duration, spinner, warn, warn_benchmark_only};
 use crate::error::Result;
-use crate::output::{self, Out};
 use crate::outln;
+use crate::output::{self, Out};
 
 /// Runs the command.
 pub fn run(args: &SetupArgs) -> Result<()> {
     let (spec, shape) = circuit_plan(&args.circuit)?;
     let (what, need) = if args.fast {
-        ("benchmark-only parameter generation", shape.fast_setup_bytes())
+        (
+            "benchmark-only parameter generation",
+            shape.fast_setup_bytes(),
+        )
     } else {
         ("the trusted setup", shape.setup_bytes())
     };

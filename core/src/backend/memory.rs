@@ -140,8 +140,16 @@ impl CgroupMemory {
     fn cap(self, mem: MemoryInfo) -> MemoryInfo {
         let free = self.limit.saturating_sub(self.used);
         MemoryInfo {
-            total: if mem.total == 0 { self.limit } else { mem.total.min(self.limit) },
-            free: if mem.total == 0 { free } else { mem.free.min(free) },
+            total: if mem.total == 0 {
+                self.limit
+            } else {
+                mem.total.min(self.limit)
+            },
+            free: if mem.total == 0 {
+                free
+            } else {
+                mem.free.min(free)
+            },
             budget: mem.budget,
         }
     }
@@ -175,7 +183,13 @@ fn cgroup_memory(
         };
         if ctrl.is_empty() {
             for mount in [root.to_path_buf(), root.join("unified")] {
-                tries.push((mount, path.to_string(), "memory.max", "memory.current", "inactive_file "));
+                tries.push((
+                    mount,
+                    path.to_string(),
+                    "memory.max",
+                    "memory.current",
+                    "inactive_file ",
+                ));
             }
         } else if ctrl.split(',').any(|c| c == "memory") {
             tries.push((
@@ -283,7 +297,10 @@ mod tests {
         assert_eq!((cg.limit, cg.used), (2048, 1024));
         // No limit anywhere: nothing to apply.
         let fs = fake_fs(&[("/cg/job/memory.max", "max")]);
-        assert_eq!(cgroup_memory(std::path::Path::new("/cg"), "0::/job", &fs), None);
+        assert_eq!(
+            cgroup_memory(std::path::Path::new("/cg"), "0::/job", &fs),
+            None
+        );
     }
 
     #[test]
@@ -292,14 +309,20 @@ mod tests {
         let fs = fake_fs(&[
             ("/cg/memory/memory.limit_in_bytes", "4194304"),
             ("/cg/memory/memory.usage_in_bytes", "2097152"),
-            ("/cg/memory/memory.stat", "cache 5\ntotal_inactive_file 1048576\n"),
+            (
+                "/cg/memory/memory.stat",
+                "cache 5\ntotal_inactive_file 1048576\n",
+            ),
         ]);
         let own = "12:pids:/docker/abc\n4:cpu,memory:/docker/abc\n";
         let cg = cgroup_memory(std::path::Path::new("/cg"), own, &fs).unwrap();
         assert_eq!((cg.limit, cg.used), (4 << 20, 1 << 20));
         // v1's "unlimited" value is no limit.
         let fs = fake_fs(&[("/cg/memory/memory.limit_in_bytes", "9223372036854771712")]);
-        assert_eq!(cgroup_memory(std::path::Path::new("/cg"), "4:memory:/", &fs), None);
+        assert_eq!(
+            cgroup_memory(std::path::Path::new("/cg"), "4:memory:/", &fs),
+            None
+        );
     }
 
     #[test]

@@ -455,9 +455,7 @@ fn decode_params_layout(
 fn open_input(path: &Path, label: &str) -> Result<(File, std::fs::Metadata)> {
     let meta = std::fs::metadata(path).map_err(|e| Error::io(format!("opening {label}"), e))?;
     if meta.is_dir() {
-        return Err(Error::invalid(format!(
-            "{label} is a folder, not a file"
-        )));
+        return Err(Error::invalid(format!("{label} is a folder, not a file")));
     }
     let file = File::open(path).map_err(|e| Error::io(format!("opening {label}"), e))?;
     Ok((file, meta))
@@ -491,8 +489,7 @@ fn map_file(file: &File, len: u64, label: &str) -> Result<memmap2::Mmap> {
     // truncating or rewriting the file while it is mapped is outside our control (it can fault
     // or change bytes under us); our own writers never modify a file in place: they write a
     // temporary file and rename it over the old one, which leaves existing maps intact.
-    unsafe { memmap2::Mmap::map(file) }
-        .map_err(|e| Error::io(format!("memory-mapping {label}"), e))
+    unsafe { memmap2::Mmap::map(file) }.map_err(|e| Error::io(format!("memory-mapping {label}"), e))
 }
 
 /// Reads the whole of `path` (a regular file, or a pipe or device) into memory, refusing more
@@ -641,10 +638,7 @@ fn read_vk_stream(mut r: impl Read, label: &str) -> Result<(Vec<u8>, bool)> {
         ic_bytes,
     )?;
     let mut data = head;
-    (&mut r)
-        .take(ic_bytes)
-        .read_to_end(&mut data)
-        .map_err(io)?;
+    (&mut r).take(ic_bytes).read_to_end(&mut data).map_err(io)?;
     let mut more = [0u8; 1];
     let extra = loop {
         match r.read(&mut more) {
@@ -770,7 +764,7 @@ fn decode_proofs_from(mut r: impl Read, total: Option<u64>, label: &str) -> Resu
             ));
         }
     }
-    let many = total.map_or(true, |t| t > PROOF_BYTES as u64);
+    let many = total.is_none_or(|t| t > PROOF_BYTES as u64);
     let mut proofs = Vec::new();
     let mut buf = [0u8; PROOF_BYTES];
     let mut read_total = 0u64;
@@ -873,9 +867,8 @@ pub fn write_proof<W: Write>(proof: &Proof, mut w: W) -> Result<()> {
 
 /// Writes proofs, concatenated, to a file safely (see [`write_parameters_file`]).
 pub fn write_proofs_file(proofs: &[Proof], path: impl AsRef<Path>) -> Result<()> {
-    OutputFile::prepare(path, "proof file")?.commit(|w| {
-        proofs.iter().try_for_each(|p| write_proof(p, &mut *w))
-    })
+    OutputFile::prepare(path, "proof file")?
+        .commit(|w| proofs.iter().try_for_each(|p| write_proof(p, &mut *w)))
 }
 
 /// Parses public inputs: a JSON array of decimal strings, each a field element (< r).
@@ -948,7 +941,7 @@ pub fn read_public_inputs_json(path: impl AsRef<Path>) -> Result<Vec<Scalar>> {
     let label = format!("public inputs file {}", path.display());
     let bytes = read_bounded(path, &label, MAX_INPUTS_FILE_BYTES)?;
     let text = inputs_text(&bytes, &label)?;
-    parse_public_inputs_json(&text).map_err(|e| match e {
+    parse_public_inputs_json(text).map_err(|e| match e {
         Error::Malformed { what, reason } => {
             Error::malformed(format!("{what} in {}", path.display()), reason)
         }

@@ -313,10 +313,7 @@ impl OutputFile {
         ));
         let creating = |e| {
             Error::io(
-                format!(
-                    "creating a temporary file in {} for {label}",
-                    dir.display()
-                ),
+                format!("creating a temporary file in {} for {label}", dir.display()),
                 e,
             )
         };
@@ -535,7 +532,11 @@ mod unnamed {
 }
 
 /// Writes `path` atomically with `f` (prepare and commit at once; see [`OutputFile`]).
-pub fn write_file(path: &Path, what: &str, f: impl FnOnce(&mut dyn Write) -> Result<()>) -> Result<()> {
+pub fn write_file(
+    path: &Path,
+    what: &str,
+    f: impl FnOnce(&mut dyn Write) -> Result<()>,
+) -> Result<()> {
     OutputFile::prepare(path, what)?.commit(f)
 }
 
@@ -632,7 +633,9 @@ mod tests {
         assert_eq!(o.kind(), OutputKind::WriteThrough);
         o.commit_bytes(b"gone").unwrap();
         let m = std::fs::metadata("/dev/null").unwrap();
-        assert!(std::os::unix::fs::FileTypeExt::is_char_device(&m.file_type()));
+        assert!(std::os::unix::fs::FileTypeExt::is_char_device(
+            &m.file_type()
+        ));
         // /dev/full reports the write error.
         if Path::new("/dev/full").exists() {
             let e = OutputFile::prepare("/dev/full", "test file")
@@ -650,7 +653,10 @@ mod tests {
         let a = d.join("a");
         assert_eq!(FileId::of(&a), FileId::of(&d.join(".").join("a")));
         std::fs::write(&a, b"").unwrap();
-        assert_eq!(FileId::of(&a), FileId::of(&d.join("..").join(d.file_name().unwrap()).join("a")));
+        assert_eq!(
+            FileId::of(&a),
+            FileId::of(&d.join("..").join(d.file_name().unwrap()).join("a"))
+        );
         assert_ne!(FileId::of(&a), FileId::of(&d.join("b")));
         let _ = std::fs::remove_dir_all(&d);
     }

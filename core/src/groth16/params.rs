@@ -120,8 +120,8 @@ impl VerifyingKey {
             ("delta_g1", Some(self.delta_g1), None),
             ("delta_g2", None, Some(self.delta_g2)),
         ] {
-            let in_group = g1.map_or(true, |p| bool::from(p.is_torsion_free()))
-                && g2.map_or(true, |p| bool::from(p.is_torsion_free()));
+            let in_group = g1.is_none_or(|p| bool::from(p.is_torsion_free()))
+                && g2.is_none_or(|p| bool::from(p.is_torsion_free()));
             if !in_group {
                 return bad(name, "not in the subgroup");
             }

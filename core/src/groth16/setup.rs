@@ -514,7 +514,8 @@ mod tests {
 
     #[test]
     fn toxic_waste_is_wiped_when_dropped() {
-        let mut w = std::mem::ManuallyDrop::new(ToxicWaste::random(&mut ChaCha20Rng::seed_from_u64(3)));
+        let mut w =
+            std::mem::ManuallyDrop::new(ToxicWaste::random(&mut ChaCha20Rng::seed_from_u64(3)));
         assert_ne!(w.tau, Scalar::ZERO);
         // SAFETY: `w` is initialised and dropped exactly once here; its memory stays allocated
         // (ManuallyDrop), and its fields are plain values, valid to read after the drop wrote
