@@ -87,11 +87,17 @@ fn main() -> ExitCode {
         Err(e) => {
             // --help and --version print to stdout, usage errors to stderr; a failing stream
             // (closed pipe, full disk) must not turn into a panic.
-            let _ = e.print();
-            let code = if e.use_stderr() { 2 } else { 0 };
-            return match stdio::finish() {
-                Some(_) if code == 0 => ExitCode::from(1),
-                _ => ExitCode::from(code),
+            let printed = e.print();
+            if e.use_stderr() {
+                return ExitCode::from(2);
+            }
+            // Help or version on stdout: lost output (not a closed pipe) is an error.
+            return match printed {
+                Err(err) if err.kind() != std::io::ErrorKind::BrokenPipe => {
+                    errln!("error: writing to stdout: {err}");
+                    ExitCode::from(1)
+                }
+                _ => ExitCode::SUCCESS,
             };
         }
     };

@@ -445,6 +445,7 @@ fn stdout_failures_end_cleanly() {
         for args in [
             verify_args(&f.vk, &f.proof, &f.inputs),
             vec!["backends", "--json"],
+            vec!["--help"],
         ] {
             let o = cmd(&args)
                 .stdout(std::fs::File::create("/dev/full").unwrap())
