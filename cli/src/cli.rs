@@ -127,7 +127,9 @@ Examples:\n  bellows backends\n  bellows backends --json";
 
 const SETUP_ABOUT: &str = "Generate Groth16 parameters for a built-in circuit and write them in \
 bellperson's parameters format (and optionally the verifying key alone), each file written \
-atomically (temporary file, then rename).\n\n\
+atomically (temporary file, then rename; devices and FIFOs written through). Output paths are \
+checked before the setup starts, an existing file is replaced only with --force, and a setup \
+larger than the available memory is refused with the estimate.\n\n\
 Default: a real trusted setup. The toxic waste (tau, alpha, beta, gamma, delta) is drawn from the \
 operating system's RNG and discarded when setup ends. `--seed S` draws it from a seeded RNG \
 instead: anyone who knows S can forge proofs, so use it only for reproducible test vectors.\n\n\
@@ -147,7 +149,9 @@ and r, s are drawn the same way. The proofs are written concatenated (192 bytes 
 A ‖ B ‖ C, bellperson's encoding) and the public inputs as JSON: for one proof an array of \
 decimal strings, for several proofs an array of such arrays.\n\n\
 The circuit options must be the ones the parameters were made for; a mismatch is reported before \
-any work. Parameters are read with full point checks (on the curve and in the subgroup) unless \
+any work, as are bad output paths, an output that is an input, an existing output without \
+--force, and a job larger than the available memory. Without --inputs-out the public inputs are \
+printed alone on stdout (status lines go to stderr). Parameters are read with full point checks (on the curve and in the subgroup) unless \
 `--skip-subgroup-checks` (for files you wrote yourself). Benchmark-only parameters are accepted \
 with a warning: their proofs do not verify.\n\n\
 By default the N proofs are synthesised and proved in batches (`--batch-size`, default all N). \
