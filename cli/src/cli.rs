@@ -10,13 +10,14 @@ use clap::{Args, Parser, Subcommand};
 #[command(
     name = "bellows",
     version,
+    allow_negative_numbers = true,
     about = "Bellows: a multi-backend Groth16 prover for BLS12-381 (bellperson-compatible files)",
     long_about = "Bellows proves bellpepper circuits with Groth16 on BLS12-381, with parameters, \
 verifying keys and proofs in bellperson's file formats, on a backend chosen at run time.\n\n\
 Start with `bellows demo` (setup, prove and verify a small built-in circuit), then see \
 `bellows <COMMAND> --help`.\n\n\
-Exit codes: 0 success; 1 error (invalid proof, malformed file, bad argument value, ...); \
-2 command-line usage error.",
+Exit codes: 0 success; 1 error (invalid proof, malformed file, not enough memory, ...); \
+2 command-line usage error (unknown option, value out of range, an output that is also an input).",
     after_long_help = "Examples:\n  bellows demo\n  bellows backends --json\n  \
 bellows setup --circuit synthetic --log-size 14 --out p.params --vk-out p.vk\n  \
 bellows prove --params p.params --circuit synthetic --log-size 14 --out p.proof --inputs-out p.json\n  \
@@ -36,7 +37,7 @@ pub struct Cli {
 #[derive(Debug, Args)]
 pub struct GlobalArgs {
     /// Worker threads for synthesis and the backend [default: one per core].
-    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    #[arg(long, global = true, value_name = "N", value_parser = crate::values::threads)]
     pub threads: Option<u16>,
     /// More log output on stderr: -v info, -vv debug, -vvv trace (RUST_LOG overrides).
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
@@ -47,29 +48,40 @@ pub struct GlobalArgs {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// List the backends this binary can use, with version, devices and capabilities.
-    #[command(long_about = BACKENDS_ABOUT)]
+    #[command(long_about = BACKENDS_ABOUT, allow_negative_numbers = true)]
     Backends(BackendsArgs),
     /// Generate Groth16 parameters for a built-in circuit (real setup, or --fast benchmark-only).
-    #[command(long_about = SETUP_ABOUT)]
+    #[command(long_about = SETUP_ABOUT, allow_negative_numbers = true)]
     Setup(SetupArgs),
     /// Prove instances of a built-in circuit with a parameters file.
-    #[command(long_about = PROVE_ABOUT)]
+    #[command(long_about = PROVE_ABOUT, allow_negative_numbers = true)]
     Prove(ProveArgs),
     /// Verify proofs with a verifying key (or parameters) file and public inputs; no circuit needed.
-    #[command(long_about = VERIFY_ABOUT)]
+    #[command(long_about = VERIFY_ABOUT, allow_negative_numbers = true)]
     Verify(VerifyArgs),
     /// Benchmark proving on a backend with fast benchmark-only parameters; per-phase timings.
-    #[command(long_about = BENCH_ABOUT)]
+    #[command(long_about = BENCH_ABOUT, allow_negative_numbers = true)]
     Bench(BenchArgs),
     /// Set up, prove and verify a built-in circuit end to end, with timings.
-    #[command(long_about = DEMO_ABOUT)]
+    #[command(long_about = DEMO_ABOUT, allow_negative_numbers = true)]
     Demo(DemoArgs),
     /// Check a backend (built-in name or plugin) against the CPU reference, bit for bit.
-    #[command(long_about = CONFORMANCE_ABOUT)]
+    #[command(long_about = CONFORMANCE_ABOUT, allow_negative_numbers = true)]
     Conformance(ConformanceArgs),
     /// Manage pre-compiled constraint systems (recorded circuits that make synthesis fast).
     #[command(long_about = crate::cmd::pce::PCE_ABOUT)]
     Pce(crate::cmd::pce::PceArgs),
+    /// Internal: load one plugin file and print its backend's info as JSON (what `backends`
+    /// runs in a child process for each plugin, so that a crashing plugin cannot take it down).
+    #[command(name = "__probe-plugin", hide = true)]
+    ProbePlugin(ProbePluginArgs),
+}
+
+/// `bellows __probe-plugin FILE` (internal).
+#[derive(Debug, Args)]
+pub struct ProbePluginArgs {
+    /// The plugin file.
+    pub path: PathBuf,
 }
 
 const CONFORMANCE_ABOUT: &str = "Run the conformance suite against a backend and compare every \
@@ -125,7 +137,9 @@ Examples:\n  bellows backends\n  bellows backends --json";
 
 const SETUP_ABOUT: &str = "Generate Groth16 parameters for a built-in circuit and write them in \
 bellperson's parameters format (and optionally the verifying key alone), each file written \
-atomically (temporary file, then rename).\n\n\
+atomically (temporary file, then rename; devices and FIFOs written through). Output paths are \
+checked before the setup starts, an existing file is replaced only with --force, and a setup \
+larger than the available memory is refused with the estimate.\n\n\
 Default: a real trusted setup. The toxic waste (tau, alpha, beta, gamma, delta) is drawn from the \
 operating system's RNG and discarded when setup ends. `--seed S` draws it from a seeded RNG \
 instead: anyone who knows S can forge proofs, so use it only for reproducible test vectors.\n\n\
@@ -145,7 +159,9 @@ and r, s are drawn the same way. The proofs are written concatenated (192 bytes 
 A ‖ B ‖ C, bellperson's encoding) and the public inputs as JSON: for one proof an array of \
 decimal strings, for several proofs an array of such arrays.\n\n\
 The circuit options must be the ones the parameters were made for; a mismatch is reported before \
-any work. Parameters are read with full point checks (on the curve and in the subgroup) unless \
+any work, as are bad output paths, an output that is an input, an existing output without \
+--force, and a job larger than the available memory. Without --inputs-out the public inputs are \
+printed alone on stdout (status lines go to stderr). Parameters are read with full point checks (on the curve and in the subgroup) unless \
 `--skip-subgroup-checks` (for files you wrote yourself). Benchmark-only parameters are accepted \
 with a warning: their proofs do not verify.\n\n\
 By default the N proofs are synthesised and proved in batches (`--batch-size`, default all N). \
@@ -196,13 +212,14 @@ pub struct CircuitArgs {
     pub circuit: String,
     /// log2 of the domain: synthetic has 2^K − 2 constraints; for sha256, the largest preimage
     /// that fits 2^K constraints.
-    #[arg(long = "log-size", short = 'k', value_name = "K")]
+    #[arg(long = "log-size", short = 'k', value_name = "K", value_parser = crate::values::log_size)]
     pub log_size: Option<u32>,
     /// Synthetic only: P of every 100 constraints are boolean, b·(1 − b) = 0 [default: 0].
-    #[arg(long = "bits-pct", value_name = "P")]
+    #[arg(long = "bits-pct", value_name = "P", value_parser = crate::values::percent)]
     pub bits_pct: Option<u8>,
-    /// sha256 only: preimage length in bytes [default: 55, one block, unless --log-size].
-    #[arg(long, value_name = "N")]
+    /// sha256 only: preimage length in bytes, units allowed (`1KiB`) [default: 55, one block,
+    /// unless --log-size].
+    #[arg(long, value_name = "N", value_parser = crate::values::preimage_bytes)]
     pub bytes: Option<usize>,
 }
 
@@ -246,7 +263,7 @@ pub struct SetupArgs {
     #[arg(long)]
     pub fast: bool,
     /// Draw the toxic waste (or the --fast points) from this seed. INSECURE: for test vectors only.
-    #[arg(long, value_name = "S")]
+    #[arg(long, value_name = "S", value_parser = crate::values::seed)]
     pub seed: Option<u64>,
     /// Parameters file to write (bellperson format).
     #[arg(long, short = 'o', value_name = "FILE")]
@@ -254,6 +271,9 @@ pub struct SetupArgs {
     /// Also write the verifying key alone (bellperson verifying-key format).
     #[arg(long = "vk-out", value_name = "FILE")]
     pub vk_out: Option<PathBuf>,
+    /// Replace output files that already exist.
+    #[arg(long, short = 'f')]
+    pub force: bool,
 }
 
 /// `bellows prove`.
@@ -267,25 +287,26 @@ pub struct ProveArgs {
     pub circuit: CircuitArgs,
     /// Number of proofs (instances with different random witnesses).
     #[arg(long, short = 'n', value_name = "N", default_value_t = 1,
-          value_parser = clap::value_parser!(u32).range(1..))]
+          value_parser = crate::values::proof_count)]
     pub count: u32,
     /// Proofs synthesised and proved together per batch [default: all of --count].
-    #[arg(long = "batch-size", value_name = "B", value_parser = clap::value_parser!(u32).range(1..),
+    #[arg(long = "batch-size", value_name = "B", value_parser = crate::values::proof_count,
           conflicts_with = "pipeline")]
     pub batch_size: Option<u32>,
     /// Stream the proofs through the pipeline scheduler: synthesis workers feed device workers,
     /// with a memory budget, instead of proving batch after batch.
     #[arg(long)]
     pub pipeline: bool,
-    /// Pipeline: bytes of synthesised proofs that may wait for the device [default: half the free
-    /// host memory].
-    #[arg(long = "memory-budget", value_name = "BYTES", requires = "pipeline")]
+    /// Pipeline: bytes of synthesised proofs that may wait for the device, units allowed
+    /// (`8GiB`) [default: half the free host memory].
+    #[arg(long = "memory-budget", value_name = "BYTES", requires = "pipeline",
+          value_parser = crate::values::byte_size)]
     pub memory_budget: Option<u64>,
     /// The backend.
     #[command(flatten)]
     pub backend: BackendArg,
     /// Seed for the witnesses and for r, s (deterministic, byte-identical proofs) [default: OS RNG].
-    #[arg(long, value_name = "S")]
+    #[arg(long, value_name = "S", value_parser = crate::values::seed)]
     pub seed: Option<u64>,
     /// Read the parameters checking only that points are on the curve (faster; for files you
     /// made yourself).
@@ -294,12 +315,15 @@ pub struct ProveArgs {
     /// Proof file to write (N × 192 bytes).
     #[arg(long, short = 'o', value_name = "FILE")]
     pub out: PathBuf,
-    /// Public inputs file to write (JSON) [default: print them on stdout].
+    /// Public inputs file to write (JSON) [default: print them, alone, on stdout].
     #[arg(long = "inputs-out", value_name = "FILE.json")]
     pub inputs_out: Option<PathBuf>,
     /// Pre-compiled constraint system options.
     #[command(flatten)]
     pub pce: crate::cmd::pce::PceOpts,
+    /// Replace output files that already exist.
+    #[arg(long, short = 'f')]
+    pub force: bool,
 }
 
 /// `bellows verify`.
@@ -324,20 +348,20 @@ pub struct BenchArgs {
     pub circuit: CircuitArgs,
     /// Proofs per repetition (proved as one batch).
     #[arg(long, short = 'n', value_name = "N", default_value_t = 1,
-          value_parser = clap::value_parser!(u32).range(1..))]
+          value_parser = crate::values::proof_count)]
     pub count: u32,
     /// Timed repetitions.
     #[arg(long, short = 'r', value_name = "R", default_value_t = 3,
-          value_parser = clap::value_parser!(u32).range(1..))]
+          value_parser = crate::values::positive_u32)]
     pub reps: u32,
     /// Untimed repetitions first (warm caches and allocator).
-    #[arg(long, value_name = "W", default_value_t = 0)]
+    #[arg(long, value_name = "W", default_value_t = 0, value_parser = crate::values::u32_any)]
     pub warmup: u32,
     /// The backend.
     #[command(flatten)]
     pub backend: BackendArg,
     /// Seed for parameters, witnesses and r, s [default: 0, so runs are comparable].
-    #[arg(long, value_name = "S", default_value_t = 0)]
+    #[arg(long, value_name = "S", default_value_t = 0, value_parser = crate::values::seed)]
     pub seed: u64,
     /// Print one JSON object instead of the table.
     #[arg(long)]
@@ -359,15 +383,15 @@ pub struct DemoArgs {
     #[arg(long, value_name = "NAME", default_value = "synthetic")]
     pub circuit: String,
     /// log2 of the domain [default: 12 for synthetic; sha256: one 55-byte block].
-    #[arg(long = "log-size", short = 'k', value_name = "K")]
+    #[arg(long = "log-size", short = 'k', value_name = "K", value_parser = crate::values::log_size)]
     pub log_size: Option<u32>,
     /// Synthetic only: percentage of boolean constraints [default: 0].
-    #[arg(long = "bits-pct", value_name = "P")]
+    #[arg(long = "bits-pct", value_name = "P", value_parser = crate::values::percent)]
     pub bits_pct: Option<u8>,
     /// The backend.
     #[command(flatten)]
     pub backend: BackendArg,
     /// Seed for the toxic waste, witness and r, s (INSECURE setup; reproducible run).
-    #[arg(long, value_name = "S")]
+    #[arg(long, value_name = "S", value_parser = crate::values::seed)]
     pub seed: Option<u64>,
 }

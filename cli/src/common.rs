@@ -5,13 +5,15 @@ use std::io::IsTerminal;
 use std::time::Duration;
 
 use bellows_core::{
-    circuits::{CircuitOptions, CircuitSpec},
-    groth16::{Parameters, ParamsKind},
-    Result,
+    circuits::{synthetic, CircuitOptions, CircuitSpec},
+    groth16::{io::ParamsShape, limits::Shape, ParamsKind},
+    Result, MAX_LOG_NTT,
 };
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::cli::CircuitArgs;
+use crate::errln;
+use crate::error::{invalid_value, CliError};
 
 /// Settings from the global options.
 #[derive(Clone, Copy, Debug, Default)]
@@ -20,7 +22,104 @@ pub struct Globals {
     pub threads: Option<usize>,
 }
 
-/// The circuit spec from `--circuit/--log-size/--bits-pct/--bytes`.
+/// Constraints of one SHA-256 block's compression in bellpepper's gadget, an upper bound: a
+/// full block costs 25 600 to 26 180 besides its preimage bits (measured: 55 bytes → 26 034
+/// constraints, 1000 bytes → 426 251, 4000 bytes → 1 681 153); blocks made mostly of constant
+/// padding cost less, since the gadget folds constants.
+const SHA256_BLOCK_CONSTRAINTS: u64 = 26_300;
+
+/// An upper bound on the constraints of a sha256 circuit of `bytes` bytes, from a formula (the
+/// exact count needs the circuit to run, which for a large preimage is itself a long job).
+pub fn sha256_constraints_bound(bytes: u64) -> u64 {
+    let blocks = (8 * bytes + 65).div_ceil(512);
+    8 * bytes + blocks * SHA256_BLOCK_CONSTRAINTS + 16
+}
+
+/// The circuit from `--circuit/--log-size/--bits-pct/--bytes`, with its shape for memory
+/// estimates. Values outside a circuit's range are usage errors (exit 2), found without running
+/// the circuit, so that a huge size is refused at once.
+pub fn circuit_plan(a: &CircuitArgs) -> crate::error::Result<(CircuitSpec, Shape)> {
+    let shape = |log: u32| Shape {
+        domain: 1u64 << log,
+        vars: 1u64 << log,
+    };
+    let plan = match a.circuit.as_str() {
+        "synthetic" => {
+            if let Some(b) = a.bytes {
+                return Err(invalid_value(
+                    "--bytes <N>",
+                    b,
+                    "--bytes applies to sha256, not synthetic",
+                ));
+            }
+            let k = a.log_size.ok_or_else(|| {
+                CliError::Usage("the synthetic circuit needs --log-size K".into())
+            })?;
+            if k < synthetic::MIN_LOG_SIZE {
+                return Err(invalid_value(
+                    "--log-size <K>",
+                    k,
+                    format!(
+                        "the synthetic circuit needs {}..={MAX_LOG_NTT}",
+                        synthetic::MIN_LOG_SIZE
+                    ),
+                ));
+            }
+            shape(k)
+        }
+        "sha256" => {
+            if let Some(p) = a.bits_pct {
+                return Err(invalid_value(
+                    "--bits-pct <P>",
+                    p,
+                    "--bits-pct applies to synthetic, not sha256",
+                ));
+            }
+            match (a.bytes, a.log_size) {
+                (Some(_), Some(_)) => {
+                    return Err(CliError::Usage(
+                        "give sha256 either --bytes or --log-size, not both".into(),
+                    ))
+                }
+                (None, Some(k)) => {
+                    if k < 15 {
+                        return Err(invalid_value(
+                            "--log-size <K>",
+                            k,
+                            format!(
+                                "a sha256 circuit needs 15..={MAX_LOG_NTT} (one block needs 2^15)"
+                            ),
+                        ));
+                    }
+                    shape(k)
+                }
+                (b, None) => {
+                    let bound = sha256_constraints_bound(b.unwrap_or(55) as u64);
+                    let log = bound.next_power_of_two().trailing_zeros();
+                    if log > MAX_LOG_NTT {
+                        return Err(invalid_value(
+                            "--bytes <N>",
+                            b.unwrap_or(55),
+                            format!(
+                                "a sha256 circuit of this size needs about {bound} constraints, \
+                                 more than the largest Groth16 domain, 2^{MAX_LOG_NTT}"
+                            ),
+                        ));
+                    }
+                    Shape {
+                        domain: 1u64 << log,
+                        vars: bound,
+                    }
+                }
+            }
+        }
+        _ => Shape { domain: 0, vars: 0 },
+    };
+    Ok((circuit_spec(a)?, plan))
+}
+
+/// The circuit spec from `--circuit/--log-size/--bits-pct/--bytes` (see [`circuit_plan`], which
+/// checks the ranges first).
 pub fn circuit_spec(a: &CircuitArgs) -> Result<CircuitSpec> {
     let mut o = CircuitOptions::default();
     o.log_size = a.log_size;
@@ -29,18 +128,19 @@ pub fn circuit_spec(a: &CircuitArgs) -> Result<CircuitSpec> {
     CircuitSpec::new(&a.circuit, &o)
 }
 
-/// Checks that parameters fit a circuit before any synthesis is spent on it.
-pub fn check_params_fit(params: &Parameters, spec: &CircuitSpec) -> Result<()> {
+/// Checks the shape of a parameters file (its length fields) against a circuit, before anything
+/// is decoded or synthesised.
+pub fn check_params_fit(shape: &ParamsShape, spec: &CircuitSpec, label: &str) -> Result<()> {
     let want_inputs = spec.num_public_inputs() + 1;
     let want_domain = 1usize << spec.log_domain();
-    if params.num_inputs() != want_inputs || params.domain_size() != want_domain {
+    if shape.num_inputs != want_inputs || shape.domain_size != want_domain {
         return Err(bellows_core::Error::invalid(format!(
-            "the parameters do not fit the circuit {}: they serve a domain of {} with {} public \
-             inputs, the circuit needs a domain of {} with {} (give the circuit options used at \
-             setup)",
+            "the parameters do not fit the circuit {}: {label} serves a domain of {} with {} \
+             public inputs, the circuit needs a domain of {} with {} (give the circuit options \
+             used at setup)",
             spec.description(),
-            params.domain_size(),
-            params.num_inputs().saturating_sub(1),
+            shape.domain_size,
+            shape.num_inputs.saturating_sub(1),
             want_domain,
             want_inputs - 1
         )));
@@ -48,26 +148,9 @@ pub fn check_params_fit(params: &Parameters, spec: &CircuitSpec) -> Result<()> {
     Ok(())
 }
 
-/// Writes `text` to `path` atomically: a temporary file in the same folder, then a rename.
-pub fn write_text_atomically(path: &std::path::Path, text: &str, what: &str) -> Result<()> {
-    let file_name = path.file_name().ok_or_else(|| {
-        bellows_core::Error::invalid(format!("{what} path {} names no file", path.display()))
-    })?;
-    let mut tmp_name = std::ffi::OsString::from(".");
-    tmp_name.push(file_name);
-    tmp_name.push(format!(".tmp-{}", std::process::id()));
-    let tmp = path.with_file_name(tmp_name);
-    let ctx = |doing: &str| format!("{doing} {what} {}", path.display());
-    std::fs::write(&tmp, text).map_err(|e| bellows_core::Error::io(ctx("writing"), e))?;
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        bellows_core::Error::io(ctx("renaming a temporary file to"), e)
-    })
-}
-
 /// Prints a warning on stderr (always, whatever the verbosity).
 pub fn warn(msg: &str) {
-    eprintln!("warning: {msg}");
+    errln!("warning: {msg}");
 }
 
 /// The loud warning for benchmark-only parameters.
@@ -170,6 +253,7 @@ pub fn fmt_secs(s: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bellows_core::circuits::sha256::Sha256Circuit;
 
     #[test]
     fn stat_median_and_min() {
@@ -193,6 +277,26 @@ mod tests {
             }
         );
         assert_eq!(Stat::of(&[]), Stat::default());
+    }
+
+    #[test]
+    fn sha256_bound_is_an_upper_bound_and_close() {
+        for bytes in [0usize, 1, 55, 56, 64, 119, 200, 1000] {
+            let exact = Sha256Circuit::new(bytes).unwrap().num_constraints() as u64;
+            let bound = sha256_constraints_bound(bytes as u64);
+            assert!(
+                bound >= exact,
+                "{bytes} bytes: bound {bound} < exact {exact}"
+            );
+            // Close once the preimage fills its blocks (the gadget folds constant padding, so
+            // a nearly empty preimage costs far less than a block).
+            if [55, 119, 1000].contains(&bytes) {
+                assert!(
+                    bound <= exact + exact / 20,
+                    "{bytes} bytes: bound {bound} ≫ exact {exact}"
+                );
+            }
+        }
     }
 
     #[test]

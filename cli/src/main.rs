@@ -2,7 +2,7 @@
 //! describes each with examples, exit codes and file formats.
 //!
 //! Exit codes: 0 success, 1 error (every `bellows_core::Error`, printed as `error: ...`), 2 usage
-//! error (clap).
+//! error (clap's, and the ones only known after parsing: see [`error::CliError`]).
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -14,13 +14,19 @@ mod backend_opts;
 mod cli;
 mod cmd;
 mod common;
+mod error;
+mod output;
+mod stdio;
+mod values;
 
+use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use clap::Parser;
 
 use cli::{Cli, Command};
 use common::Globals;
+use error::CliError;
 
 fn init_tracing(verbose: u8) {
     let level = match verbose {
@@ -31,14 +37,25 @@ fn init_tracing(verbose: u8) {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
+    // Colour only for a terminal, and never with NO_COLOR (https://no-color.org).
+    let ansi = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    // From -vv on, each phase span (reading, checking, loading, synthesis, proving, writing)
+    // reports its duration when it closes.
+    let spans = if verbose >= 2 {
+        tracing_subscriber::fmt::format::FmtSpan::CLOSE
+    } else {
+        tracing_subscriber::fmt::format::FmtSpan::NONE
+    };
     // Only fails if a subscriber is already set, which nothing else here does.
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(ansi)
+        .with_span_events(spans)
         .try_init();
 }
 
-fn run(cli: Cli) -> bellows_core::Result<ExitCode> {
+fn run(cli: Cli) -> error::Result<ExitCode> {
     let g = Globals {
         threads: cli.global.threads.map(usize::from),
     };
@@ -55,7 +72,8 @@ fn run(cli: Cli) -> bellows_core::Result<ExitCode> {
         Command::Verify(a) => cmd::verify::run(a),
         Command::Bench(a) => cmd::bench::run(a, &g),
         Command::Demo(a) => cmd::demo::run(a, &g),
-        Command::Pce(a) => cmd::pce::run(a),
+        Command::Pce(a) => cmd::pce::run(a).map_err(Into::into),
+        Command::ProbePlugin(a) => cmd::backends::probe_child(a),
         Command::Conformance(a) => {
             // The suite prints its own results and errors; its verdict is the exit code.
             let code = cmd::conformance::run(a, &g);
@@ -66,14 +84,42 @@ fn run(cli: Cli) -> bellows_core::Result<ExitCode> {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            // --help and --version print to stdout, usage errors to stderr; a failing stream
+            // (closed pipe, full disk) must not turn into a panic.
+            let printed = e.print();
+            if e.use_stderr() {
+                return ExitCode::from(2);
+            }
+            // Help or version on stdout: lost output (not a closed pipe) is an error.
+            return match printed {
+                Err(err) if err.kind() != std::io::ErrorKind::BrokenPipe => {
+                    errln!("error: writing to stdout: {err}");
+                    ExitCode::from(1)
+                }
+                _ => ExitCode::SUCCESS,
+            };
+        }
+    };
     init_tracing(cli.global.verbose);
-    match run(cli) {
+    let code = match run(cli) {
         Ok(code) => code,
         Err(e) => {
             // Display already carries the cause (e.g. an I/O error's OS message).
-            eprintln!("error: {e}");
+            errln!("error: {e}");
+            if let CliError::Usage(_) = e {
+                errln!("\nFor more information, try '--help'.");
+            }
+            ExitCode::from(e.exit_code())
+        }
+    };
+    match stdio::finish() {
+        Some(e) if code == ExitCode::SUCCESS => {
+            errln!("error: writing to stdout: {e}");
             ExitCode::from(1)
         }
+        _ => code,
     }
 }

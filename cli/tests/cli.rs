@@ -442,7 +442,7 @@ fn usage_and_value_errors_have_their_exit_codes() {
             "--out",
             "/nonexistent/x",
         ],
-        1,
+        2,
     );
     assert!(err.contains("0..=100"), "{err}");
     let err = fails(&["bench", "--log-size", "8", "--backend", "nosuch"], 1);

@@ -32,8 +32,22 @@ pub fn run_cli_with_config(
             return 1;
         }
     };
+    // Which one of several backends of one name this is (the built-in `cpu` or a plugin `cpu`).
+    let source = if bellows_core::registry::is_path_argument(backend_arg) {
+        format!("plugin {backend_arg}")
+    } else if bellows_core::registry::builtin_backends()
+        .iter()
+        .any(|b| b.name == backend_arg)
+    {
+        "built-in".to_string()
+    } else {
+        match bellows_core::plugin::find_plugin(backend_arg) {
+            Some(p) => format!("plugin {}", p.display()),
+            None => "plugin".to_string(),
+        }
+    };
     let reference: Arc<dyn Backend> = Arc::new(bellows_cpu::CpuBackend::new());
-    let report = run_suite(candidate, reference, opts, |p| {
+    let mut report = run_suite(candidate, reference, opts, |p| {
         if json {
             return;
         }
@@ -59,6 +73,7 @@ pub fn run_cli_with_config(
             );
         }
     });
+    report.backend_source = Some(source);
     let mut out = std::io::stdout().lock();
     let text = if json {
         report.to_json()

@@ -180,6 +180,7 @@ pub fn run_suite(
     }
     Report {
         backend: candidate.info(),
+        backend_source: None,
         reference: reference.info(),
         level: opts.level,
         max_log_size: ctx.k,

@@ -67,6 +67,10 @@ fn secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
 pub struct Report {
     /// The candidate backend.
     pub backend: BackendInfo,
+    /// Where the candidate comes from (`"built-in"`, or `"plugin PATH"`), when known: tells
+    /// apart a built-in and a plugin of one name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub backend_source: Option<String>,
     /// The reference backend.
     pub reference: BackendInfo,
     /// Level of the run.
@@ -137,9 +141,13 @@ impl Report {
         let pad =
             |s: &str, w: usize| format!("{s}{}", " ".repeat(w.saturating_sub(s.chars().count())));
         let mut out = format!(
-            "conformance of {} {} against {} {} (level {:?}, max size 2^{}, seed {:#x})\n",
+            "conformance of {} {}{} against {} {} (level {:?}, max size 2^{}, seed {:#x})\n",
             self.backend.name,
             self.backend.version,
+            self.backend_source
+                .as_ref()
+                .map(|s| format!(" ({s})"))
+                .unwrap_or_default(),
             self.reference.name,
             self.reference.version,
             self.level,
@@ -199,6 +207,7 @@ mod tests {
     fn report(outcomes: Vec<Outcome>) -> Report {
         Report {
             backend: BackendInfo::new("cand", "0", ""),
+            backend_source: None,
             reference: BackendInfo::new("cpu", "0", ""),
             level: Level::Quick,
             max_log_size: 4,

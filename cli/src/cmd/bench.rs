@@ -5,15 +5,16 @@ use std::time::{Duration, Instant};
 
 use bellows_core::{
     circuits::witness_seed,
-    groth16::{prover::ProvingKey, setup},
+    groth16::{limits, prover::ProvingKey, setup},
     rng::ProofRng,
-    Result,
 };
 
 use crate::backend_opts::{g2_policy, open as open_backend};
 use crate::cli::BenchArgs;
 use crate::cmd::prove::prove_batch;
-use crate::common::{circuit_spec, fmt_duration, fmt_secs, progress, spinner, Globals, Stat};
+use crate::common::{circuit_plan, fmt_duration, fmt_secs, progress, spinner, Globals, Stat};
+use crate::error::Result;
+use crate::outln;
 
 /// Where the G2 MSM ran, for reports.
 pub fn g2_where(on_backend: bool) -> &'static str {
@@ -86,21 +87,36 @@ pub struct Phases {
 /// Runs the command.
 pub fn run(args: &BenchArgs, g: &Globals) -> Result<()> {
     if args.compare_synthesis {
-        return crate::cmd::pce::compare_synthesis(args);
+        return Ok(crate::cmd::pce::compare_synthesis(args)?);
     }
-    let spec = circuit_spec(&args.circuit)?;
+    let (spec, shape) = circuit_plan(&args.circuit)?;
+    limits::check_memory(
+        &format!(
+            "benchmarking {} proof(s) of {} (domain 2^{}) as one batch",
+            args.count,
+            args.circuit.circuit,
+            shape.domain.trailing_zeros()
+        ),
+        shape.fast_setup_bytes().max(limits::proving_bytes(
+            &shape,
+            shape.params_bytes(),
+            args.count.into(),
+            args.count.into(),
+            2,
+        )),
+    )?;
     let backend = open_backend(&args.backend, g)?;
     let g2 = g2_policy(&args.backend)?;
     let info = backend.info();
     if !args.json {
-        println!("circuit: {}", spec.description());
-        println!(
+        outln!("circuit: {}", spec.description());
+        outln!(
             "backend: {} {}, {} threads",
             info.name,
             info.version,
             rayon::current_num_threads()
         );
-        println!("parameters: benchmark-only (fast generator; these proofs do not verify)");
+        outln!("parameters: benchmark-only (fast generator; these proofs do not verify)");
     }
     let t = Instant::now();
     let pb = spinner("generating benchmark-only parameters");
@@ -127,13 +143,13 @@ pub fn run(args: &BenchArgs, g: &Globals) -> Result<()> {
     let pb = progress(u64::from(args.warmup + args.reps), "bench");
     for rep in 0..args.warmup + args.reps {
         let t = Instant::now();
-        let out = prove_batch(&key, &spec, &seeds, &mut rng, pce);
+        let out = prove_batch(&key, &spec, &seeds, &mut rng, pce, &|_| {});
         let total = t.elapsed();
         let out = match out {
             Ok(o) => o,
             Err(e) => {
                 pb.abandon();
-                return Err(e);
+                return Err(e.into());
             }
         };
         pb.inc(1);
@@ -185,25 +201,25 @@ pub fn run(args: &BenchArgs, g: &Globals) -> Result<()> {
     if args.json {
         let text = serde_json::to_string_pretty(&report)
             .map_err(|e| bellows_core::Error::invalid(format!("serialising the report: {e}")))?;
-        println!("{text}");
+        outln!("{text}");
         return Ok(());
     }
-    println!(
+    outln!(
         "params: generated in {}, loaded in {}",
         fmt_duration(gen_time),
         fmt_duration(load_time)
     );
     match &recording {
-        Some(r) => println!(
+        Some(r) => outln!(
             "synthesis: pre-compiled constraint system, recorded in {} ({:.1} MB, {:.2} bytes \
              per non-zero); --no-pce to synthesise directly",
             fmt_duration(r.took),
             r.pce.size_bytes() as f64 / 1e6,
             r.pce.bytes_per_nonzero()
         ),
-        None => println!("synthesis: direct (--no-pce)"),
+        None => outln!("synthesis: direct (--no-pce)"),
     }
-    println!(
+    outln!(
         "{} rep(s) of {} proof(s){}:",
         args.reps,
         args.count,
@@ -213,7 +229,7 @@ pub fn run(args: &BenchArgs, g: &Globals) -> Result<()> {
             String::new()
         }
     );
-    println!("  {:<44} {:>10} {:>10}", "phase", "median", "min");
+    outln!("  {:<44} {:>10} {:>10}", "phase", "median", "min");
     let p = &report.phases;
     let g2_row = format!("G2 MSM ({})", g2_where(g2_on_backend));
     for (name, s) in [
@@ -223,13 +239,13 @@ pub fn run(args: &BenchArgs, g: &Globals) -> Result<()> {
         ("finalize", p.finalize),
         ("total", p.total),
     ] {
-        println!(
+        outln!(
             "  {:<44} {:>10} {:>10}",
             name,
             fmt_secs(s.median_s),
             fmt_secs(s.min_s)
         );
     }
-    println!("proofs/s: {:.3}", report.proofs_per_sec);
+    outln!("proofs/s: {:.3}", report.proofs_per_sec);
     Ok(())
 }

@@ -5,13 +5,14 @@ use std::time::Instant;
 
 use bellows_core::{
     circuits::{witness_seed, CircuitOptions, CircuitSpec},
+    groth16::limits::{self, Shape},
     groth16::{
         prover::ProvingKey,
         setup,
         verifier::{prepare_verifying_key, verify_proof},
     },
     rng::ProofRng,
-    Error, Result,
+    Error,
 };
 use ff::Field;
 use rand_core::RngCore;
@@ -20,9 +21,11 @@ use crate::backend_opts::{g2_policy, open as open_backend};
 use crate::cli::DemoArgs;
 use crate::cmd::prove::prove_batch;
 use crate::common::{fmt_duration, spinner, warn, Globals};
+use crate::error::{invalid_value, Result};
+use crate::outln;
 
 fn step(n: u32, what: &str, d: std::time::Duration) {
-    println!("{n}. {what:<40} {:>10}", fmt_duration(d));
+    outln!("{n}. {what:<40} {:>10}", fmt_duration(d));
 }
 
 /// Runs the command.
@@ -33,11 +36,30 @@ pub fn run(args: &DemoArgs, g: &Globals) -> Result<()> {
         ("synthetic", None) => Some(12),
         (_, k) => k,
     };
+    if let (Some(k), "synthetic") = (o.log_size, args.circuit.as_str()) {
+        if k < bellows_core::circuits::synthetic::MIN_LOG_SIZE {
+            return Err(invalid_value(
+                "--log-size <K>",
+                k,
+                "the synthetic circuit needs 3..=32",
+            ));
+        }
+    }
+    if let Some(k) = o.log_size {
+        let shape = Shape {
+            domain: 1 << k,
+            vars: 1 << k,
+        };
+        limits::check_memory(
+            &format!("the demo's trusted setup at 2^{k}"),
+            shape.setup_bytes().saturating_add(shape.proof_bytes()),
+        )?;
+    }
     let spec = CircuitSpec::new(&args.circuit, &o)?;
     let backend = open_backend(&args.backend, g)?;
     let info = backend.info();
-    println!("circuit: {}", spec.description());
-    println!(
+    outln!("circuit: {}", spec.description());
+    outln!(
         "backend: {} {} ({} threads)",
         info.name,
         info.version,
@@ -63,12 +85,14 @@ pub fn run(args: &DemoArgs, g: &Globals) -> Result<()> {
     let seed = witness_seed(args.seed.unwrap_or_else(|| rng.next_u64()), 0);
     let t = Instant::now();
     let pb = spinner("proving");
-    let out = prove_batch(&key, &spec, &[seed], &mut rng, None);
+    let out = prove_batch(&key, &spec, &[seed], &mut rng, None, &|p| {
+        pb.set_message(format!("proving: {p}"))
+    });
     pb.finish_and_clear();
     let out = out?;
     let tm = out.timings;
     step(3, "prove", t.elapsed());
-    println!(
+    outln!(
         "     synthesis {}, G1 phase (h_poly + G1 MSMs) {}, G2 MSM {} ({}), finalize {}",
         fmt_duration(out.synthesis),
         fmt_duration(tm.g1_phase),
@@ -85,19 +109,21 @@ pub fn run(args: &DemoArgs, g: &Globals) -> Result<()> {
     if !ok {
         return Err(Error::VerificationFailed(
             "the demo's own proof does not verify: this is a bug, please report it".into(),
-        ));
+        )
+        .into());
     }
     let mut wrong = inputs.clone();
     wrong[0] += blstrs::Scalar::ONE;
     if verify_proof(&pvk, proof, &wrong)? {
         return Err(Error::VerificationFailed(
             "the proof verified for a wrong public input: this is a bug, please report it".into(),
-        ));
+        )
+        .into());
     }
-    println!(
+    outln!(
         "   proof ({} bytes): valid; with public input + 1: rejected",
         proof.to_bytes().len()
     );
-    println!("demo finished in {}", fmt_duration(total.elapsed()));
+    outln!("demo finished in {}", fmt_duration(total.elapsed()));
     Ok(())
 }

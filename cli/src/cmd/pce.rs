@@ -117,14 +117,14 @@ pub fn run(args: &PceArgs) -> Result<()> {
             let id = builtin_id(&spec);
             let path = cache.path(&id)?;
             let replaced = path.is_file();
-            println!("circuit: {}", spec.description());
+            crate::outln!("circuit: {}", spec.description());
             let pb = spinner("recording the constraint system");
             let built = cache.build(spec.blank(), &id);
             pb.finish_and_clear();
             let (pce, took) = built?;
-            println!("{}", describe(&pce));
-            println!("recorded in {}", fmt_duration(took));
-            println!(
+            crate::outln!("{}", describe(&pce));
+            crate::outln!("recorded in {}", fmt_duration(took));
+            crate::outln!(
                 "wrote {}{}",
                 path.display(),
                 if replaced { " (replaced)" } else { "" }
@@ -149,30 +149,30 @@ pub fn run(args: &PceArgs) -> Result<()> {
                             cache.dir().display()
                         )));
                     }
-                    println!("file:            {}", cache.path(&id)?.display());
+                    crate::outln!("file:            {}", cache.path(&id)?.display());
                     cache.load(&id, None)?
                 }
             };
-            println!("{}", describe(&pce));
-            println!("checked and loaded in {}", fmt_duration(t.elapsed()));
+            crate::outln!("{}", describe(&pce));
+            crate::outln!("checked and loaded in {}", fmt_duration(t.elapsed()));
             Ok(())
         }
         PceAction::List { pce_dir } => {
             let cache = PceCache::open(pce_dir.as_deref())?;
             let entries = cache.list()?;
             if entries.is_empty() {
-                println!("no recordings in {}", cache.dir().display());
+                crate::outln!("no recordings in {}", cache.dir().display());
             }
             for path in entries {
                 match Pce::load(&path, None) {
-                    Ok(p) => println!(
+                    Ok(p) => crate::outln!(
                         "{}  {}  {} constraints  {}",
                         p.id(),
                         &p.digest_hex()[..16],
                         p.num_constraints(),
                         mb(p.size_bytes())
                     ),
-                    Err(e) => println!("{}  REFUSED: {e}", path.display()),
+                    Err(e) => crate::outln!("{}  REFUSED: {e}", path.display()),
                 }
             }
             Ok(())
@@ -198,7 +198,7 @@ pub fn for_prove(opts: &PceOpts, spec: &CircuitSpec) -> Result<Option<Arc<Pce>>>
             let pce = Pce::record(spec.blank(), &id);
             pb.finish_and_clear();
             let pce = pce?;
-            println!(
+            crate::outln!(
                 "synthesis: pre-compiled constraint system {id}, recorded (one-time, not cached) \
                  in {}, {}",
                 fmt_duration(t.elapsed()),
@@ -221,7 +221,7 @@ pub fn for_prove(opts: &PceOpts, spec: &CircuitSpec) -> Result<Option<Arc<Pce>>>
         Source::RecordedAndSaved => "recorded (one-time) and cached",
         Source::RecordedNotSaved => "recorded (one-time; the cache could not be written)",
     };
-    println!(
+    crate::outln!(
         "synthesis: pre-compiled constraint system {id}, {how} in {}, {} ({})",
         fmt_duration(t.elapsed()),
         mb(pce.size_bytes()),
@@ -287,8 +287,8 @@ fn same(d: &Synthesized, p: &Synthesized) -> std::result::Result<(), String> {
 pub fn compare_synthesis(args: &BenchArgs) -> Result<()> {
     let spec = circuit_spec(&args.circuit)?;
     let n = spec.num_constraints();
-    println!("circuit: {}", spec.description());
-    println!(
+    crate::outln!("circuit: {}", spec.description());
+    crate::outln!(
         "synthesis only: {} circuit(s) per rep, {} rep(s) after {} warm-up, {} threads",
         args.count,
         args.reps,
@@ -297,7 +297,7 @@ pub fn compare_synthesis(args: &BenchArgs) -> Result<()> {
     );
     let rec = record_for_bench(&spec)?;
     let pce = &rec.pce;
-    println!(
+    crate::outln!(
         "recording: {} in {}, {} ({:.2} bytes per non-zero, {} non-zeros, {} coefficients)",
         pce.id(),
         fmt_duration(rec.took),
@@ -338,7 +338,7 @@ pub fn compare_synthesis(args: &BenchArgs) -> Result<()> {
                     ))
                 })?;
             }
-            println!("check: pre-compiled and direct synthesis agree bit for bit");
+            crate::outln!("check: pre-compiled and direct synthesis agree bit for bit");
         }
         drop((d, p));
         if rep < args.warmup {
@@ -350,14 +350,14 @@ pub fn compare_synthesis(args: &BenchArgs) -> Result<()> {
         prod.extend(tp);
     }
     let (sd, sf) = (Stat::of(&direct), Stat::of(&fast));
-    println!("  {:<34} {:>10} {:>10}", "synthesis", "median", "min");
-    println!(
+    crate::outln!("  {:<34} {:>10} {:>10}", "synthesis", "median", "min");
+    crate::outln!(
         "  {:<34} {:>10} {:>10}",
         "direct",
         fmt_secs(sd.median_s),
         fmt_secs(sd.min_s)
     );
-    println!(
+    crate::outln!(
         "  {:<34} {:>10} {:>10}",
         "pce",
         fmt_secs(sf.median_s),
@@ -366,19 +366,19 @@ pub fn compare_synthesis(args: &BenchArgs) -> Result<()> {
     let per = |s: f64| s * 1e9 / (n as f64 * f64::from(args.count));
     if !wit.is_empty() {
         let (sw, sp) = (Stat::of(&wit), Stat::of(&prod));
-        println!(
+        crate::outln!(
             "  {:<34} {:>10} {:>10}",
             "  witness (sequential)",
             fmt_secs(sw.median_s),
             fmt_secs(sw.min_s)
         );
-        println!(
+        crate::outln!(
             "  {:<34} {:>10} {:>10}",
             "  products + check (parallel)",
             fmt_secs(sp.median_s),
             fmt_secs(sp.min_s)
         );
-        println!(
+        crate::outln!(
             "per constraint: direct {:.0} ns, pce {:.0} ns (witness {:.0} ns, products {:.0} ns)",
             per(sd.median_s),
             per(sf.median_s),
@@ -386,7 +386,7 @@ pub fn compare_synthesis(args: &BenchArgs) -> Result<()> {
             per(sp.median_s)
         );
     } else {
-        println!(
+        crate::outln!(
             "per constraint: direct {:.0} ns, pce {:.0} ns",
             per(sd.median_s),
             per(sf.median_s)
@@ -394,16 +394,16 @@ pub fn compare_synthesis(args: &BenchArgs) -> Result<()> {
     }
     let saving = sd.median_s - sf.median_s;
     if saving > 0.0 {
-        println!(
+        crate::outln!(
             "one-time recording {} against {} saved per rep: pays off after {:.1} rep(s)",
             fmt_duration(rec.took),
             fmt_secs(saving),
             rec.took.as_secs_f64() / saving
         );
     } else {
-        println!("pce saved nothing here: the recording does not pay off");
+        crate::outln!("pce saved nothing here: the recording does not pay off");
     }
-    println!("ratio pce/direct: {:.2}", sf.median_s / sd.median_s);
+    crate::outln!("ratio pce/direct: {:.2}", sf.median_s / sd.median_s);
     Ok(())
 }
 

@@ -6,7 +6,8 @@ use std::time::Instant;
 use bellows_core::{
     circuits::{witness_seed, CircuitSpec},
     groth16::{
-        io::{self, PointCheck},
+        io::{self, ParamsFile, PointCheck},
+        limits::{self, Shape},
         prover::{self, ProverTimings, ProvingKey},
         ParamsKind, Proof,
     },
@@ -21,9 +22,11 @@ use rand_core::RngCore;
 use crate::backend_opts::{g2_policy, open as open_backend};
 use crate::cli::ProveArgs;
 use crate::common::{
-    check_params_fit, circuit_spec, fmt_duration, progress, spinner, warn_benchmark_only,
-    write_text_atomically, Globals,
+    check_params_fit, circuit_plan, fmt_duration, progress, spinner, warn_benchmark_only,
+    Globals,
 };
+use crate::output::{self, Out};
+use crate::{errln, outln};
 
 /// Proofs of one batch with their public inputs and where the time went.
 pub struct BatchOutcome {
@@ -38,23 +41,40 @@ pub struct BatchOutcome {
 }
 
 /// Synthesises the instances with witness seeds `seeds` (with the pre-compiled constraint
-/// system `pce` when given, else directly) and proves them as one batch.
+/// system `pce` when given, else directly) and proves them as one batch, telling `phase` when
+/// each phase starts (`"synthesis"`, `"proving"`).
 pub fn prove_batch(
     key: &ProvingKey,
     spec: &CircuitSpec,
     seeds: &[u64],
     rng: &mut (impl RngCore + ?Sized),
     pce: Option<&Pce>,
+    phase: &dyn Fn(&str),
 ) -> Result<BatchOutcome> {
     let t = Instant::now();
-    let circuits = seeds.iter().map(|&s| spec.with_witness(s)).collect();
-    let synthesized = crate::cmd::pce::synthesize_with(pce, circuits)?;
+    phase("synthesis");
+    let synthesized = {
+        let _s = tracing::debug_span!("synthesis", proofs = seeds.len()).entered();
+        let circuits = seeds.iter().map(|&s| spec.with_witness(s)).collect();
+        crate::cmd::pce::synthesize_with(pce, circuits)?
+    };
     let synthesis = t.elapsed();
     let inputs = synthesized
         .iter()
         .map(|s| s.public_inputs().to_vec())
         .collect();
-    let (proofs, timings) = prover::start(key, synthesized, rng)?.finalize_timed()?;
+    phase("proving (h_poly, MSMs)");
+    let (proofs, timings) = {
+        let _s = tracing::debug_span!("prove", proofs = seeds.len()).entered();
+        prover::start(key, synthesized, rng)?.finalize_timed()?
+    };
+    tracing::debug!(
+        "prover phases: G1 phase (h_poly + G1 MSMs) {}, G2 MSM {} ({}), finalize {}",
+        fmt_duration(timings.g1_phase),
+        fmt_duration(timings.msm_g2),
+        crate::cmd::bench::g2_where(timings.g2_on_backend),
+        fmt_duration(timings.finalize)
+    );
     Ok(BatchOutcome {
         proofs,
         inputs,
@@ -76,8 +96,16 @@ fn prove_batches(
 ) -> Result<(Vec<Proof>, Vec<Vec<Scalar>>)> {
     let mut proofs = Vec::with_capacity(seeds.len());
     let mut inputs = Vec::with_capacity(seeds.len());
-    for chunk in seeds.chunks(batch) {
-        let out = prove_batch(key, spec, chunk, rng, pce)?;
+    let batches = seeds.len().div_ceil(batch);
+    for (b, chunk) in seeds.chunks(batch).enumerate() {
+        let phase = |p: &str| {
+            pb.set_message(if batches == 1 {
+                p.to_string()
+            } else {
+                format!("batch {}/{batches}: {p}", b + 1)
+            })
+        };
+        let out = prove_batch(key, spec, chunk, rng, pce, &phase)?;
         let tm = out.timings;
         tracing::info!(
             "batch of {}: synthesis {}, G1 phase {}, G2 MSM {} ({}), finalize {}",
@@ -167,33 +195,95 @@ pub fn inputs_json(inputs: &[Vec<Scalar>]) -> String {
 }
 
 /// Runs the command.
-pub fn run(args: &ProveArgs, g: &Globals) -> Result<()> {
-    let spec = circuit_spec(&args.circuit)?;
+pub fn run(args: &ProveArgs, g: &Globals) -> crate::error::Result<()> {
+    let (spec, _) = circuit_plan(&args.circuit)?;
     let check = if args.skip_subgroup_checks {
         PointCheck::CurveOnly
     } else {
         PointCheck::Full
     };
+    // Outputs first: a bad path, an output that is an input, an existing file without --force
+    // are refused before anything is read or proved.
+    let mut outs = vec![Out {
+        opt: "--out",
+        path: &args.out,
+        what: "proof file",
+    }];
+    if let Some(p) = &args.inputs_out {
+        outs.push(Out {
+            opt: "--inputs-out",
+            path: p,
+            what: "public inputs file",
+        });
+    }
+    let mut files = output::prepare(&[("--params", &args.params)], &outs, args.force)?.into_iter();
+    let (proof_out, inputs_out) = (files.next().expect("--out"), files.next());
+
+    // The file's shape (its length fields) against the circuit and the memory, before decoding.
     let t = Instant::now();
-    let pb = spinner("reading parameters");
-    let params = io::read_parameters(&args.params, check);
-    pb.finish_and_clear();
-    let params = Arc::new(params?);
+    let file = {
+        let _s = tracing::debug_span!("open_params").entered();
+        ParamsFile::open(&args.params)?
+    };
+    let shape = file.shape();
+    check_params_fit(&shape, &spec, file.label())?;
+    let count = args.count as usize;
+    let batch = if args.pipeline {
+        // Two device workers and a few synthesised proofs waiting (bounded by the budget).
+        count.min(4)
+    } else {
+        args.batch_size.map_or(count, |b| b as usize).min(count)
+    };
+    let need = limits::proving_bytes(
+        &Shape {
+            domain: shape.domain_size as u64,
+            vars: (shape.num_inputs + shape.num_aux) as u64,
+        },
+        shape.decoded_bytes,
+        count as u64,
+        batch as u64,
+        spec.num_public_inputs() as u64,
+    );
+    limits::check_memory(
+        &format!(
+            "proving {count} proof(s) in batches of {batch} (lower --batch-size or --count, or \
+             use --pipeline)"
+        ),
+        need,
+    )?;
+    let params = {
+        let _s = tracing::debug_span!("decode_params").entered();
+        let points = shape.num_inputs + shape.domain_size - 1
+            + shape.num_aux
+            + shape.a_len
+            + 2 * shape.b_len;
+        let pb = progress(points as u64, "reading");
+        pb.set_message(format!("points of {}", args.params.display()));
+        let p = file.decode_with_progress(check, &|n| pb.inc(n));
+        pb.finish_and_clear();
+        p?
+    };
+    drop(file);
+    let params = Arc::new(params);
     let read_time = t.elapsed();
     if params.kind() == ParamsKind::BenchmarkOnly {
         warn_benchmark_only(&format!("{}", args.params.display()));
     }
-    check_params_fit(&params, &spec)?;
     let backend = open_backend(&args.backend, g)?;
     let t = Instant::now();
-    let key = Arc::new(ProvingKey::with_g2_policy(
-        params,
-        backend,
-        g2_policy(&args.backend)?,
-    )?);
+    let key = {
+        let _s = tracing::debug_span!("load_params_on_backend").entered();
+        Arc::new(ProvingKey::with_g2_policy(
+            params,
+            backend,
+            g2_policy(&args.backend)?,
+        )?)
+    };
     let load_time = t.elapsed();
-    println!("circuit: {}", spec.description());
-    println!(
+    // Status lines go to stderr: stdout carries only the public inputs (without --inputs-out),
+    // so that `prove … > inputs.json` gives a file `verify` reads.
+    errln!("circuit: {}", spec.description());
+    errln!(
         "parameters: read {} ({}), loaded on {} in {}",
         fmt_duration(read_time),
         crate::common::kind_name(key.params().kind()),
@@ -203,15 +293,17 @@ pub fn run(args: &ProveArgs, g: &Globals) -> Result<()> {
 
     let pce = crate::cmd::pce::for_prove(&args.pce, &spec)?;
 
-    let count = args.count as usize;
-    let batch = args.batch_size.map_or(count, |b| b as usize).min(count);
     let mut rng = ProofRng::from_option(args.seed);
     let base_seed = args.seed.unwrap_or_else(|| ProofRng::os().next_u64());
     let seeds: Vec<u64> = (0..count as u64)
         .map(|i| witness_seed(base_seed, i))
         .collect();
 
-    let pb = progress(count as u64, "proving");
+    let pb = if count == 1 || batch == count && !args.pipeline {
+        spinner("proving")
+    } else {
+        progress(count as u64, "proving")
+    };
     let t = Instant::now();
     let result = if args.pipeline {
         prove_pipelined(key.clone(), &spec, &seeds, args, &pb, pce)
@@ -222,30 +314,35 @@ pub fn run(args: &ProveArgs, g: &Globals) -> Result<()> {
         Ok(o) => o,
         Err(e) => {
             pb.abandon();
-            return Err(e);
+            return Err(e.into());
         }
     };
     pb.finish_and_clear();
     let prove_time = t.elapsed();
 
-    io::write_proofs_file(&proofs, &args.out)?;
     let json = inputs_json(&inputs);
-    match &args.inputs_out {
-        Some(path) => write_text_atomically(path, &format!("{json}\n"), "public inputs file")?,
-        None => println!("public inputs: {json}"),
+    {
+        let _s = tracing::debug_span!("write").entered();
+        proof_out.commit(|w| proofs.iter().try_for_each(|p| io::write_proof(p, &mut *w)))?;
+        if let Some(f) = inputs_out {
+            f.commit_bytes(format!("{json}\n").as_bytes())?;
+        }
     }
-    println!(
+    if args.inputs_out.is_none() {
+        outln!("{json}");
+    }
+    errln!(
         "proved {count} in {} ({:.2} proofs/s)",
         fmt_duration(prove_time),
         count as f64 / prove_time.as_secs_f64()
     );
-    println!(
+    errln!(
         "wrote {} ({} bytes)",
         args.out.display(),
         proofs.len() * 192
     );
     if let Some(path) = &args.inputs_out {
-        println!("wrote {}", path.display());
+        errln!("wrote {}", path.display());
     }
     Ok(())
 }

@@ -3,20 +3,55 @@
 use std::time::Instant;
 
 use bellows_core::{
-    groth16::{io, setup, Parameters},
+    groth16::{io, limits, setup, Parameters},
     rng::ProofRng,
-    Result,
 };
 use rand_core::RngCore;
 
 use crate::cli::SetupArgs;
-use crate::common::{circuit_spec, fmt_duration, spinner, warn, warn_benchmark_only};
+use crate::common::{circuit_plan, fmt_duration, spinner, warn, warn_benchmark_only};
+use crate::error::Result;
+use crate::outln;
+use crate::output::{self, Out};
 
 /// Runs the command.
 pub fn run(args: &SetupArgs) -> Result<()> {
-    let spec = circuit_spec(&args.circuit)?;
-    println!("circuit: {}", spec.description());
+    let (spec, shape) = circuit_plan(&args.circuit)?;
+    let (what, need) = if args.fast {
+        (
+            "benchmark-only parameter generation",
+            shape.fast_setup_bytes(),
+        )
+    } else {
+        ("the trusted setup", shape.setup_bytes())
+    };
+    limits::check_memory(
+        &format!(
+            "{what} for {} (domain 2^{})",
+            args.circuit.circuit,
+            shape.domain.trailing_zeros()
+        ),
+        need,
+    )?;
+    // Every output is checked, and created as a temporary file, before the setup runs.
+    let mut outs = vec![Out {
+        opt: "--out",
+        path: &args.out,
+        what: "parameters file",
+    }];
+    if let Some(vk) = &args.vk_out {
+        outs.push(Out {
+            opt: "--vk-out",
+            path: vk,
+            what: "verifying key file",
+        });
+    }
+    let mut files = output::prepare(&[], &outs, args.force)?.into_iter();
+    let (params_out, vk_out) = (files.next().expect("--out"), files.next());
+
+    outln!("circuit: {}", spec.description());
     let t = Instant::now();
+    let span = tracing::debug_span!("setup", fast = args.fast).entered();
     let params: Parameters = if args.fast {
         warn_benchmark_only("--fast: these");
         let seed = args.seed.unwrap_or_else(|| ProofRng::os().next_u64());
@@ -31,19 +66,23 @@ pub fn run(args: &SetupArgs) -> Result<()> {
                  the seed can forge proofs for these parameters. Use them for test vectors only."
             ));
         }
-        let pb = spinner("trusted setup (toxic waste is discarded afterwards)");
+        let pb = spinner("trusted setup (toxic waste is wiped afterwards)");
         let p =
             setup::generate_random_parameters(spec.blank(), &mut ProofRng::from_option(args.seed));
         pb.finish_and_clear();
         p?
     };
+    drop(span);
     let setup_time = t.elapsed();
     let t = Instant::now();
-    io::write_parameters_file(&params, &args.out)?;
-    if let Some(vk_out) = &args.vk_out {
-        io::write_verifying_key_file(&params.vk, vk_out)?;
+    {
+        let _s = tracing::debug_span!("write").entered();
+        params_out.commit(|w| io::write_parameters(&params, w))?;
+        if let Some(f) = vk_out {
+            f.commit(|w| io::write_verifying_key(&params.vk, w))?;
+        }
     }
-    println!(
+    outln!(
         "{} parameters: domain 2^{}, {} public input(s), {} private variables",
         if args.fast {
             "benchmark-only"
@@ -54,14 +93,14 @@ pub fn run(args: &SetupArgs) -> Result<()> {
         params.num_inputs() - 1,
         params.num_aux()
     );
-    println!(
+    outln!(
         "setup: {}, writing: {}",
         fmt_duration(setup_time),
         fmt_duration(t.elapsed())
     );
-    println!("wrote {}", args.out.display());
+    outln!("wrote {}", args.out.display());
     if let Some(vk_out) = &args.vk_out {
-        println!("wrote {}", vk_out.display());
+        outln!("wrote {}", vk_out.display());
     }
     Ok(())
 }

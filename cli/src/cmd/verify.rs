@@ -5,7 +5,7 @@ use std::path::Path;
 use bellows_core::{
     groth16::{
         io::{self, PointCheck},
-        verifier::{prepare_verifying_key, verify_proof},
+        verifier::{try_prepare_verifying_key, verify_proof},
         ParamsKind,
     },
     Error, Result,
@@ -14,13 +14,21 @@ use blstrs::Scalar;
 use rayon::prelude::*;
 
 use crate::cli::VerifyArgs;
+use crate::outln;
 
-/// Reads public inputs: a flat JSON array (one proof) or an array of arrays (one per proof).
-pub fn read_inputs(path: &Path) -> Result<Vec<Vec<Scalar>>> {
+/// Bytes a public-inputs file may have for `sets` sets of `per_set` inputs: room for every
+/// value at its longest (78 digits, quotes, a comma) with generous white space, plus 1 MiB.
+pub fn inputs_limit(sets: usize, per_set: usize) -> u64 {
+    (1u64 << 20).saturating_add((sets as u64).saturating_mul((per_set as u64 + 1) * 256))
+}
+
+/// Reads public inputs: a flat JSON array (one proof) or an array of arrays (one per proof), at
+/// most `limit` bytes.
+pub fn read_inputs(path: &Path, limit: u64) -> Result<Vec<Vec<Scalar>>> {
     let label = format!("public inputs file {}", path.display());
-    let text =
-        std::fs::read_to_string(path).map_err(|e| Error::io(format!("reading {label}"), e))?;
-    let value: serde_json::Value = serde_json::from_str(&text)
+    let bytes = io::read_bounded(path, &label, limit)?;
+    let text = io::strip_bom(io::inputs_text(&bytes, &label)?);
+    let value: serde_json::Value = serde_json::from_str(text)
         .map_err(|e| Error::malformed(&label, format!("not valid JSON: {e}")))?;
     let nested = matches!(&value, serde_json::Value::Array(items)
         if !items.is_empty() && items.iter().all(serde_json::Value::is_array));
@@ -45,16 +53,22 @@ pub fn read_inputs(path: &Path) -> Result<Vec<Vec<Scalar>>> {
             })
             .collect()
     } else {
-        Ok(vec![io::parse_public_inputs_json(&text).map_err(in_file)?])
+        Ok(vec![io::parse_public_inputs_json(text).map_err(in_file)?])
     }
 }
 
 /// Runs the command. `Ok` means every proof verified.
-pub fn run(args: &VerifyArgs) -> Result<()> {
-    let vk = io::read_verifying_key_or_params(&args.vk, PointCheck::Full)?;
-    let pvk = prepare_verifying_key(&vk);
-    let proofs = io::read_proofs(&args.proof)?;
-    let inputs = read_inputs(&args.inputs)?;
+pub fn run(args: &VerifyArgs) -> crate::error::Result<()> {
+    let vk = {
+        let _s = tracing::debug_span!("read_key").entered();
+        io::read_verifying_key_or_params(&args.vk, PointCheck::Full)?
+    };
+    let pvk = try_prepare_verifying_key(&vk)?;
+    let proofs = {
+        let _s = tracing::debug_span!("read_proofs").entered();
+        io::read_proofs(&args.proof)?
+    };
+    let inputs = read_inputs(&args.inputs, inputs_limit(proofs.len(), vk.ic.len()))?;
     let bench_note = if vk.kind() == ParamsKind::BenchmarkOnly {
         crate::common::warn(
             "the verifying key is from BENCHMARK-ONLY parameters: proofs made with them never verify",
@@ -71,13 +85,17 @@ pub fn run(args: &VerifyArgs) -> Result<()> {
             proofs.len(),
             args.inputs.display(),
             inputs.len()
-        )));
+        ))
+        .into());
     }
-    let results: Vec<bool> = proofs
-        .par_iter()
-        .zip(&inputs)
-        .map(|(p, x)| verify_proof(&pvk, p, x))
-        .collect::<Result<_>>()?;
+    let results: Vec<bool> = {
+        let _s = tracing::debug_span!("verify", proofs = proofs.len()).entered();
+        proofs
+            .par_iter()
+            .zip(&inputs)
+            .map(|(p, x)| verify_proof(&pvk, p, x))
+            .collect::<Result<_>>()?
+    };
     let bad: Vec<usize> = results
         .iter()
         .enumerate()
@@ -85,7 +103,7 @@ pub fn run(args: &VerifyArgs) -> Result<()> {
         .map(|(i, _)| i)
         .collect();
     if bad.is_empty() {
-        println!("valid");
+        outln!("valid");
         return Ok(());
     }
     let which = if proofs.len() == 1 {
@@ -101,5 +119,5 @@ pub fn run(args: &VerifyArgs) -> Result<()> {
                 .join(", ")
         )
     };
-    Err(Error::VerificationFailed(format!("{which}{bench_note}")))
+    Err(Error::VerificationFailed(format!("{which}{bench_note}")).into())
 }

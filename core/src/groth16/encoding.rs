@@ -185,6 +185,18 @@ pub fn decode_section<P: UncompressedPoint>(
     allow_identity: bool,
     identity: P,
 ) -> Result<Vec<P>, (usize, PointDefect)> {
+    decode_section_with_progress(bytes, check, allow_identity, identity, &|_| {})
+}
+
+/// As [`decode_section`], calling `progress(k)` (from any thread) as each run of `k` points has
+/// been decoded.
+pub fn decode_section_with_progress<P: UncompressedPoint>(
+    bytes: &[u8],
+    check: PointCheck,
+    allow_identity: bool,
+    identity: P,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<Vec<P>, (usize, PointDefect)> {
     debug_assert_eq!(bytes.len() % P::SIZE, 0);
     let n = bytes.len() / P::SIZE;
     let mut out = vec![identity; n];
@@ -199,6 +211,7 @@ pub fn decode_section<P: UncompressedPoint>(
                     Err(e) => return Some((c * CHUNK + k, e)),
                 }
             }
+            progress(dst.len() as u64);
             None
         })
         .min_by_key(|(i, _)| *i);

@@ -7,6 +7,8 @@
 //!   the G2 MSM on CPU threads in between;
 //! - [`verifier`]: single and batched verification;
 //! - [`params`], [`proof`], [`io`]: keys and proofs, and bellperson's file formats;
+//! - [`output`]: the one safe (atomic) writer of output files; [`limits`]: size limits and
+//!   up-front memory estimates;
 //! - [`setup`]: a real trusted setup for small circuits and a fast benchmark-only generator;
 //! - `bellperson_compat` (feature `bellperson`): `From` conversions to and from bellperson's
 //!   `Parameters`, `VerifyingKey` and `Proof`.
@@ -17,6 +19,8 @@ pub mod encoding;
 pub mod host_msm;
 pub mod io;
 pub mod keypair;
+pub mod limits;
+pub mod output;
 pub mod params;
 pub mod proof;
 pub mod prover;

@@ -41,6 +41,8 @@ pub fn benchmark_marker_g1() -> blstrs::G1Affine {
 }
 
 /// The secrets of a Groth16 setup. Whoever holds them can forge proofs: drop them after setup.
+/// Dropping overwrites them with zeros ([`wipe`]); so does [`generate_parameters`] with every
+/// secret-derived scalar it computes (powers of τ, Lagrange coefficients, query scalars).
 #[derive(Clone)]
 pub struct ToxicWaste {
     /// The evaluation point τ.
@@ -82,7 +84,63 @@ impl ToxicWaste {
     }
 }
 
-/// Generates parameters for `circuit` with fresh toxic waste from `rng`, then forgets the waste.
+impl Drop for ToxicWaste {
+    fn drop(&mut self) {
+        for s in [
+            &mut self.tau,
+            &mut self.alpha,
+            &mut self.beta,
+            &mut self.gamma,
+            &mut self.delta,
+        ] {
+            wipe(std::slice::from_mut(s));
+        }
+        // SAFETY: both are valid, aligned, exclusively borrowed fields; the identity is a valid
+        // value of their types.
+        unsafe {
+            std::ptr::write_volatile(&mut self.g1, G1Projective::identity());
+            std::ptr::write_volatile(&mut self.g2, G2Projective::identity());
+        }
+        std::sync::atomic::compiler_fence(std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// Overwrites secret scalars with zero through volatile writes, which the compiler may not drop
+/// as dead stores even though the memory is freed right after. Best effort: copies the
+/// optimiser kept in registers or spilled elsewhere are out of reach.
+pub fn wipe(secrets: &mut [Scalar]) {
+    for x in secrets.iter_mut() {
+        // SAFETY: `x` is a valid, aligned, exclusive reference to an initialised Scalar, and
+        // zero is a valid Scalar.
+        unsafe { std::ptr::write_volatile(x, Scalar::ZERO) };
+    }
+    std::sync::atomic::compiler_fence(std::sync::atomic::Ordering::SeqCst);
+}
+
+/// A vector of secret-derived scalars, wiped when dropped (on every path, errors included).
+struct Secret(Vec<Scalar>);
+
+impl std::ops::Deref for Secret {
+    type Target = Vec<Scalar>;
+    fn deref(&self) -> &Vec<Scalar> {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Secret {
+    fn deref_mut(&mut self) -> &mut Vec<Scalar> {
+        &mut self.0
+    }
+}
+
+impl Drop for Secret {
+    fn drop(&mut self) {
+        wipe(&mut self.0);
+    }
+}
+
+/// Generates parameters for `circuit` with fresh toxic waste from `rng`, then forgets the waste
+/// (wiped from memory when dropped).
 pub fn generate_random_parameters<C, R>(circuit: C, rng: &mut R) -> Result<Parameters>
 where
     C: Circuit<Scalar>,
@@ -113,15 +171,21 @@ pub fn generate_parameters<C: Circuit<Scalar>>(
             "setup: a generator (g1 or g2) is the point at infinity",
         ));
     }
-    let gamma_inv = Option::<Scalar>::from(waste.gamma.invert())
+    // γ⁻¹, δ⁻¹, Z(τ) and Z(τ)/δ: secret, wiped on every way out.
+    let mut k = Secret(vec![Scalar::ZERO; 4]);
+    const GAMMA_INV: usize = 0;
+    const DELTA_INV: usize = 1;
+    const Z: usize = 2;
+    const COEFF: usize = 3;
+    k[GAMMA_INV] = Option::<Scalar>::from(waste.gamma.invert())
         .ok_or_else(|| Error::invalid("setup: γ is zero"))?;
-    let delta_inv = Option::<Scalar>::from(waste.delta.invert())
+    k[DELTA_INV] = Option::<Scalar>::from(waste.delta.invert())
         .ok_or_else(|| Error::invalid("setup: δ is zero"))?;
 
     let tau = waste.tau;
-    let powers = powers_of(tau, n);
-    let z = powers[n - 1] * tau - Scalar::ONE;
-    if bool::from(z.is_zero()) {
+    let powers = Secret(powers_of(tau, n));
+    k[Z] = powers[n - 1] * tau - Scalar::ONE;
+    if bool::from(k[Z].is_zero()) {
         return Err(Error::invalid(format!(
             "setup: τ is an n-th root of unity (n = {n}), so Z(τ) = 0"
         )));
@@ -142,42 +206,59 @@ pub fn generate_parameters<C: Circuit<Scalar>>(
         normalize_g1(&pts)
     };
 
-    let coeff = z * delta_inv;
-    let h_scalars: Vec<Scalar> = powers[..n - 1].par_iter().map(|p| *p * coeff).collect();
+    k[COEFF] = k[Z] * k[DELTA_INV];
+    let coeff = k[COEFF];
+    let h_scalars = Secret(powers[..n - 1].par_iter().map(|p| *p * coeff).collect());
     let h = mul_g1(&h_scalars);
     drop(h_scalars);
 
     let mut lagrange = powers;
     inverse_fft(&mut lagrange, log_n);
 
-    let eval = |cols: &[Column]| -> Vec<Scalar> {
-        cols.par_iter()
-            .map(|col| col.iter().map(|(c, row)| *c * lagrange[*row]).sum())
-            .collect()
+    let eval = |cols: &[Column]| -> Secret {
+        Secret(
+            cols.par_iter()
+                .map(|col| col.iter().map(|(c, row)| *c * lagrange[*row]).sum())
+                .collect(),
+        )
     };
     let (u_in, v_in, w_in) = (eval(&m.at_inputs), eval(&m.bt_inputs), eval(&m.ct_inputs));
     let (u_aux, v_aux, w_aux) = (eval(&m.at_aux), eval(&m.bt_aux), eval(&m.ct_aux));
-    let ext = |u: &[Scalar], v: &[Scalar], w: &[Scalar], inv: Scalar| -> Vec<Scalar> {
-        (u, v, w)
-            .into_par_iter()
-            .map(|(u, v, w)| (waste.beta * u + waste.alpha * v + w) * inv)
-            .collect()
+    drop(lagrange);
+    let ext = |u: &[Scalar], v: &[Scalar], w: &[Scalar], inv: Scalar| -> Secret {
+        Secret(
+            (u, v, w)
+                .into_par_iter()
+                .map(|(u, v, w)| (waste.beta * u + waste.alpha * v + w) * inv)
+                .collect(),
+        )
     };
-    let ic = mul_g1(&ext(&u_in, &v_in, &w_in, gamma_inv));
-    let l = mul_g1(&ext(&u_aux, &v_aux, &w_aux, delta_inv));
+    let ic = mul_g1(&ext(&u_in, &v_in, &w_in, k[GAMMA_INV]));
+    let l = mul_g1(&ext(&u_aux, &v_aux, &w_aux, k[DELTA_INV]));
+    drop((w_in, w_aux));
     if let Some(j) = l.iter().position(|p| bool::from(p.is_identity())) {
         return Err(Error::Synthesis(format!(
             "auxiliary variable {j} is unconstrained (it occurs in no constraint)"
         )));
     }
-    let u: Vec<Scalar> = u_in.into_iter().chain(u_aux).collect();
-    let v: Vec<Scalar> = v_in.into_iter().chain(v_aux).collect();
+    let cat = |a: &[Scalar], b: &[Scalar]| {
+        let mut v = Secret(Vec::with_capacity(a.len() + b.len()));
+        v.extend_from_slice(a);
+        v.extend_from_slice(b);
+        v
+    };
+    let u = cat(&u_in, &u_aux);
+    let v = cat(&v_in, &v_aux);
+    drop((u_in, u_aux, v_in, v_aux));
     let a = drop_identity(mul_g1(&u));
+    drop(u);
     let b_g1 = drop_identity(mul_g1(&v));
     let b_g2_pts: Vec<G2Projective> = v
         .par_iter()
         .map_init(|| g2_wnaf.shared(), |w, s| w.scalar(s))
         .collect();
+    drop(v);
+    drop(k);
     let b_g2 = drop_identity(normalize_g2(&b_g2_pts));
 
     let (g1a, g2a) = (g1.to_affine(), g2.to_affine());
@@ -429,6 +510,24 @@ mod tests {
                 w *= omega;
             }
         }
+    }
+
+    #[test]
+    fn toxic_waste_is_wiped_when_dropped() {
+        let mut w =
+            std::mem::ManuallyDrop::new(ToxicWaste::random(&mut ChaCha20Rng::seed_from_u64(3)));
+        assert_ne!(w.tau, Scalar::ZERO);
+        // SAFETY: `w` is initialised and dropped exactly once here; its memory stays allocated
+        // (ManuallyDrop), and its fields are plain values, valid to read after the drop wrote
+        // zeros into them.
+        unsafe { std::ptr::drop_in_place(&mut *w) };
+        for s in [w.tau, w.alpha, w.beta, w.gamma, w.delta] {
+            assert_eq!(s, Scalar::ZERO);
+        }
+        assert!(bool::from(w.g1.is_identity()) && bool::from(w.g2.is_identity()));
+        let mut v = vec![Scalar::ONE; 5];
+        wipe(&mut v);
+        assert!(v.iter().all(|s| bool::from(s.is_zero())));
     }
 
     #[test]

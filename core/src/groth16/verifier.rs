@@ -20,6 +20,9 @@ use super::{params::VerifyingKey, proof::Proof, ParamsKind};
 use crate::{Error, Result};
 
 /// A verifying key with its pairing-side precomputation.
+///
+/// A degenerate key ([`VerifyingKey::check_sound`]) is remembered as such: every verification
+/// with it is an error, never `Ok(true)`.
 #[derive(Clone, Debug)]
 pub struct PreparedVerifyingKey {
     alpha_beta: Gt,
@@ -27,6 +30,7 @@ pub struct PreparedVerifyingKey {
     neg_delta: G2Prepared,
     ic: Vec<G1Affine>,
     kind: ParamsKind,
+    unsound: Option<String>,
 }
 
 impl PreparedVerifyingKey {
@@ -39,11 +43,29 @@ impl PreparedVerifyingKey {
     pub fn kind(&self) -> ParamsKind {
         self.kind
     }
+
+    /// The error for a degenerate key, `Ok` for a sound one.
+    fn check_sound(&self) -> Result<()> {
+        match &self.unsound {
+            Some(reason) => Err(Error::invalid(format!(
+                "refusing to verify with a degenerate verifying key: {reason}"
+            ))),
+            None => Ok(()),
+        }
+    }
 }
 
-/// Precomputes e(α, β) and the prepared γ, δ.
+/// Checks the key ([`VerifyingKey::check_sound`]) and precomputes e(α, β) and the prepared γ, δ.
+pub fn try_prepare_verifying_key(vk: &VerifyingKey) -> Result<PreparedVerifyingKey> {
+    vk.check_sound()?;
+    Ok(prepare_verifying_key(vk))
+}
+
+/// Precomputes e(α, β) and the prepared γ, δ. A degenerate key is accepted here but every
+/// verification with it fails (see [`try_prepare_verifying_key`] to be told at once).
 pub fn prepare_verifying_key(vk: &VerifyingKey) -> PreparedVerifyingKey {
     PreparedVerifyingKey {
+        unsound: vk.check_sound().err().map(|e| e.to_string()),
         alpha_beta: blstrs::pairing(&vk.alpha_g1, &vk.beta_g2),
         neg_gamma: G2Prepared::from(-vk.gamma_g2),
         neg_delta: G2Prepared::from(-vk.delta_g2),
@@ -53,6 +75,7 @@ pub fn prepare_verifying_key(vk: &VerifyingKey) -> PreparedVerifyingKey {
 }
 
 fn public_input_point(pvk: &PreparedVerifyingKey, inputs: &[Scalar]) -> Result<G1Projective> {
+    pvk.check_sound()?;
     if pvk.ic.is_empty() {
         return Err(Error::malformed("verifying key", "IC query is empty"));
     }
@@ -97,6 +120,7 @@ pub fn verify_proofs_batch(
             inputs.len()
         )));
     }
+    pvk.check_sound()?;
     if proofs.is_empty() {
         return Ok(true);
     }

@@ -223,25 +223,71 @@ pub struct Discovered {
     pub result: Result<BackendInfo>,
 }
 
-/// Every `libbellows_backend_*.so` file along [`search_dirs`], each with its backend's info or the
-/// reason it failed, in search order (a name found twice is listed twice: the first one wins in
-/// [`find_plugin`]).
-pub fn discover() -> Vec<Discovered> {
+/// A plugin file found along the search path, not loaded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Candidate {
+    /// The file.
+    pub path: PathBuf,
+    /// The plugin name its file name gives (`libbellows_backend_NAME.so` → `NAME`).
+    pub name: String,
+}
+
+/// Every `libbellows_backend_NAME.so` along [`search_dirs`] that is a regular file (or a link to
+/// one) with a valid plugin name — exactly what [`find_plugin`] can find —, in search order,
+/// sorted by name within a folder. Nothing is loaded.
+pub fn candidates() -> Vec<Candidate> {
     let mut out = Vec::new();
     for dir in search_dirs() {
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
         };
-        let mut files: Vec<(String, PathBuf)> = entries
+        let mut files: Vec<Candidate> = entries
             .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter_map(|p| plugin_name_of(&p).map(|n| (n, p)))
+            .filter_map(|path| {
+                let name = plugin_name_of(&path)?;
+                (is_plugin_name(&name) && path.is_file()).then_some(Candidate { path, name })
+            })
             .collect();
-        files.sort();
-        for (name, path) in files {
-            let result =
-                load_backend(&path, &BackendConfig::default()).map(|b| crate::Backend::info(&*b));
-            out.push(Discovered { path, name, result });
-        }
+        files.sort_by(|a, b| a.name.cmp(&b.name));
+        out.extend(files);
     }
     out
+}
+
+/// Loads the plugin file `path` and returns its backend's info (from a backend created with the
+/// default configuration), in this process.
+pub fn probe(path: &Path) -> Result<BackendInfo> {
+    load_backend(path, &BackendConfig::default()).map(|b| crate::Backend::info(&*b))
+}
+
+/// Every plugin file of [`candidates`], each with its backend's info or the reason it failed, in
+/// search order (a name found twice is listed twice: the first one wins in [`find_plugin`]).
+///
+/// This loads every plugin **into this process**: a plugin that aborts or crashes in its library
+/// initialisers or constructor takes the process down with it. `bellows backends` therefore
+/// probes each file in a child process instead (see [`probe`]).
+pub fn discover() -> Vec<Discovered> {
+    candidates()
+        .into_iter()
+        .map(|c| Discovered {
+            result: probe(&c.path),
+            path: c.path,
+            name: c.name,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plugin_names_come_from_file_names() {
+        let f = plugin_file_name("vendor");
+        assert_eq!(plugin_name_of(Path::new(&f)).as_deref(), Some("vendor"));
+        assert_eq!(plugin_name_of(Path::new("libbellows_backend_.so")), None);
+        assert_eq!(plugin_name_of(Path::new("libother.so")), None);
+        assert!(is_plugin_name("cuda-12_x"));
+        assert!(!is_plugin_name("a b") && !is_plugin_name("") && !is_plugin_name("../x"));
+    }
 }

@@ -40,7 +40,10 @@ pub use interface::{
     BackendModule, BackendModuleRef, BackendObject, FfiBackend, FfiBackend_TO, INTERFACE_MAJOR,
     INTERFACE_VERSION,
 };
-pub use loader::{discover, find_plugin, load_backend, load_module, search_dirs, Discovered};
+pub use loader::{
+    candidates, discover, find_plugin, load_backend, load_module, probe, search_dirs, Candidate,
+    Discovered,
+};
 
 /// Items the [`crate::export_backend!`] expansion and test plugins name; not part of the API.
 #[doc(hidden)]
