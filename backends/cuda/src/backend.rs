@@ -28,8 +28,9 @@ use std::{
 use bellows_core::{
     backend::{
         ntt::{batch_size, coset_generator},
-        plan_tier, BackendConfig, BackendInfo, G1PhaseInput, ProofAssignment, BasesHandle, Capabilities, DeviceInfo, Group,
-        MemoryInfo, MemoryPool, Msm, MsmJob, Ntt, NttConfig, Ordering, SharedPoints, Tier,
+        plan_tier, BackendConfig, BackendInfo, BasesHandle, Capabilities, DeviceInfo, G1PhaseInput,
+        Group, MemoryInfo, MemoryPool, Msm, MsmJob, Ntt, NttConfig, Ordering, ProofAssignment,
+        SharedPoints, Tier,
     },
     layout::{Fr, G1Affine, G1Jacobian, G2Affine, G2Jacobian},
     Backend, Error, Result,
@@ -47,7 +48,8 @@ use crate::{
 /// Name of the backend, as given to `--backend`.
 pub const NAME: &str = "cuda";
 /// One line on what it is.
-pub const DESCRIPTION: &str = "NVIDIA GPUs through CUDA (our own kernels: NTT, fused h, Pippenger MSM G1/G2)";
+pub const DESCRIPTION: &str =
+    "NVIDIA GPUs through CUDA (our own kernels: NTT, fused h, Pippenger MSM G1/G2)";
 /// Device memory kept free beyond the budget (the driver, streams and scratch need some).
 pub const SAFETY_MARGIN: u64 = 1 << 30;
 
@@ -141,12 +143,19 @@ unsafe impl DeviceRepr for FrArg {}
 /// `iB`/`B`; powers of 1024), e.g. `512MiB`, `8G`, `1073741824`.
 pub fn parse_bytes(s: &str) -> Result<u64> {
     let t = s.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(t.len());
+    let split = t
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
     let value: f64 = num
         .parse()
         .map_err(|_| Error::invalid(format!("{s:?} is not a byte size (e.g. 8GiB, 512M)")))?;
-    let mult: u64 = match unit.trim().to_ascii_lowercase().trim_end_matches("ib").trim_end_matches('b') {
+    let mult: u64 = match unit
+        .trim()
+        .to_ascii_lowercase()
+        .trim_end_matches("ib")
+        .trim_end_matches('b')
+    {
         "" => 1,
         "k" => 1 << 10,
         "m" => 1 << 20,
@@ -284,7 +293,13 @@ impl CudaBackend {
     }
 
     /// Scalars per MSM pass that fit the room left on GPU `k` (streamed bases need room too).
-    fn pass_points(&self, k: usize, group: usize, streamed: bool, point_bytes: u64) -> Result<usize> {
+    fn pass_points(
+        &self,
+        k: usize,
+        group: usize,
+        streamed: bool,
+        point_bytes: u64,
+    ) -> Result<usize> {
         let room = self.room(k)?;
         let per = PASS_BYTES_PER_POINT[group] + if streamed { point_bytes } else { 0 };
         let points = room / per;
@@ -300,7 +315,12 @@ impl CudaBackend {
 
     /// Loads a set of bases on GPU `k` at the best tier its room allows (a full, partial or
     /// streaming residency instead of an out-of-memory failure). Caller holds GPU k's lock.
-    fn load_on<T: Plain>(&self, k: usize, bases: &SharedPoints<T>, group: Group) -> Result<ResidentSet<T>> {
+    fn load_on<T: Plain>(
+        &self,
+        k: usize,
+        bases: &SharedPoints<T>,
+        group: Group,
+    ) -> Result<ResidentSet<T>> {
         let dev = &self.gpus[k].dev;
         let points = bases.points();
         let len = points.len();
@@ -465,7 +485,11 @@ impl CudaBackend {
                 ScalarSource::Device(dx, 0, p.aux.len()),
                 Some(p.a_aux_density),
             )?;
-            let b_inputs: usize = p.b_input_density.iter().map(|w| w.count_ones() as usize).sum();
+            let b_inputs: usize = p
+                .b_input_density
+                .iter()
+                .map(|w| w.count_ones() as usize)
+                .sum();
             let b_in = msm(
                 sb,
                 0,
@@ -634,7 +658,11 @@ impl CudaBackend {
     ) -> Result<()> {
         check_jobs(&handle, jobs, out.len())?;
         let r = self.resident(handle, group)?;
-        let (g, point_bytes) = if group == Group::G1 { (0, 96) } else { (1, 192) };
+        let (g, point_bytes) = if group == Group::G1 {
+            (0, 96)
+        } else {
+            (1, 192)
+        };
         self.spread(jobs, out, |k, jobs, out| {
             let set = set_of(&r[k]);
             let pass = self.pass_points(k, g, set.tier != Tier::Full, point_bytes)?;
@@ -715,7 +743,14 @@ impl Backend for CudaBackend {
             self.resident(hd.a, Group::G1)?,
             self.resident(hd.b_g1, Group::G1)?,
         ];
-        let sets = |k: usize| [g1_set(&rs[0][k]), g1_set(&rs[1][k]), g1_set(&rs[2][k]), g1_set(&rs[3][k])];
+        let sets = |k: usize| {
+            [
+                g1_set(&rs[0][k]),
+                g1_set(&rs[1][k]),
+                g1_set(&rs[2][k]),
+                g1_set(&rs[3][k]),
+            ]
+        };
         let d = self.gpus.len().min(batch);
         if d <= 1 {
             let (k, _g) = self.pick();
@@ -799,7 +834,10 @@ mod tests {
         let cfg = BackendConfig::default().option("devices", "1, 3");
         assert_eq!(device_list(&cfg).unwrap(), vec![1, 3]);
         let cfg = BackendConfig::default().option("devices", "zero");
-        assert!(device_list(&cfg).unwrap_err().to_string().contains("not a device index"));
+        assert!(device_list(&cfg)
+            .unwrap_err()
+            .to_string()
+            .contains("not a device index"));
         let mut cfg = BackendConfig::default();
         cfg.device = 2;
         assert_eq!(device_list(&cfg).unwrap(), vec![2]);

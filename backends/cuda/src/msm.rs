@@ -14,7 +14,9 @@ use bellows_core::{
     Error, Result,
 };
 use blstrs::{G1Projective, G2Projective};
-use cudarc::driver::{CudaFunction, DevicePtr, DevicePtrMut, DeviceRepr, LaunchConfig, PushKernelArg};
+use cudarc::driver::{
+    CudaFunction, DevicePtr, DevicePtrMut, DeviceRepr, LaunchConfig, PushKernelArg,
+};
 use group::Group as _;
 
 use crate::{
@@ -248,7 +250,13 @@ impl CudaDevice {
     /// Sums `groups` groups of `len` XYZZ points at `input` down to one point a group, written
     /// to `out` (room for `groups` points), by tree reduction. Returns nothing until the stream
     /// runs.
-    fn reduce_groups<G: MsmGroup>(&self, input: u64, groups: u32, len: u32, out: u64) -> Result<()> {
+    fn reduce_groups<G: MsmGroup>(
+        &self,
+        input: u64,
+        groups: u32,
+        len: u32,
+        out: u64,
+    ) -> Result<()> {
         let kern = G::kernels(&self.k);
         let mut cur = input;
         let mut cur_len = len;
@@ -265,7 +273,11 @@ impl CudaDevice {
             };
             let threads = groups as u64 * parts as u64;
             let mut l = self.stream().launch_builder(&kern.reduce);
-            l.arg(&cur).arg(&groups).arg(&cur_len).arg(&REDUCE_PER).arg(&dst);
+            l.arg(&cur)
+                .arg(&groups)
+                .arg(&cur_len)
+                .arg(&REDUCE_PER)
+                .arg(&dst);
             // SAFETY: reads groups·cur_len points at `cur`, writes groups·parts points at `dst`,
             // both allocations of at least that size.
             unsafe { l.launch(launch_cfg(threads, BLOCK)) }.map_err(|e| self.err(e))?;
@@ -331,9 +343,7 @@ impl CudaDevice {
                 let sc = scalars.range(p0, p1);
                 if consumed > 0 {
                     let r = match bases.resident(self, base_off, consumed) {
-                        Some(dev_ptr) => {
-                            self.msm_pass::<G>(dev_ptr, sc, dens, first_bit as u64)?
-                        }
+                        Some(dev_ptr) => self.msm_pass::<G>(dev_ptr, sc, dens, first_bit as u64)?,
                         None => {
                             let host = bases.host_range(base_off, consumed)?;
                             let mut scratch = self.alloc_uninit::<G::Affine>(consumed)?;
@@ -539,10 +549,13 @@ impl CudaDevice {
         let mut seg_out = self.alloc_uninit::<G::Xyzz>((segs * windows) as usize)?;
         let seg_ptr = ptr_mut(&mut seg_out, self);
         let mut l = self.stream().launch_builder(&kern.window_segments);
-        l.arg(&b_ptr).arg(&half).arg(&seg).arg(&windows).arg(&seg_ptr);
+        l.arg(&b_ptr)
+            .arg(&half)
+            .arg(&seg)
+            .arg(&windows)
+            .arg(&seg_ptr);
         // SAFETY: reads buckets (windows·half), writes segs·windows points.
-        unsafe { l.launch(launch_cfg((segs * windows) as u64, BLOCK)) }
-            .map_err(|e| self.err(e))?;
+        unsafe { l.launch(launch_cfg((segs * windows) as u64, BLOCK)) }.map_err(|e| self.err(e))?;
         drop(buckets);
         ph.mark("segments");
         let mut sums = self.alloc_uninit::<G::Xyzz>(windows as usize + 1)?;
@@ -575,7 +588,18 @@ impl CudaDevice {
         // SAFETY: converts windows + 1 points between buffers of that length.
         unsafe { l.launch(launch_cfg(count as u64, BLOCK)) }.map_err(|e| self.err(e))?;
         ph.mark("ones");
-        drop((seg_out, sums, ones_out, ones, ones_count, counts, offsets, d_scalars_own, d_density, rank));
+        drop((
+            seg_out,
+            sums,
+            ones_out,
+            ones,
+            ones_count,
+            counts,
+            offsets,
+            d_scalars_own,
+            d_density,
+            rank,
+        ));
         ph.mark("finish");
         ph.report(G::NAME, n, c);
         Ok(Some((jac, c)))

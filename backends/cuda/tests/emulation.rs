@@ -34,7 +34,8 @@ type CurveFn =
 type ExpandFn = unsafe extern "C" fn(*mut u64, *const u64, *const u64, u32, u64);
 type BitrevFn = unsafe extern "C" fn(*mut u64, u32, u64);
 type PassFn = unsafe extern "C" fn(*const NttPassArgs, u64);
-type MsmFn = unsafe extern "C" fn(u32, *const u64, *const u64, u64, *const u64, u32, u32, u32, *mut u64);
+type MsmFn =
+    unsafe extern "C" fn(u32, *const u64, *const u64, u64, *const u64, u32, u32, u32, *mut u64);
 type CurveResult<A, J> = Result<(Vec<A>, Vec<J>)>;
 
 struct Emu {
@@ -370,6 +371,7 @@ fn bit_reversals_are_the_permutation() {
 // ---- MSM (kernels/msm.cuh) ----------------------------------------------------------------------
 
 /// Runs the emulated device MSM and finishes it as the host does (Horner's rule).
+#[allow(clippy::too_many_arguments)]
 fn emulated_msm<G: bellows_cuda::msm::MsmGroup>(
     e: &Emu,
     group: u32,
@@ -453,7 +455,16 @@ fn msm_matches_blst() {
         // Window widths with a full and a nearly empty top window; chunks from 1 entry (every
         // bucket spans chunks) to more than the whole array.
         for (c, chunk) in [(4, 1), (9, 3), (10, 7), (13, 64), (16, 100_000)] {
-            let got = emulated_msm::<bellows_cuda::msm::G1>(e, 1, bases, fr_slice_of(sc), None, c, chunk, 8);
+            let got = emulated_msm::<bellows_cuda::msm::G1>(
+                e,
+                1,
+                bases,
+                fr_slice_of(sc),
+                None,
+                c,
+                chunk,
+                8,
+            );
             assert_eq!(
                 G1Projective::from(got).to_affine(),
                 want,
@@ -462,13 +473,25 @@ fn msm_matches_blst() {
         }
     }
     // A density bitmap: scalar i used iff bit i is set; base index = set bits before it.
-    let dens: Vec<u64> = (0..n.div_ceil(64)).map(|_| rand::Rng::gen::<u64>(&mut rng)).collect();
+    let dens: Vec<u64> = (0..n.div_ceil(64))
+        .map(|_| rand::Rng::gen::<u64>(&mut rng))
+        .collect();
     let used: Vec<Scalar> = (0..n)
         .filter(|i| dens[i / 64] >> (i % 64) & 1 == 1)
         .map(|i| random[i])
         .collect();
-    let want = G1Projective::from(host_msm::msm_g1(&bases[..used.len()], fr_slice_of(&used))).to_affine();
-    let got = emulated_msm::<bellows_cuda::msm::G1>(e, 1, bases, fr_slice_of(&random), Some(&dens), 8, 5, 4);
+    let want =
+        G1Projective::from(host_msm::msm_g1(&bases[..used.len()], fr_slice_of(&used))).to_affine();
+    let got = emulated_msm::<bellows_cuda::msm::G1>(
+        e,
+        1,
+        bases,
+        fr_slice_of(&random),
+        Some(&dens),
+        8,
+        5,
+        4,
+    );
     assert_eq!(G1Projective::from(got).to_affine(), want, "density");
 }
 

@@ -149,10 +149,7 @@ fn entries() -> Vec<Entry> {
         named.push(c.name.clone());
         let (info, error) = match probe_in_child(&c.path) {
             Ok(info) => (info, None),
-            Err(e) => (
-                BackendInfo::new(c.name, "", ""),
-                Some(e),
-            ),
+            Err(e) => (BackendInfo::new(c.name, "", ""), Some(e)),
         };
         list.push(Entry {
             source: "plugin",

@@ -22,8 +22,7 @@ use rand_core::RngCore;
 use crate::backend_opts::{g2_policy, open as open_backend};
 use crate::cli::ProveArgs;
 use crate::common::{
-    check_params_fit, circuit_plan, fmt_duration, progress, spinner, warn_benchmark_only,
-    Globals,
+    check_params_fit, circuit_plan, fmt_duration, progress, spinner, warn_benchmark_only, Globals,
 };
 use crate::output::{self, Out};
 use crate::{errln, outln};

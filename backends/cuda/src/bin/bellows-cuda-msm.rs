@@ -127,7 +127,10 @@ fn main() -> ExitCode {
     let t = Instant::now();
     let pts = points_g1(1 << max_log, 1);
     let sc = scalars(1 << max_log, 2);
-    println!("generated 2^{max_log} points and scalars in {:.1} s", t.elapsed().as_secs_f64());
+    println!(
+        "generated 2^{max_log} points and scalars in {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
     let bases = match dev.upload(g1_affine_slice(&pts)) {
         Ok(b) => b,
         Err(e) => {
@@ -155,7 +158,13 @@ fn main() -> ExitCode {
             g1_affine_slice(&pts[start..start + used]),
             fr_slice(&ref_sc),
         ));
-        let got = dev.msm::<G1>(BaseSource::Device(&bases), start, ScalarSource::Host(fr_slice(s)), density, usize::MAX);
+        let got = dev.msm::<G1>(
+            BaseSource::Device(&bases),
+            start,
+            ScalarSource::Host(fr_slice(s)),
+            density,
+            usize::MAX,
+        );
         let ok = match &got {
             Ok(g) => G1Projective::from(*g).to_affine() == want.to_affine(),
             Err(_) => false,
@@ -180,7 +189,13 @@ fn main() -> ExitCode {
         if l >= 10 {
             check(&format!("random 2^{l} at offset 3"), 3, &sc[..n - 3], None);
             let bits: Vec<Scalar> = (0..n)
-                .map(|_| if rng.gen_bool(0.5) { Scalar::ONE } else { Scalar::ZERO })
+                .map(|_| {
+                    if rng.gen_bool(0.5) {
+                        Scalar::ONE
+                    } else {
+                        Scalar::ZERO
+                    }
+                })
                 .collect();
             check(&format!("bits 2^{l}"), 0, &bits, None);
             let mixed: Vec<Scalar> = (0..n)
@@ -217,11 +232,21 @@ fn main() -> ExitCode {
         few[11] = -pts[0];
         let b2 = dev.upload(g1_affine_slice(&few)).expect("upload");
         let want = host_msm::msm_g1(g1_affine_slice(&few), fr_slice(&sc[..1000]));
-        let got = dev.msm::<G1>(BaseSource::Device(&b2), 0, ScalarSource::Host(fr_slice(&sc[..1000])), None, usize::MAX);
+        let got = dev.msm::<G1>(
+            BaseSource::Device(&b2),
+            0,
+            ScalarSource::Host(fr_slice(&sc[..1000])),
+            None,
+            usize::MAX,
+        );
         let ok = got.as_ref().is_ok_and(|g| {
             G1Projective::from(*g).to_affine() == G1Projective::from(want).to_affine()
         });
-        println!("check {:<28} n=1000     {}", "repeated/identity/negated", if ok { "ok" } else { "MISMATCH" });
+        println!(
+            "check {:<28} n=1000     {}",
+            "repeated/identity/negated",
+            if ok { "ok" } else { "MISMATCH" }
+        );
         if !ok {
             failures += 1;
         }
@@ -234,7 +259,13 @@ fn main() -> ExitCode {
         let mut same = true;
         for i in 0..=iters {
             let t = Instant::now();
-            let r = match dev.msm::<G1>(BaseSource::Device(&bases), 0, ScalarSource::Host(s), None, usize::MAX) {
+            let r = match dev.msm::<G1>(
+                BaseSource::Device(&bases),
+                0,
+                ScalarSource::Host(s),
+                None,
+                usize::MAX,
+            ) {
                 Ok(r) => r,
                 Err(e) => {
                     println!("G1 2^{l}: ERROR {e}");
@@ -267,16 +298,29 @@ fn main() -> ExitCode {
         let max2 = *g2_log_ns.iter().max().unwrap();
         let t = Instant::now();
         let pts2 = points_g2(1 << max2, 3);
-        println!("generated 2^{max2} G2 points in {:.1} s", t.elapsed().as_secs_f64());
+        println!(
+            "generated 2^{max2} G2 points in {:.1} s",
+            t.elapsed().as_secs_f64()
+        );
         let b2 = dev.upload(g2_affine_slice(&pts2)).expect("upload G2 bases");
         // Check at 2^12 against blst.
         let n = 1 << 12.min(max2);
         let want = host_msm::msm_g2(g2_affine_slice(&pts2[..n]), fr_slice(&sc[..n]));
-        let got = dev.msm::<G2>(BaseSource::Device(&b2), 0, ScalarSource::Host(fr_slice(&sc[..n])), None, usize::MAX);
+        let got = dev.msm::<G2>(
+            BaseSource::Device(&b2),
+            0,
+            ScalarSource::Host(fr_slice(&sc[..n])),
+            None,
+            usize::MAX,
+        );
         let ok = got.as_ref().is_ok_and(|g| {
             G2Projective::from(*g).to_affine() == G2Projective::from(want).to_affine()
         });
-        println!("check {:<28} n={n:<8} {}", "G2 random", if ok { "ok" } else { "MISMATCH" });
+        println!(
+            "check {:<28} n={n:<8} {}",
+            "G2 random",
+            if ok { "ok" } else { "MISMATCH" }
+        );
         if !ok {
             failures += 1;
         }
@@ -285,7 +329,13 @@ fn main() -> ExitCode {
             let mut times = Vec::new();
             for i in 0..=iters.min(3) {
                 let t = Instant::now();
-                let r: Result<G2Jacobian, _> = dev.msm::<G2>(BaseSource::Device(&b2), 0, ScalarSource::Host(fr_slice(&sc[..n])), None, usize::MAX);
+                let r: Result<G2Jacobian, _> = dev.msm::<G2>(
+                    BaseSource::Device(&b2),
+                    0,
+                    ScalarSource::Host(fr_slice(&sc[..n])),
+                    None,
+                    usize::MAX,
+                );
                 if let Err(e) = r {
                     println!("G2 2^{l}: ERROR {e}");
                     failures += 1;
@@ -296,7 +346,10 @@ fn main() -> ExitCode {
                 }
             }
             if !times.is_empty() {
-                println!("RESULT msm=G2 log_n={l} median_ms={:.2}", median(&mut times));
+                println!(
+                    "RESULT msm=G2 log_n={l} median_ms={:.2}",
+                    median(&mut times)
+                );
             }
         }
     }
@@ -321,9 +374,17 @@ fn tiers(pts: &[G1Affine], sc: &[Scalar], log_n: u32, iters: usize) -> usize {
     let n = 1usize << log_n;
     let full = (n * 96) as u64;
     let points: SharedPoints<bellows_core::layout::G1Affine> = Arc::new(pts[..n].to_vec());
-    let want = G1Projective::from(host_msm::msm_g1(g1_affine_slice(&pts[..n]), fr_slice(&sc[..n]))).to_affine();
+    let want = G1Projective::from(host_msm::msm_g1(
+        g1_affine_slice(&pts[..n]),
+        fr_slice(&sc[..n]),
+    ))
+    .to_affine();
     let mut failures = 0;
-    for (name, budget) in [("full", None), ("partial", Some(full * 3 / 2)), ("streaming", Some(full * 3 / 5))] {
+    for (name, budget) in [
+        ("full", None),
+        ("partial", Some(full * 3 / 2)),
+        ("streaming", Some(full * 3 / 5)),
+    ] {
         let mut cfg = BackendConfig::default();
         cfg.memory_budget = budget;
         let b = match bellows_cuda::CudaBackend::with_config(&cfg) {

@@ -200,7 +200,7 @@ impl CudaDevice {
             .tables
             .lock()
             .map_err(|_| Error::Pipeline("NTT tables lock poisoned".into()))?;
-        if !guard.as_ref().is_some_and(|t| t.tw_log >= log_n) {
+        if guard.as_ref().is_none_or(|t| t.tw_log < log_n) {
             let tw_log = log_n.max(MIN_TW_LOG);
             let (lo_bits, lo, hi, count) = tables::twiddle_parts(tw_log);
             let (dlo, dhi) = (self.upload(&lo)?, self.upload(&hi)?);
