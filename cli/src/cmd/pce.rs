@@ -198,7 +198,7 @@ pub fn for_prove(opts: &PceOpts, spec: &CircuitSpec) -> Result<Option<Arc<Pce>>>
             let pce = Pce::record(spec.blank(), &id);
             pb.finish_and_clear();
             let pce = pce?;
-            crate::outln!(
+            crate::errln!(
                 "synthesis: pre-compiled constraint system {id}, recorded (one-time, not cached) \
                  in {}, {}",
                 fmt_duration(t.elapsed()),
@@ -221,7 +221,7 @@ pub fn for_prove(opts: &PceOpts, spec: &CircuitSpec) -> Result<Option<Arc<Pce>>>
         Source::RecordedAndSaved => "recorded (one-time) and cached",
         Source::RecordedNotSaved => "recorded (one-time; the cache could not be written)",
     };
-    crate::outln!(
+    crate::errln!(
         "synthesis: pre-compiled constraint system {id}, {how} in {}, {} ({})",
         fmt_duration(t.elapsed()),
         mb(pce.size_bytes()),
