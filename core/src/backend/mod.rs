@@ -50,7 +50,8 @@ pub struct Capabilities {
     pub concurrent: bool,
     /// A device accelerator (GPU or similar) rather than the host's cores: with `msm_g2`, the
     /// prover then runs the G2 MSM on the backend by default ([`crate::groth16::prover::G2Policy`])
-    /// instead of on CPU threads beside it.
+    /// instead of on CPU threads beside it. (Absent in JSON written before it existed: false.)
+    #[serde(default)]
     pub accelerator: bool,
 }
 

@@ -3,8 +3,9 @@
 //! A plugin is a `cdylib` that exports one abi_stable root module ([`BackendModule`]) through
 //! [`crate::export_backend!`]; its `create` function returns the backend as an [`FfiBackend`]
 //! trait object, which carries every operation of [`crate::Backend`]: `info`, batched `ntt`,
-//! `h_poly`, resident bases (`load_bases_g1/g2`, `free_bases`), batched `msm_g1/g2` and the memory
-//! calls. On the host, [`PluginBackend`] wraps that object and implements [`crate::Backend`], so
+//! `h_poly`, resident bases (`load_bases_g1/g2`, `free_bases`), batched `msm_g1/g2` (jobs with
+//! optional density bitmaps), the memory calls and the composite Groth16 G1 phase
+//! (`groth16_g1`). On the host, [`PluginBackend`] wraps that object and implements [`crate::Backend`], so
 //! the prover cannot tell a plugin from a built-in backend; [`loader`] finds and loads files.
 //!
 //! ## The contract, in short (docs/plugins.md has the long form)
@@ -18,9 +19,11 @@
 //!   The host keeps that memory alive and unchanged until `free_bases` for the handle has
 //!   returned (and during every call naming it); the plugin may read it until then, never after.
 //!   Handles are checked on the host: a freed handle is an invalid-input error before the plugin
-//!   is called, and job ranges never leave the lent points.
+//!   is called, job ranges and density bitmaps never leave the lent points, and `free_bases` is
+//!   refused while a call naming the handle is in flight.
 //! - **Errors.** Every entry point returns `RResult<_, FfiError>`; out-of-memory, unsupported,
-//!   invalid-input and device errors keep their category in [`crate::Error`], and name the file.
+//!   invalid-input, device and backend errors keep their category in [`crate::Error`], and name
+//!   the file.
 //! - **Panics.** Never cross the boundary: the export glue runs every call (and the constructor and
 //!   destructor) under `catch_unwind` and returns a panic as an [`crate::Error::Plugin`] naming the
 //!   entry point. Plugins must be built with `panic = "unwind"`.
