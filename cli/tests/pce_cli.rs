@@ -111,11 +111,12 @@ fn proofs_are_the_same_with_and_without_pce_and_a_corrupted_entry_is_refused() {
         let (out, err) = run(&args, &cache, code);
         (proof, inputs, out, err)
     };
-    let (p1, i1, out1, _) = prove("first", &[], 0);
+    // Status lines go to stderr (stdout carries only the public inputs).
+    let (p1, i1, _, out1) = prove("first", &[], 0);
     assert!(out1.contains("recorded (one-time) and cached"), "{out1}");
-    let (p2, _, out2, _) = prove("second", &[], 0);
+    let (p2, _, _, out2) = prove("second", &[], 0);
     assert!(out2.contains("synthetic-k8-b40, loaded"), "{out2}");
-    let (p3, _, out3, _) = prove("direct", &["--no-pce"], 0);
+    let (p3, _, _, out3) = prove("direct", &["--no-pce"], 0);
     assert!(!out3.contains("pre-compiled"), "{out3}");
     let bytes = |p: &Path| std::fs::read(p).unwrap();
     assert_eq!(bytes(&p1), bytes(&p2));
@@ -260,7 +261,7 @@ fn without_a_cache_folder_prove_records_in_memory() {
         String::from_utf8_lossy(&o.stderr),
     );
     assert!(o.status.success(), "{out}\n{err}");
-    assert!(out.contains("recorded (one-time, not cached)"), "{out}");
+    assert!(err.contains("recorded (one-time, not cached)"), "{err}");
     assert!(err.contains("set BELLOWS_PCE_DIR"), "{err}");
     assert!(!cache.exists());
 }
