@@ -213,12 +213,4 @@ fn run_one(ctx: &checks::Ctx, check: &checks::Check) -> CheckResult {
     }
 }
 
-fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
-    if let Some(s) = p.downcast_ref::<&str>() {
-        (*s).to_string()
-    } else if let Some(s) = p.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "(no message)".into()
-    }
-}
+use bellows_core::error::panic_message;

@@ -134,3 +134,15 @@ impl Error {
         matches!(self, Error::OutOfMemory { .. } | Error::Unsupported { .. })
     }
 }
+
+/// The message of a caught panic (`catch_unwind`'s payload): its text when it has one (a
+/// `&str` or `String` payload, as `panic!` makes), else `"(no message)"`.
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "(no message)".to_string()
+    }
+}

@@ -138,11 +138,7 @@ impl CudaDevice {
         require_driver(driver_available())?;
         let fatbin = kernels::fatbin()?;
         catch_unwind(AssertUnwindSafe(|| Self::open(ordinal, fatbin))).unwrap_or_else(|panic| {
-            let what = panic
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "unknown panic".into());
+            let what = bellows_core::error::panic_message(&*panic);
             Err(Error::Backend {
                 name: "cuda".into(),
                 reason: format!("the CUDA driver library failed during initialisation: {what}"),

@@ -8,9 +8,7 @@
 //! sampled rows against the circuit, so a stale or foreign entry is refused, never used.
 
 use std::{
-    io::Write,
     path::{Path, PathBuf},
-    sync::atomic::{AtomicU64, Ordering},
     time::{Duration, Instant},
 };
 
@@ -183,47 +181,15 @@ impl PceCache {
     }
 }
 
-static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
-
-/// Writes `bytes` to `path` atomically: a uniquely named temporary file in the same folder
-/// (process id and a counter, so concurrent writers never share one), flushed to disk, then
-/// renamed over `path`. The folder is created if missing.
+/// Writes `bytes` to `path` atomically through core's one output writer
+/// ([`crate::groth16::output::OutputFile`]: an unnamed or uniquely named temporary file beside
+/// the target, flushed, then renamed over it, so concurrent writers never share one and a
+/// crash leaves nothing behind). The folder is created if missing.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-    let what = format!("pre-compiled constraint system {}", path.display());
-    let name = path
-        .file_name()
-        .ok_or_else(|| Error::invalid(format!("{what}: the path names no file")))?;
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty());
-    if let Some(d) = dir {
+    let what = "pre-compiled constraint system";
+    if let Some(d) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(d)
             .map_err(|e| Error::io(format!("creating the folder {}", d.display()), e))?;
     }
-    let mut tmp_name = std::ffi::OsString::from(".");
-    tmp_name.push(name);
-    tmp_name.push(format!(
-        ".tmp-{}-{}",
-        std::process::id(),
-        TMP_COUNTER.fetch_add(1, Ordering::Relaxed)
-    ));
-    let tmp = path.with_file_name(tmp_name);
-    let result = (|| -> Result<()> {
-        let mut f = std::fs::File::create(&tmp)
-            .map_err(|e| Error::io(format!("creating a temporary file for {what}"), e))?;
-        f.write_all(bytes)
-            .map_err(|e| Error::io(format!("writing {what}"), e))?;
-        f.sync_all()
-            .map_err(|e| Error::io(format!("syncing {what}"), e))?;
-        std::fs::rename(&tmp, path)
-            .map_err(|e| Error::io(format!("renaming a temporary file to {what}"), e))
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    } else if let Some(d) = dir {
-        // Make the rename itself durable; failing to sync a folder is not an error worth
-        // reporting (some file systems do not support it).
-        if let Ok(f) = std::fs::File::open(d) {
-            let _ = f.sync_all();
-        }
-    }
-    result
+    crate::groth16::output::OutputFile::prepare(path, what)?.commit_bytes(bytes)
 }

@@ -82,14 +82,7 @@ impl FfiError {
 
     /// A caught panic of entry point `call`, with the panic's message when it has one.
     pub fn panic(call: &str, payload: &(dyn Any + Send)) -> Self {
-        let msg = if let Some(s) = payload.downcast_ref::<&str>() {
-            (*s).to_string()
-        } else if let Some(s) = payload.downcast_ref::<String>() {
-            s.clone()
-        } else {
-            "(no message)".to_string()
-        };
-        Self::new(codes::PANIC, msg, call)
+        Self::new(codes::PANIC, crate::error::panic_message(payload), call)
     }
 
     /// An [`crate::Error::Unsupported`] of `operation` on backend `backend`.
