@@ -16,7 +16,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 use crate::{
-    arith::{G1Xyzz, G2Xyzz},
+    elementwise::{G1Xyzz, G2Xyzz},
     memory::Plain,
     testing::FieldCase,
     CudaDevice,

@@ -9,7 +9,7 @@ use std::marker::PhantomData;
 use bellows_core::layout::{Fp, Fp2, Fr, G1Affine, G1Jacobian, G2Affine, G2Jacobian};
 use cudarc::driver::{CudaSlice, PinnedHostSlice};
 
-use crate::arith::{G1Xyzz, G2Xyzz};
+use crate::elementwise::{G1Xyzz, G2Xyzz};
 
 /// A value type that is exactly `WORDS` little-endian u64 limbs with no padding (blst's layout),
 /// so that a slice of it can be copied as a slice of u64.
@@ -25,7 +25,7 @@ pub unsafe trait Plain: Copy + Default + Send + Sync + 'static {
 macro_rules! plain {
     ($($t:ty => $w:expr),* $(,)?) => {$(
         // SAFETY: the layout types are #[repr(C)] structs of [u64; N] arrays (see
-        // bellows_core::layout and crate::arith); the size is asserted just below.
+        // bellows_core::layout and crate::elementwise); the size is asserted just below.
         unsafe impl Plain for $t {
             const WORDS: usize = $w;
         }

@@ -20,8 +20,8 @@ use cudarc::driver::{
 use group::Group as _;
 
 use crate::{
-    arith::{G1Xyzz, G2Xyzz},
     device::Kernels,
+    elementwise::{G1Xyzz, G2Xyzz},
     memory::{DeviceVec, Plain},
     CudaDevice,
 };
@@ -104,7 +104,7 @@ pub trait MsmGroup: 'static {
     #[doc(hidden)]
     #[allow(private_interfaces)]
     fn kernels(k: &Kernels) -> &GroupKernels;
-    /// Σ_w 2^(c·w)·sums[w] + extra (Horner's rule on the host).
+    /// Σ_w 2^(c·w)·sums\[w\] + extra (Horner's rule on the host).
     fn combine(window_sums: &[Self::Jacobian], extra: &Self::Jacobian, c: u32) -> Self::Jacobian;
 }
 

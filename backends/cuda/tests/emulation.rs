@@ -17,7 +17,7 @@ use bellows_core::{
     Result,
 };
 use bellows_cuda::{
-    arith::{CurveOp, FieldOp},
+    elementwise::{CurveOp, FieldOp},
     memory::{words, words_mut, Plain},
     ntt::{
         plan::{plan_with_tiles, tiled_bitrev, NttPassArgs, MAX_TILE_BITS},
@@ -353,7 +353,7 @@ fn bit_reversals_are_the_permutation() {
         let data = testing::random_vector(u64::from(log_n), batch << log_n);
         let mut want = data.clone();
         for v in want.chunks_mut(1 << log_n) {
-            bellows_cuda::reference::permute(v, log_n);
+            bellows_cuda::testing::host_ntt::permute(v, log_n);
         }
         let mut simple = data.clone();
         // SAFETY: permutes `batch` vectors of 2^log_n elements inside `simple`.

@@ -1,6 +1,6 @@
 //! Forward, inverse and coset NTTs over Fr on the device, every size 2^0..=2^27, batched, with
 //! natural or bit-reversed input and output (the conventions of
-//! [`bellows_core::backend::ntt`]). The algorithms are described in kernels/ntt.cuh; [`plan`]
+//! [`bellows_core::backend::ntt`]). The algorithms are described in kernels/ntt.cuh; [`plan`](mod@plan)
 //! chooses the passes; [`tables`] computes the host-side constants.
 //!
 //! Per device, the twiddle table (for the largest size used so far) and the coset tables are

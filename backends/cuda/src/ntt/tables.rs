@@ -1,9 +1,9 @@
 //! Host-side constants of the NTT: roots of unity, the short tables the device expands into its
 //! twiddle table, the coset-factor tables, 1/n, and bit reversal.
 //!
-//! The device keeps one twiddle table T[e] = ω_N^e for e ∈ [0, N/2] (N = 2^tw_log, the largest
+//! The device keeps one twiddle table `T[e] = ω_N^e` for `e ∈ [0, N/2]` (N = 2^tw_log, the largest
 //! size used so far), built once per device by [`crate::CudaDevice`] from two short tables
-//! computed here: T[e] = HI[e >> b]·LO[e mod 2^b] with LO[j] = ω^j and HI[j] = ω^(j·2^b).
+//! computed here: `T[e] = HI[e >> b]·LO[e mod 2^b]` with `LO[j] = ω^j` and `HI[j] = ω^(j·2^b)`.
 //! ω_N = ROOT_OF_UNITY^(2^(32 − log N)), blstrs' (and bellperson's) choice of root.
 
 use bellows_core::layout::Fr;
@@ -12,7 +12,7 @@ use rayon::prelude::*;
 
 type Scalar = blstrs::Scalar;
 
-/// log2 of each half of a coset table: g^i = HI[i >> 14]·LO[i & 0x3fff] covers i < 2^28.
+/// log2 of each half of a coset table: `g^i = HI[i >> 14]·LO[i & 0x3fff]` covers i < 2^28.
 pub const COSET_TABLE_BITS: u32 = 14;
 
 /// ω_n and the coset generator g: the conventions shared by every backend (core's `ntt` module).
@@ -34,7 +34,7 @@ pub fn powers(base: Scalar, count: usize) -> Vec<Scalar> {
     out
 }
 
-/// The two short tables from which the device builds T[e] = ω_N^e, e ∈ [0, N/2], N = 2^tw_log:
+/// The two short tables from which the device builds `T[e] = ω_N^e`, e ∈ \[0, N/2\], N = 2^tw_log:
 /// returns (lo_bits, LO, HI, entry count N/2 + 1).
 pub fn twiddle_parts(tw_log: u32) -> (u32, Vec<Fr>, Vec<Fr>, u64) {
     let count = (1u64 << tw_log.saturating_sub(1)) + 1;
@@ -53,7 +53,7 @@ pub fn twiddles_host(tw_log: u32) -> Vec<Fr> {
 }
 
 /// The forward coset table the kernels read: [LO(g) | HI(g)], each 2^14 entries, with
-/// LO(x)[j] = x^j and HI(x)[j] = x^(j·2^14), so g^i = HI[i >> 14]·LO[i & 0x3fff].
+/// `LO(x)[j] = x^j` and `HI(x)[j] = x^(j·2^14)`, so `g^i = HI[i >> 14]·LO[i & 0x3fff]`.
 pub fn coset_tables() -> Vec<Fr> {
     split_powers(coset_generator(), Scalar::ONE)
 }

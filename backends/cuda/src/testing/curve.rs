@@ -13,7 +13,7 @@ use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
 use super::{compare, failed, CheckResult};
-use crate::arith::CurveOp;
+use crate::elementwise::CurveOp;
 
 macro_rules! curve_checks {
     ($fn_name:ident, $name:literal, $proj:ty, $aff:ty, $ljac:ty, $laff:ty) => {

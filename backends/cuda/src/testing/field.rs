@@ -10,7 +10,7 @@ use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
 use super::{compare, failed, CheckResult};
-use crate::{arith::FieldOp, memory::Plain};
+use crate::{elementwise::FieldOp, memory::Plain};
 
 /// A field whose kernel results can be checked against blstrs.
 pub trait FieldCase: Plain + std::fmt::Debug + PartialEq {

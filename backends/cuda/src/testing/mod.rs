@@ -7,6 +7,7 @@
 
 mod curve;
 mod field;
+pub mod host_ntt;
 mod ntt;
 
 pub use curve::{run_g1_checks, run_g2_checks};

@@ -80,7 +80,7 @@ pub fn describe(cfg: &NttConfig) -> String {
 
 /// Runs each plan entry through `exec` and compares with the CPU backend
 /// (`bellows_cpu::CpuBackend`), element for element. Up to 2^[`SIMPLE_REFERENCE_MAX_LOG`] the
-/// CPU backend's result is itself compared with the simple reference of [`crate::reference`]
+/// CPU backend's result is itself compared with the simple reference of [`crate::testing::host_ntt`]
 /// (reported as its own check). The first vector of a batch is random; a second one, if any,
 /// cycles through the field's edge cases (0, 1, −1, 2^k ± 1, …); further ones are random.
 pub fn run_ntt_checks(
@@ -109,10 +109,12 @@ pub fn run_ntt_checks(
             if p.log_n <= SIMPLE_REFERENCE_MAX_LOG {
                 let mut simple = data.clone();
                 let rname = format!("cpu backend vs reference 2^{} {}", p.log_n, describe(cfg));
-                out.push(match crate::reference::ntt(&mut simple, p.log_n, cfg) {
-                    Ok(()) => compare(rname, &simple, &expected, |i| format!("element {i}")),
-                    Err(e) => failed(rname, e),
-                });
+                out.push(
+                    match crate::testing::host_ntt::ntt(&mut simple, p.log_n, cfg) {
+                        Ok(()) => compare(rname, &simple, &expected, |i| format!("element {i}")),
+                        Err(e) => failed(rname, e),
+                    },
+                );
             }
             match exec(&mut data, p.log_n, cfg) {
                 Ok(()) => out.push(compare(name, &expected, &data, |i| {
