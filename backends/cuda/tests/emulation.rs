@@ -498,3 +498,56 @@ fn msm_matches_blst() {
 fn fr_slice_of(s: &[blstrs::Scalar]) -> &[Fr] {
     bellows_core::layout::fr_slice(s)
 }
+
+/// The same device MSM logic in G2 (Fp2 coordinates), against blst, for random scalars, bits
+/// and one huge bucket.
+#[test]
+fn msm_g2_matches_blst() {
+    use bellows_core::{groth16::host_msm, layout::g2_affine_slice};
+    use blstrs::{G2Affine, G2Projective, Scalar};
+    use ff::Field;
+    use group::{prime::PrimeCurveAffine, Curve, Group};
+    let Some(e) = emu() else { return };
+    let mut rng = ChaCha8Rng::seed_from_u64(12);
+    let n = 150;
+    let step = G2Projective::random(&mut rng);
+    let mut p = G2Projective::random(&mut rng);
+    let proj: Vec<_> = (0..n)
+        .map(|_| {
+            p += step;
+            p
+        })
+        .collect();
+    let mut pts = vec![G2Affine::identity(); n];
+    G2Projective::batch_normalize(&proj, &mut pts);
+    let bases = g2_affine_slice(&pts);
+    let random: Vec<Scalar> = (0..n).map(|_| Scalar::random(&mut rng)).collect();
+    let cases: Vec<(&str, Vec<Scalar>)> = vec![
+        ("random", random.clone()),
+        (
+            "bits",
+            (0..n).map(|i| Scalar::from((i % 2) as u64)).collect(),
+        ),
+        ("all equal", vec![random[1]; n]),
+    ];
+    for (name, sc) in &cases {
+        let want = G2Projective::from(host_msm::msm_g2(bases, fr_slice_of(sc))).to_affine();
+        for (c, chunk) in [(5, 2), (11, 40)] {
+            let got = emulated_msm::<bellows_cuda::msm::G2>(
+                e,
+                2,
+                bases,
+                fr_slice_of(sc),
+                None,
+                c,
+                chunk,
+                8,
+            );
+            assert_eq!(
+                G2Projective::from(got).to_affine(),
+                want,
+                "{name}: c = {c}, chunk = {chunk}"
+            );
+        }
+    }
+}
