@@ -1,13 +1,13 @@
 //! `--g2`, `--backend-opt` and `--devices` on the computing commands (small sizes: CI has two
 //! cores).
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
+
+use std::path::PathBuf;
+use std::process::Output;
 
 fn bellows(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_bellows"))
-        .args(args)
-        .env_remove("RUST_LOG")
+    common::cmd(args)
         .env("BELLOWS_NO_PROGRESS", "1")
         .output()
         .expect("the bellows binary runs")
@@ -15,26 +15,11 @@ fn bellows(args: &[&str]) -> Output {
 
 /// Runs; asserts exit code `code`; returns (stdout, stderr).
 fn run(args: &[&str], code: i32) -> (String, String) {
-    let o = bellows(args);
-    let (out, err) = (
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    );
-    assert_eq!(
-        o.status.code(),
-        Some(code),
-        "bellows {args:?}\nstdout:\n{out}\nstderr:\n{err}"
-    );
-    (out, err)
+    common::check(&bellows(args), args, code)
 }
 
 fn dir(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("bellows-cli-backend-options")
-        .join(name);
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    common::dir("bellows-cli-backend-options", name)
 }
 
 #[test]

@@ -1,12 +1,14 @@
 //! End-to-end tests of the `bellows` binary (small sizes: CI has two cores).
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
+
+use common::{s, text};
 
 fn bellows(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_bellows"))
-        .args(args)
-        .env_remove("RUST_LOG")
+    common::cmd(args)
         // Pre-compiled constraint systems go to a test folder, not the user's cache.
         .env(
             "BELLOWS_PCE_DIR",
@@ -14,13 +16,6 @@ fn bellows(args: &[&str]) -> Output {
         )
         .output()
         .expect("the bellows binary runs")
-}
-
-fn text(o: &Output) -> (String, String) {
-    (
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
 }
 
 /// Runs and asserts success; returns stdout.
@@ -37,27 +32,11 @@ fn ok(args: &[&str]) -> String {
 
 /// Runs and asserts exit code `code`; returns stderr.
 fn fails(args: &[&str], code: i32) -> String {
-    let o = bellows(args);
-    let (out, err) = text(&o);
-    assert_eq!(
-        o.status.code(),
-        Some(code),
-        "bellows {args:?}\nstdout:\n{out}\nstderr:\n{err}"
-    );
-    err
+    common::check(&bellows(args), args, code).1
 }
 
 fn dir(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("bellows-cli-tests")
-        .join(name);
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
+    common::dir("bellows-cli-tests", name)
 }
 
 /// Real setup at 2^8 with a seed, then one or more proofs; returns (params, vk, proof, inputs).

@@ -1,15 +1,17 @@
 //! Issue 9, case by case: no bad path, size, stream or key crashes the binary, loses a file or
 //! passes a forged proof. Each test names the case it keeps from coming back.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 
+use common::s;
+
 fn cmd(args: &[&str]) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_bellows"));
-    c.args(args)
-        .env_remove("RUST_LOG")
-        .env_remove("BELLOWS_PLUGIN_PATH")
+    let mut c = common::cmd(args);
+    c.env_remove("BELLOWS_PLUGIN_PATH")
         .env("BELLOWS_USER_LIB_DIR", "/nonexistent-bellows-lib");
     c
 }
@@ -20,31 +22,11 @@ fn run(args: &[&str]) -> Output {
 
 /// Runs and asserts exit code `code`; returns (stdout, stderr).
 fn expect(args: &[&str], code: i32) -> (String, String) {
-    let o = run(args);
-    let (out, err) = (
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    );
-    assert_eq!(
-        o.status.code(),
-        Some(code),
-        "bellows {args:?}\nstdout:\n{out}\nstderr:\n{err}"
-    );
-    assert!(!err.contains("panicked"), "{err}");
-    (out, err)
+    common::check(&run(args), args, code)
 }
 
 fn dir(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("bellows-hardening")
-        .join(name);
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
+    common::dir("bellows-hardening", name)
 }
 
 /// Parameters, key, one proof and its inputs at 2^8, made once for all tests (read-only).

@@ -1,13 +1,15 @@
 //! `bellows pce build|info|list`, proving with and without a pre-compiled constraint system
 //! (same proofs), refusal of a corrupted cache entry, and `bench --compare-synthesis`.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use common::s;
+
 fn bellows(args: &[&str], pce_dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_bellows"))
-        .args(args)
-        .env_remove("RUST_LOG")
+    common::cmd(args)
         .env("BELLOWS_PCE_DIR", pce_dir)
         .output()
         .expect("the bellows binary runs")
@@ -15,30 +17,11 @@ fn bellows(args: &[&str], pce_dir: &Path) -> Output {
 
 /// Runs and asserts the exit code; returns (stdout, stderr).
 fn run(args: &[&str], pce_dir: &Path, code: i32) -> (String, String) {
-    let o = bellows(args, pce_dir);
-    let (out, err) = (
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    );
-    assert_eq!(
-        o.status.code(),
-        Some(code),
-        "bellows {args:?}\nstdout:\n{out}\nstderr:\n{err}"
-    );
-    (out, err)
+    common::check(&bellows(args, pce_dir), args, code)
 }
 
 fn dir(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("bellows-pce-cli-tests")
-        .join(name);
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
+    common::dir("bellows-pce-cli-tests", name)
 }
 
 const CIRCUIT: [&str; 6] = [

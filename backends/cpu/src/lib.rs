@@ -51,8 +51,9 @@ use std::sync::{Arc, Mutex};
 
 use bellows_core::{
     backend::{
-        host_memory_info, ntt::batch_size, BasesHandle, DeviceInfo, MemoryInfo, MemoryPool, Msm,
-        MsmJob, Ntt, NttConfig, SharedPoints,
+        host_memory_info,
+        ntt::{batch_size, h_poly_batch},
+        BasesHandle, DeviceInfo, MemoryInfo, MemoryPool, Msm, MsmJob, Ntt, NttConfig, SharedPoints,
     },
     layout::{scalars_mut, Fr, G1Affine, G1Jacobian, G2Affine, G2Jacobian},
     registry::BuiltinBackend,
@@ -155,15 +156,7 @@ impl Ntt for CpuBackend {
     }
 
     fn h_poly(&self, a: &mut [Fr], b: &mut [Fr], c: &mut [Fr], log_n: u32) -> Result<()> {
-        if a.len() != b.len() || a.len() != c.len() {
-            return Err(Error::invalid(format!(
-                "h_poly: a, b, c have different lengths ({}, {}, {})",
-                a.len(),
-                b.len(),
-                c.len()
-            )));
-        }
-        batch_size(a.len(), log_n)?;
+        h_poly_batch(a.len(), b.len(), c.len(), log_n)?;
         if a.is_empty() {
             return Ok(());
         }

@@ -99,18 +99,6 @@ impl Resident {
     }
 }
 
-/// Checks the shape of a batch of jobs against `handle` and `out`.
-fn check_jobs(handle: &BasesHandle, jobs: &[MsmJob<'_>], out_len: usize) -> Result<()> {
-    if out_len != jobs.len() {
-        return Err(Error::invalid(format!(
-            "MSM batch of {} jobs given {} output slots",
-            jobs.len(),
-            out_len
-        )));
-    }
-    jobs.iter().try_for_each(|j| j.check(handle))
-}
-
 macro_rules! msm_group {
     ($name:ident, $variant:ident, $jac:ty, $host:path, $group:expr) => {
         /// Runs every job over the resident bases of `handle`.
@@ -129,7 +117,7 @@ macro_rules! msm_group {
                     )))
                 }
             };
-            check_jobs(&handle, jobs, out.len())?;
+            bellows_core::backend::check_batch(&handle, jobs, out.len())?;
             let points = bases.points();
             jobs.par_iter()
                 .zip(out.par_iter_mut())

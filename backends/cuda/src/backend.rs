@@ -27,7 +27,8 @@ use std::{
 
 use bellows_core::{
     backend::{
-        ntt::{batch_size, coset_generator},
+        check_batch,
+        ntt::{batch_size, coset_generator, h_poly_batch},
         plan_tier, BackendConfig, BackendInfo, BasesHandle, Capabilities, DeviceInfo, G1PhaseInput,
         Group, MemoryInfo, MemoryPool, Msm, MsmJob, Ntt, NttConfig, Ordering, ProofAssignment,
         SharedPoints, Tier,
@@ -443,24 +444,15 @@ impl CudaBackend {
         let n = 1usize << log_n;
         let [sh, sl, sa, sb] = sets;
         // a, b, c up; the quotient queued on the compute stream.
-        let mut da = dev.alloc_uninit::<Fr>(a.len())?;
-        let mut db = dev.alloc_uninit::<Fr>(b.len())?;
-        let mut dc = dev.alloc_uninit::<Fr>(c.len())?;
-        dev.upload_staged(a, &mut da, |_, _| Ok(()))?;
-        dev.upload_staged(b, &mut db, |_, _| Ok(()))?;
-        dev.upload_staged(c, &mut dc, |_, _| Ok(()))?;
+        let (mut da, mut db, mut dc) = (upload(dev, a)?, upload(dev, b)?, upload(dev, c)?);
         h_poly_device(dev, &mut da, &mut db, &mut dc, log_n)?;
         drop((db, dc));
         // The assignments upload while the transforms run.
         let mut inputs = Vec::with_capacity(proofs.len());
         let mut aux = Vec::with_capacity(proofs.len());
         for p in proofs {
-            let mut di = dev.alloc_uninit::<Fr>(p.inputs.len())?;
-            dev.upload_staged(p.inputs, &mut di, |_, _| Ok(()))?;
-            let mut dx = dev.alloc_uninit::<Fr>(p.aux.len())?;
-            dev.upload_staged(p.aux, &mut dx, |_, _| Ok(()))?;
-            inputs.push(di);
-            aux.push(dx);
+            inputs.push(upload(dev, p.inputs)?);
+            aux.push(upload(dev, p.aux)?);
         }
         let msm = |s: &ResidentSet<G1Affine>,
                    start: usize,
@@ -506,6 +498,13 @@ impl CudaBackend {
         }
         Ok(out)
     }
+}
+
+/// Host values into new device memory through the pinned staging (copy stream).
+fn upload(dev: &CudaDevice, host: &[Fr]) -> Result<DeviceVec<Fr>> {
+    let mut d = dev.alloc_uninit::<Fr>(host.len())?;
+    dev.upload_staged(host, &mut d, |_, _| Ok(()))?;
+    Ok(d)
 }
 
 /// The fused quotient on device-resident data (see [`Ntt::h_poly`]); `a` receives h.
@@ -572,24 +571,14 @@ impl Ntt for CudaBackend {
     }
 
     fn h_poly(&self, a: &mut [Fr], b: &mut [Fr], c: &mut [Fr], log_n: u32) -> Result<()> {
-        if a.len() != b.len() || a.len() != c.len() {
-            return Err(Error::invalid(format!(
-                "h_poly: a, b, c have different lengths ({}, {}, {})",
-                a.len(),
-                b.len(),
-                c.len()
-            )));
-        }
-        batch_size(a.len(), log_n)?;
+        h_poly_batch(a.len(), b.len(), c.len(), log_n)?;
         too_big(log_n, "h_poly")?;
         if a.is_empty() {
             return Ok(());
         }
         let (k, _g) = self.pick();
         let dev = &self.gpus[k].dev;
-        let mut da = dev.upload(a)?;
-        let mut db = dev.upload(b)?;
-        let mut dc = dev.upload(c)?;
+        let (mut da, mut db, mut dc) = (upload(dev, a)?, upload(dev, b)?, upload(dev, c)?);
         h_poly_device(dev, &mut da, &mut db, &mut dc, log_n)?;
         drop((db, dc));
         dev.download_into(&da, a)
@@ -656,7 +645,7 @@ impl CudaBackend {
         out: &mut [G::Jacobian],
         set_of: fn(&Resident) -> &ResidentSet<G::Affine>,
     ) -> Result<()> {
-        check_jobs(&handle, jobs, out.len())?;
+        check_batch(&handle, jobs, out.len())?;
         let r = self.resident(handle, group)?;
         let (g, point_bytes) = if group == Group::G1 {
             (0, 96)
@@ -685,16 +674,6 @@ fn g1_set(r: &Resident) -> &ResidentSet<G1Affine> {
         Resident::G1(s) => s,
         Resident::G2(_) => unreachable!("resident() checked the group"),
     }
-}
-
-fn check_jobs(handle: &BasesHandle, jobs: &[MsmJob<'_>], outs: usize) -> Result<()> {
-    if jobs.len() != outs {
-        return Err(Error::invalid(format!(
-            "{} MSM jobs but room for {outs} results",
-            jobs.len()
-        )));
-    }
-    jobs.iter().try_for_each(|j| j.check(handle))
 }
 
 impl MemoryPool for CudaBackend {

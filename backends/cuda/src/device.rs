@@ -499,7 +499,7 @@ pub(crate) struct Staging {
 impl CudaDevice {
     /// Copies host values into device memory through two pinned staging buffers: the CPU fills
     /// one (on all cores) while the copy engine drains the other on the dedicated copy stream,
-    /// so the copy runs at bus speed from pageable memory and overlaps whatever the compute
+    /// so a copy from pageable memory needs no driver-side staging and overlaps whatever the compute
     /// stream is doing. After each chunk's copy is queued, the compute stream is made to wait for
     /// it and `after_chunk(offset, len)` (in values) is called, so a kernel it launches may read
     /// the chunk while the next one is still being copied.

@@ -343,13 +343,15 @@ impl CudaDevice {
                 let sc = scalars.range(p0, p1);
                 if consumed > 0 {
                     let r = match bases.resident(self, base_off, consumed) {
-                        Some(dev_ptr) => self.msm_pass::<G>(dev_ptr, sc, dens, first_bit as u64)?,
+                        Some(dev_ptr) => {
+                            self.msm_pass::<G>(dev_ptr, sc, dens, first_bit as u64, consumed)?
+                        }
                         None => {
                             let host = bases.host_range(base_off, consumed)?;
                             let mut scratch = self.alloc_uninit::<G::Affine>(consumed)?;
                             self.upload_staged(host, &mut scratch, |_, _| Ok(()))?;
                             let p = ptr_mut(&mut scratch, self);
-                            let r = self.msm_pass::<G>(p, sc, dens, first_bit as u64)?;
+                            let r = self.msm_pass::<G>(p, sc, dens, first_bit as u64, consumed)?;
                             // Freed in stream order, after the pass that reads it.
                             drop(scratch);
                             r
@@ -371,19 +373,20 @@ impl CudaDevice {
         Ok(acc)
     }
 
-    /// One device pass over bases starting at device address `bases_ptr`; queues everything
-    /// and returns the (windows + 1) Jacobian sums still on the device, and c (None when no
-    /// scalar is used). `first_bit`: the density bit of the first scalar (the density slice
-    /// starts at its word).
+    /// One device pass over bases starting at device address `bases_ptr`, of which `used`
+    /// (the caller's count of the scalars the density selects) are read; queues everything and
+    /// returns the (windows + 1) Jacobian sums still on the device, and c (None when no scalar
+    /// is used). `first_bit`: the density bit of the first scalar (the density slice starts at
+    /// its word).
     fn msm_pass<G: MsmGroup>(
         &self,
         bases_ptr: u64,
         scalars: ScalarSource<'_>,
         density: Option<&[u64]>,
         first_bit: u64,
+        used: usize,
     ) -> Result<Option<(DeviceVec<G::Jacobian>, u32)>> {
         let n = scalars.len() as u64;
-        let used = used_count_from(scalars.len(), density, first_bit as usize)?;
         if n == 0 || used == 0 {
             return Ok(None);
         }
@@ -426,7 +429,7 @@ impl CudaDevice {
             (ScalarSource::Host(_), Some(d)) => ptr_mut(d, self),
             (ScalarSource::Host(_), None) => unreachable!("allocated above"),
         };
-        let mut args = DigitArgs {
+        let args = DigitArgs {
             scalars: scalars_ptr,
             n,
             first: first_bit,
@@ -474,7 +477,6 @@ impl CudaDevice {
             .map_err(|e| self.err(e))?;
         ph.mark("scan");
         digits(&args, 1)?;
-        args.counts = 0;
         ph.mark("scatter");
 
         // Accumulation in chunks of L entries.

@@ -134,6 +134,19 @@ pub fn density_bit(bits: &[u64], i: usize) -> bool {
     bits[i / 64] >> (i % 64) & 1 == 1
 }
 
+/// Checks a batch of jobs against `handle` and the `out_len` result slots: what every
+/// backend's `msm_g1` / `msm_g2` checks first.
+pub fn check_batch(handle: &BasesHandle, jobs: &[MsmJob<'_>], out_len: usize) -> Result<()> {
+    if out_len != jobs.len() {
+        return Err(crate::Error::invalid(format!(
+            "MSM batch of {} jobs given {} output slots",
+            jobs.len(),
+            out_len
+        )));
+    }
+    jobs.iter().try_for_each(|j| j.check(handle))
+}
+
 impl<'a> MsmJob<'a> {
     /// `Σ scalars[i] · bases[start + i]`.
     pub fn new(start: usize, scalars: &'a [Fr]) -> Self {

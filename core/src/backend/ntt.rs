@@ -105,6 +105,17 @@ pub fn coset_generator() -> blstrs::Scalar {
     <blstrs::Scalar as ff::PrimeField>::MULTIPLICATIVE_GENERATOR
 }
 
+/// Checks the three vectors of [`Ntt::h_poly`] (equal lengths, whole vectors of `2^log_n`) and
+/// returns the batch size: what every `h_poly` checks first.
+pub fn h_poly_batch(a_len: usize, b_len: usize, c_len: usize, log_n: u32) -> Result<usize> {
+    if a_len != b_len || a_len != c_len {
+        return Err(crate::Error::invalid(format!(
+            "h_poly: a, b, c have different lengths ({a_len}, {b_len}, {c_len})"
+        )));
+    }
+    batch_size(a_len, log_n)
+}
+
 /// Checks `data` against `log_n` and returns the batch size.
 pub fn batch_size(data_len: usize, log_n: u32) -> Result<usize> {
     if log_n > crate::MAX_LOG_NTT {

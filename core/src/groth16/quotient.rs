@@ -11,7 +11,7 @@ use rayon::prelude::*;
 use crate::{
     backend::{Ntt, NttConfig},
     layout::{scalars, scalars_mut, Fr},
-    Error, Result,
+    Result,
 };
 
 pub use crate::backend::ntt::coset_generator;
@@ -47,15 +47,7 @@ pub fn h_poly_from_primitives<N: Ntt + ?Sized>(
     c: &mut [Fr],
     log_n: u32,
 ) -> Result<()> {
-    if a.len() != b.len() || a.len() != c.len() {
-        return Err(Error::invalid(format!(
-            "h_poly: a, b, c have different lengths ({}, {}, {})",
-            a.len(),
-            b.len(),
-            c.len()
-        )));
-    }
-    crate::backend::ntt::batch_size(a.len(), log_n)?;
+    crate::backend::ntt::h_poly_batch(a.len(), b.len(), c.len(), log_n)?;
     for v in [&mut *a, &mut *b, &mut *c] {
         ntt.ntt(v, log_n, &NttConfig::inverse())?;
         ntt.ntt(v, log_n, &NttConfig::forward().with_coset(true))?;

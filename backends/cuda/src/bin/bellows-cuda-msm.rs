@@ -20,7 +20,7 @@ use bellows_cuda::{
     msm::{BaseSource, ScalarSource, G1, G2},
     CudaDevice,
 };
-use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+use blstrs::{G1Affine, G1Projective, G2Projective, Scalar};
 use ff::Field;
 use group::{prime::PrimeCurveAffine, Curve, Group};
 use rand::{Rng, SeedableRng};
@@ -31,40 +31,25 @@ fn list(v: &str) -> Vec<u32> {
     v.split(',').filter_map(|x| x.trim().parse().ok()).collect()
 }
 
-/// Points start + j·step in chunks of 2^12 with a fresh start and step per chunk (cheap to make
-/// in bulk, and as good as random for an MSM).
-fn points_g1(n: usize, seed: u64) -> Vec<G1Affine> {
-    let chunk = 1 << 12;
-    let mut out = vec![G1Affine::identity(); n];
+/// Points start + j·step in chunks of `chunk` with a fresh start and step per chunk (cheap to
+/// make in bulk, and as good as random for an MSM).
+fn points<P>(n: usize, seed: u64, chunk: usize) -> Vec<P::AffineRepr>
+where
+    P: Group + Curve + Send + Sync,
+    P::AffineRepr: PrimeCurveAffine + Send + Sync,
+{
+    let mut out = vec![P::AffineRepr::identity(); n];
     out.par_chunks_mut(chunk).enumerate().for_each(|(k, c)| {
         let mut rng = ChaCha8Rng::seed_from_u64(seed ^ (k as u64).wrapping_mul(0x9e37));
-        let step = G1Projective::random(&mut rng);
-        let mut p = G1Projective::random(&mut rng);
-        let proj: Vec<G1Projective> = (0..c.len())
+        let step = P::random(&mut rng);
+        let mut p = P::random(&mut rng);
+        let proj: Vec<P> = (0..c.len())
             .map(|_| {
                 p += step;
                 p
             })
             .collect();
-        G1Projective::batch_normalize(&proj, c);
-    });
-    out
-}
-
-fn points_g2(n: usize, seed: u64) -> Vec<G2Affine> {
-    let chunk = 1 << 10;
-    let mut out = vec![G2Affine::identity(); n];
-    out.par_chunks_mut(chunk).enumerate().for_each(|(k, c)| {
-        let mut rng = ChaCha8Rng::seed_from_u64(seed ^ (k as u64).wrapping_mul(0x9e37));
-        let step = G2Projective::random(&mut rng);
-        let mut p = G2Projective::random(&mut rng);
-        let proj: Vec<G2Projective> = (0..c.len())
-            .map(|_| {
-                p += step;
-                p
-            })
-            .collect();
-        G2Projective::batch_normalize(&proj, c);
+        P::batch_normalize(&proj, c);
     });
     out
 }
@@ -125,7 +110,7 @@ fn main() -> ExitCode {
         .unwrap_or(16)
         .max(10);
     let t = Instant::now();
-    let pts = points_g1(1 << max_log, 1);
+    let pts = points::<G1Projective>(1 << max_log, 1, 1 << 12);
     let sc = scalars(1 << max_log, 2);
     println!(
         "generated 2^{max_log} points and scalars in {:.1} s",
@@ -297,7 +282,7 @@ fn main() -> ExitCode {
     if !g2_log_ns.is_empty() {
         let max2 = *g2_log_ns.iter().max().unwrap();
         let t = Instant::now();
-        let pts2 = points_g2(1 << max2, 3);
+        let pts2 = points::<G2Projective>(1 << max2, 3, 1 << 10);
         println!(
             "generated 2^{max2} G2 points in {:.1} s",
             t.elapsed().as_secs_f64()
