@@ -9,7 +9,7 @@
 set -u -o pipefail
 out=${OUT:-/tmp/bellows-pce-out}
 mkdir -p "$out"
-bin=.carry/bellows
+bin=${BELLOWS_BIN:-.carry/bellows}   # build-device.sh puts it in .carry/bin/bellows
 reps=${1:-3}
 export BELLOWS_NO_PROGRESS=1
 { date -u; uname -a; nproc; free -g; lscpu | grep -E "Model name|^CPU\(s\)"; } > "$out/machine.txt" 2>&1

@@ -550,3 +550,40 @@ fn the_pipeline_proves_with_a_recording_exactly_as_without() {
         }
     }
 }
+
+#[test]
+fn products_overlapping_the_witness_equal_direct_synthesis() {
+    // 2^15: eight row blocks, published as the witness goes, so the products of the first blocks
+    // run while the witness makes the next ones.
+    for bits in [0u8, 90] {
+        let s = spec("synthetic", Some(15), Some(bits), None);
+        check_spec(&s, &[7]);
+    }
+}
+
+/// A circuit whose witness code panics half-way (the recording, without a witness, does not).
+struct Panicky {
+    witness: bool,
+}
+
+impl Circuit<Scalar> for Panicky {
+    fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
+        for i in 0..6000u64 {
+            if self.witness && i == 5000 {
+                panic!("witness code failed at {i}");
+            }
+            let v = cs.alloc(|| "v", || Ok(Scalar::from(i)))?;
+            cs.enforce(|| "v*1=v", |lc| lc + v, |lc| lc + CS::one(), |lc| lc + v);
+        }
+        Ok(())
+    }
+}
+
+#[test]
+fn a_panicking_witness_is_an_error_not_a_panic_or_a_hang() {
+    let pce = Pce::record(Panicky { witness: false }, "panicky").unwrap();
+    assert!(pce.synthesize(Panicky { witness: false }).is_ok());
+    let err = pce.synthesize(Panicky { witness: true }).unwrap_err();
+    assert!(matches!(err, Error::Synthesis(_)), "{err}");
+    assert!(err.to_string().contains("witness code failed at 5000"), "{err}");
+}

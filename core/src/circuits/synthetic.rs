@@ -151,8 +151,19 @@ impl Circuit<Scalar> for SyntheticCircuit {
         let mut rng = self.witness_seed.map(ChaCha20Rng::seed_from_u64);
         let mut x_val = rng.as_mut().map(Scalar::random);
         let mut x = cs.alloc(|| "x0", || value(x_val))?;
+        // Constraint j is a bit iff ⌊(j+1)·P/100⌋ > ⌊j·P/100⌋ (`is_bit_constraint`), that is
+        // iff (j·P mod 100) + P ≥ 100: kept as a running remainder instead of two divisions
+        // per constraint (this loop is the witness's sequential code).
+        let pct = usize::from(self.bits_pct);
+        let mut rem = 0usize; // j·P mod 100
         for j in 0..m - 1 {
-            if self.is_bit_constraint(j) {
+            rem += pct; // < 200: rem < 100 and P ≤ 100
+            let is_bit = rem >= 100;
+            if is_bit {
+                rem -= 100;
+            }
+            debug_assert_eq!(is_bit, self.is_bit_constraint(j));
+            if is_bit {
                 let bit = rng
                     .as_mut()
                     .map(|r| Scalar::from(u64::from(r.next_u32() & 1)));

@@ -68,7 +68,10 @@ impl<'a, E: Word> Cursor<'a, E> {
 }
 
 struct Ctx<'a> {
+    /// The input assignment (a published prefix of it while the witness still runs).
     inputs: &'a [Scalar],
+    /// Columns below this are inputs: the recording's input count.
+    n_in: usize,
     aux: &'a [Scalar],
     coeffs: &'a [Scalar],
     col_bits: u32,
@@ -80,11 +83,10 @@ impl Ctx<'_> {
     fn value<E: Word>(&self, e: E) -> (&Scalar, u64) {
         let e: u64 = e.into();
         let col = (e & self.col_mask) as usize;
-        let n_in = self.inputs.len();
-        let v = if col < n_in {
+        let v = if col < self.n_in {
             &self.inputs[col]
         } else {
-            &self.aux[col - n_in]
+            &self.aux[col - self.n_in]
         };
         (v, e >> self.col_bits)
     }
@@ -113,20 +115,24 @@ impl Ctx<'_> {
     }
 }
 
-/// Evaluates every row into `a`, `b`, `c` (each `num_constraints` long); returns the first
-/// unsatisfied row, if any. Every element is written either way.
-pub(super) fn evaluate(
+/// Evaluates the rows of the blocks starting at block `first_block` into `a`, `b`, `c` (each as
+/// long as those rows: whole blocks, the last block of the system possibly short); returns the
+/// first unsatisfied row (an index into the whole system), if any. Every element is written either
+/// way. `inputs` and `aux` may be prefixes of the assignments (as the witness runs): every
+/// column the blocks reference must lie inside them.
+pub(super) fn evaluate_blocks(
     pce: &Pce,
     inputs: &[Scalar],
     aux: &[Scalar],
+    first_block: usize,
     a: &mut [MaybeUninit<Scalar>],
     b: &mut [MaybeUninit<Scalar>],
     c: &mut [MaybeUninit<Scalar>],
 ) -> Option<usize> {
     if pce.entry_bytes() == 4 {
-        evaluate_typed::<u32>(pce, inputs, aux, a, b, c)
+        evaluate_typed::<u32>(pce, inputs, aux, first_block, a, b, c)
     } else {
-        evaluate_typed::<u64>(pce, inputs, aux, a, b, c)
+        evaluate_typed::<u64>(pce, inputs, aux, first_block, a, b, c)
     }
 }
 
@@ -134,6 +140,7 @@ fn evaluate_typed<E: Word>(
     pce: &Pce,
     inputs: &[Scalar],
     aux: &[Scalar],
+    first_block: usize,
     a: &mut [MaybeUninit<Scalar>],
     b: &mut [MaybeUninit<Scalar>],
     c: &mut [MaybeUninit<Scalar>],
@@ -141,6 +148,7 @@ fn evaluate_typed<E: Word>(
     let col_bits = pce.header.col_bits;
     let ctx = Ctx {
         inputs,
+        n_in: pce.num_inputs(),
         aux,
         coeffs: &pce.coeffs,
         col_bits,
@@ -152,7 +160,8 @@ fn evaluate_typed<E: Word>(
         .zip(b.par_chunks_mut(block_rows))
         .zip(c.par_chunks_mut(block_rows))
         .enumerate()
-        .filter_map(|(k, ((a, b), c))| {
+        .filter_map(|(i, ((a, b), c))| {
+            let k = first_block + i;
             let [mut ca, mut cb, mut cc] = [0, 1, 2].map(|m| Cursor::at(&mats[m], k));
             let mut bad = None;
             for (r, ((a, b), c)) in a.iter_mut().zip(b.iter_mut()).zip(c.iter_mut()).enumerate() {
@@ -169,4 +178,50 @@ fn evaluate_typed<E: Word>(
             bad
         })
         .min()
+}
+
+/// What the rows of one block reference: every input column below `inputs` and every aux
+/// variable below `aux` (one past the largest of each).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct Need {
+    pub inputs: usize,
+    pub aux: usize,
+}
+
+/// For each block k, the largest [`Need`] of blocks 0..=k (a running maximum, so that "blocks
+/// 0..p are ready" is a prefix test): the witness has produced enough for the first p blocks once
+/// it has published `needs[p − 1]`.
+pub(super) fn prefix_needs(pce: &Pce) -> Vec<Need> {
+    let blocks = pce.header.num_blocks() as usize;
+    let n_in = pce.num_inputs() as u64;
+    let col_mask = (1u64 << pce.header.col_bits) - 1;
+    let per_block = |k: usize| -> Need {
+        let mut need = Need::default();
+        let mut see = |e: u64| {
+            let col = e & col_mask;
+            if col < n_in {
+                need.inputs = need.inputs.max(col as usize + 1);
+            } else {
+                need.aux = need.aux.max((col - n_in) as usize + 1);
+            }
+        };
+        for m in 0..3 {
+            let (_, idx) = pce.lens_and_blocks(m);
+            let (e0, e1) = (idx[2 * k] as usize, idx[2 * k + 2] as usize);
+            if pce.entry_bytes() == 4 {
+                pce.entries::<u32>(m)[e0..e1].iter().for_each(|&e| see(e.into()));
+            } else {
+                pce.entries::<u64>(m)[e0..e1].iter().for_each(|&e| see(e));
+            }
+        }
+        need
+    };
+    let mut needs: Vec<Need> = (0..blocks).into_par_iter().map(per_block).collect();
+    let mut run = Need::default();
+    for n in &mut needs {
+        run.inputs = run.inputs.max(n.inputs);
+        run.aux = run.aux.max(n.aux);
+        *n = run;
+    }
+    needs
 }

@@ -37,13 +37,17 @@ pub mod cache;
 mod eval;
 pub mod format;
 mod record;
+mod stream;
 mod witness;
 
 use std::{
     mem::MaybeUninit,
     path::Path,
-    sync::atomic::{AtomicU64, Ordering},
-    time::{Duration, Instant},
+    sync::{
+        atomic::{AtomicU64, Ordering},
+        OnceLock,
+    },
+    time::Duration,
 };
 
 use bellpepper_core::Circuit;
@@ -67,6 +71,9 @@ pub struct Pce {
     a_aux_density: Density,
     b_input_density: Density,
     b_aux_density: Density,
+    /// Per row block, what the witness must have produced before the block can be evaluated
+    /// (a running maximum; computed on first use).
+    needs: OnceLock<Vec<eval::Need>>,
 }
 
 impl std::fmt::Debug for Pce {
@@ -96,12 +103,15 @@ impl Storage {
     }
 }
 
-/// Where the time of one PCE synthesis went.
+/// Where the time of one PCE synthesis went. The products run while the witness does (each row
+/// block as soon as its variables exist), so the two do not add up to more than the whole.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct PceTimings {
-    /// Witness-only synthesis (the circuit's closures; sequential per circuit).
+    /// Witness-only synthesis (the circuit's closures; sequential per circuit), from the start
+    /// until the circuit returned.
     pub witness: Duration,
-    /// The three sparse products with the satisfaction check (parallel).
+    /// The products with the satisfaction check (parallel) that were still running after the
+    /// witness was done: what the products add to the witness time.
     pub products: Duration,
 }
 
@@ -208,6 +218,7 @@ impl Pce {
             storage,
             header,
             coeffs,
+            needs: OnceLock::new(),
         })
     }
 
@@ -295,42 +306,20 @@ impl Pce {
         &self.b_aux_density
     }
 
-    /// Synthesises one circuit of this shape: witness-only synthesis, then the parallel products
-    /// and satisfaction check. Equal to [`crate::groth16::synthesis::synthesize`] bit for bit.
-    pub fn synthesize<C: Circuit<Scalar>>(&self, circuit: C) -> Result<Synthesized> {
+    /// Synthesises one circuit of this shape: witness-only synthesis, with the parallel products
+    /// and satisfaction check of each row block started as soon as the witness has produced every
+    /// variable the block references ([`stream`]). Equal to
+    /// [`crate::groth16::synthesis::synthesize`] bit for bit.
+    pub fn synthesize<C: Circuit<Scalar> + Send>(&self, circuit: C) -> Result<Synthesized> {
         self.synthesize_timed(circuit).map(|(s, _)| s)
     }
 
     /// As [`Pce::synthesize`], with the time of each phase.
-    pub fn synthesize_timed<C: Circuit<Scalar>>(
+    pub fn synthesize_timed<C: Circuit<Scalar> + Send>(
         &self,
         circuit: C,
     ) -> Result<(Synthesized, PceTimings)> {
-        let t = Instant::now();
-        let (inputs, aux) = witness::run(self, circuit)?;
-        let witness = t.elapsed();
-        let t = Instant::now();
-        let n = self.num_constraints();
-        let (mut a, mut b, mut c) = (
-            Vec::with_capacity(n),
-            Vec::with_capacity(n),
-            Vec::with_capacity(n),
-        );
-        self.evaluate_into(
-            &inputs,
-            &aux,
-            &mut a.spare_capacity_mut()[..n],
-            &mut b.spare_capacity_mut()[..n],
-            &mut c.spare_capacity_mut()[..n],
-        )?;
-        // SAFETY: `evaluate_into` returned Ok, so it wrote every one of the first n elements of
-        // each buffer (it covers all rows, block by block, and fails before returning otherwise).
-        unsafe {
-            a.set_len(n);
-            b.set_len(n);
-            c.set_len(n);
-        }
-        let products = t.elapsed();
+        let (a, b, c, inputs, aux, timings) = stream::synthesize(self, circuit)?;
         Ok((
             Synthesized {
                 a,
@@ -342,8 +331,13 @@ impl Pce {
                 b_input_density: self.b_input_density.clone(),
                 b_aux_density: self.b_aux_density.clone(),
             },
-            PceTimings { witness, products },
+            timings,
         ))
+    }
+
+    /// Per row block, the running maximum of the variables its rows reference.
+    fn needs(&self) -> &[eval::Need] {
+        self.needs.get_or_init(|| eval::prefix_needs(self))
     }
 
     /// Synthesises a batch of circuits of this shape in parallel (one rayon task per circuit,
@@ -389,7 +383,7 @@ impl Pce {
                 c.len()
             )));
         }
-        let bad = eval::evaluate(self, inputs, aux, a, b, c);
+        let bad = eval::evaluate_blocks(self, inputs, aux, 0, a, b, c);
         match bad {
             None => Ok(()),
             Some(j) => Err(crate::groth16::synthesis::unsatisfied_at(j, n)),
