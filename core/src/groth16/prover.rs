@@ -289,6 +289,35 @@ fn scalars_b(s: &Synthesized) -> Vec<Scalar> {
     v
 }
 
+/// `parts` (each at most `n` long) laid out in slots of `n` elements, zero-padded, filled in
+/// parallel; each part is freed once copied.
+fn concat_padded(parts: Vec<Vec<Scalar>>, n: usize) -> Result<Vec<Scalar>> {
+    if let Some((k, p)) = parts.iter().enumerate().find(|(_, p)| p.len() > n) {
+        return Err(Error::invalid(format!(
+            "circuit {k} has an evaluation vector of {} elements for a domain of {n}",
+            p.len()
+        )));
+    }
+    let total = n * parts.len();
+    let mut out: Vec<Scalar> = Vec::with_capacity(total);
+    out.spare_capacity_mut()[..total]
+        .par_chunks_mut(n)
+        .zip(parts.into_par_iter())
+        .for_each(|(slot, part)| {
+            let (head, tail) = slot.split_at_mut(part.len());
+            for (d, s) in head.iter_mut().zip(&part) {
+                d.write(*s);
+            }
+            for d in tail {
+                d.write(Scalar::ZERO);
+            }
+        });
+    // SAFETY: every one of the `total` slots was written above (each chunk of n is covered by
+    // its part, at most n long as checked first, and the zero padding).
+    unsafe { out.set_len(total) };
+    Ok(out)
+}
+
 /// Draws r then s for each of `n` proofs (all r first, then all s, as bellperson does).
 pub fn draw_randomness(n: usize, rng: &mut (impl RngCore + ?Sized)) -> (Vec<Scalar>, Vec<Scalar>) {
     let mut draw = || Scalar::random(&mut *rng);
@@ -338,28 +367,46 @@ pub fn start_with_randomness(
         });
     }
 
-    // The first circuit's evaluation vectors become the batch buffers (no copy for a batch of
-    // one); each vector is zero-padded to n and the others are appended. What remains of each
-    // circuit (assignments, densities) is shared read-only with the G2 thread.
+    // The batch buffers: one circuit's evaluation vectors are used as they are (zero-padded to
+    // n); for several, each circuit's vector is copied into its n-element slot of one buffer in
+    // parallel (rayon, a task per circuit and vector: at 2^22 and 8 circuits that is 3 GB of fresh
+    // memory, whose page faults and copies would take over a second on one thread). What remains
+    // of each circuit (assignments, densities) is shared read-only with the G2 thread.
     let log_n = synthesized[0].log_domain();
     let n = 1usize << log_n;
     let mut synthesized = synthesized;
-    let (mut a, mut b, mut c) = (Vec::new(), Vec::new(), Vec::new());
-    for (k, syn) in synthesized.iter_mut().enumerate() {
-        for (buf, v) in [
-            (&mut a, std::mem::take(&mut syn.a)),
-            (&mut b, std::mem::take(&mut syn.b)),
-            (&mut c, std::mem::take(&mut syn.c)),
-        ] {
-            if k == 0 {
-                *buf = v;
-                buf.reserve_exact(n * n_proofs - buf.len());
-            } else {
-                buf.extend_from_slice(&v);
+    let (a, b, c) = if n_proofs == 1 {
+        let syn = &mut synthesized[0];
+        let pad = |mut v: Vec<Scalar>| {
+            if v.len() > n {
+                return Err(Error::invalid(format!(
+                    "an evaluation vector of {} elements for a domain of {n}",
+                    v.len()
+                )));
             }
-            buf.resize((k + 1) * n, Scalar::ZERO);
-        }
-    }
+            v.resize(n, Scalar::ZERO);
+            Ok(v)
+        };
+        (
+            pad(std::mem::take(&mut syn.a))?,
+            pad(std::mem::take(&mut syn.b))?,
+            pad(std::mem::take(&mut syn.c))?,
+        )
+    } else {
+        let take = |pick: fn(&mut Synthesized) -> &mut Vec<Scalar>,
+                    synthesized: &mut [Synthesized]| {
+            let parts: Vec<Vec<Scalar>> = synthesized
+                .iter_mut()
+                .map(|syn| std::mem::take(pick(syn)))
+                .collect();
+            concat_padded(parts, n)
+        };
+        let a = take(|s| &mut s.a, &mut synthesized)?;
+        let b = take(|s| &mut s.b, &mut synthesized)?;
+        let c = take(|s| &mut s.c, &mut synthesized)?;
+        (a, b, c)
+    };
+    let (mut a, mut b, mut c) = (a, b, c);
     let rest = Arc::new(synthesized);
 
     // G2 MSM on CPU threads, overlapping all backend work, unless it belongs to the backend.
