@@ -1,5 +1,6 @@
-//! Compiles the CUDA kernels ahead of time into one fatbin (sm_90 machine code + compute_90 PTX)
-//! that src/kernels.rs embeds.
+//! Compiles the CUDA kernels ahead of time into a fatbin (sm_90 machine code + compute_90 PTX)
+//! that src/kernels.rs embeds; with the `testing` feature, the test and benchmark kernels
+//! (kernels/testing.cu) into a second one.
 //!
 //! nvcc is looked up as `$NVCC`, then `$CUDA_HOME/bin/nvcc`, `$CUDA_PATH/bin/nvcc`, then `nvcc` on
 //! `PATH`. Without nvcc the crate still builds (with a warning) and every device entry point
@@ -10,13 +11,18 @@ use std::{
     env, fs,
     path::{Path, PathBuf},
     process::Command,
+    thread,
 };
 
 const SOURCES: &str = "kernels";
+/// The production kernels.
 const ENTRY: &str = "kernels/bellows.cu";
+/// The test and benchmark kernels, built only with the `testing` feature.
+const TESTING_ENTRY: &str = "kernels/testing.cu";
 
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(bellows_kernels)");
+    println!("cargo::rustc-check-cfg=cfg(bellows_testing_kernels)");
     // The device sources only: kernels/emulation.cpp is the host tests' and needs no nvcc run.
     for entry in fs::read_dir(SOURCES).expect("kernels/ exists").flatten() {
         let path = entry.path();
@@ -35,18 +41,42 @@ fn main() {
         println!("cargo:rerun-if-env-changed={var}");
     }
     let require = env::var("BELLOWS_REQUIRE_KERNELS").is_ok_and(|v| v == "1");
-    let out =
-        PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR")).join("bellows.fatbin");
+    let out_dir = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
+    let testing = env::var_os("CARGO_FEATURE_TESTING").is_some();
+    let out = out_dir.join("bellows.fatbin");
+    let testing_out = out_dir.join("bellows_testing.fatbin");
 
     let Some(nvcc) = find_nvcc() else {
-        give_up(
-            require,
-            &out,
-            "no nvcc found (set NVCC or CUDA_HOME, or put nvcc on PATH)",
-        );
+        let why = "no nvcc found (set NVCC or CUDA_HOME, or put nvcc on PATH)";
+        give_up(require, &out, why);
+        if testing {
+            fs::write(&testing_out, []).expect("write empty fatbin");
+        }
         return;
     };
-    let mut cmd = Command::new(&nvcc);
+    // The two translation units compile at the same time (nvcc is single-threaded per unit
+    // except for its `--threads` over the two targets).
+    let prod = thread::spawn({
+        let nvcc = nvcc.clone();
+        let out = out.clone();
+        move || compile(&nvcc, ENTRY, &out)
+    });
+    let test = testing.then(|| compile(&nvcc, TESTING_ENTRY, &testing_out));
+    let prod = prod.join().expect("nvcc thread");
+    match prod {
+        Ok(()) => println!("cargo:rustc-cfg=bellows_kernels"),
+        Err(msg) => give_up(require, &out, &msg),
+    }
+    match test {
+        Some(Ok(())) => println!("cargo:rustc-cfg=bellows_testing_kernels"),
+        Some(Err(msg)) => give_up(require, &testing_out, &msg),
+        None => {}
+    }
+}
+
+/// Compiles one translation unit into a fatbin (sm_90 machine code + compute_90 PTX).
+fn compile(nvcc: &Path, entry: &str, out: &Path) -> Result<(), String> {
+    let mut cmd = Command::new(nvcc);
     cmd.args([
         "--fatbin",
         "-O3",
@@ -57,25 +87,18 @@ fn main() {
         "-gencode=arch=compute_90,code=compute_90",
         "-o",
     ])
-    .arg(&out)
-    .arg(ENTRY);
+    .arg(out)
+    .arg(entry);
     if let Ok(extra) = env::var("BELLOWS_NVCC_FLAGS") {
         cmd.args(extra.split_whitespace());
     }
     match cmd.output() {
-        Ok(o) if o.status.success() && fs::metadata(&out).is_ok_and(|m| m.len() > 0) => {
-            println!("cargo:rustc-cfg=bellows_kernels");
-        }
+        Ok(o) if o.status.success() && fs::metadata(out).is_ok_and(|m| m.len() > 0) => Ok(()),
         Ok(o) => {
             let stderr = String::from_utf8_lossy(&o.stderr);
-            let msg = format!("{} failed ({}):\n{stderr}", nvcc.display(), o.status);
-            give_up(require, &out, &msg);
+            Err(format!("{} {entry} failed ({}):\n{stderr}", nvcc.display(), o.status))
         }
-        Err(e) => give_up(
-            require,
-            &out,
-            &format!("could not run {}: {e}", nvcc.display()),
-        ),
+        Err(e) => Err(format!("could not run {}: {e}", nvcc.display())),
     }
 }
 

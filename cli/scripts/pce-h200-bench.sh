@@ -26,8 +26,10 @@ small=${PCE_BENCH_SMALL:-20}
 run "synthetic-k$big-b0"    --circuit synthetic --log-size "$big" --bits-pct 0
 run "synthetic-k$big-b90"   --circuit synthetic --log-size "$big" --bits-pct 90
 run "sha256-k$big"          --circuit sha256 --log-size "$big"
-run "synthetic-k$small-b0"  --circuit synthetic --log-size "$small" --bits-pct 0
-run "synthetic-k$small-b90" --circuit synthetic --log-size "$small" --bits-pct 90
+if [ "$small" != none ]; then   # PCE_BENCH_SMALL=none skips the small sizes
+  run "synthetic-k$small-b0"  --circuit synthetic --log-size "$small" --bits-pct 0
+  run "synthetic-k$small-b90" --circuit synthetic --log-size "$small" --bits-pct 90
+fi
 echo "== summary" | tee "$out/summary.txt"
 for f in "$out"/*.log; do
   printf '%-22s %s | %s\n' "$(basename "$f" .log)" \

@@ -587,3 +587,17 @@ fn a_panicking_witness_is_an_error_not_a_panic_or_a_hang() {
     assert!(matches!(err, Error::Synthesis(_)), "{err}");
     assert!(err.to_string().contains("witness code failed at 5000"), "{err}");
 }
+
+#[test]
+fn a_large_batch_on_a_fresh_recording_completes() {
+    // Sixteen circuits of two row blocks each on a recording whose block table is not computed
+    // yet: the syntheses start together on the rayon pool (a regression test for a deadlock when
+    // that table was built inside a blocking one-time initialisation, with rayon inside it).
+    let s = spec("synthetic", Some(13), Some(0), None);
+    let pce = Pce::record(s.blank(), &builtin_id(&s)).unwrap();
+    let circuits: Vec<BuiltinCircuit> = (0..16).map(|i| s.with_witness(i)).collect();
+    let fast = pce.synthesize_batch(circuits.clone()).unwrap();
+    for (c, f) in circuits.into_iter().zip(&fast).step_by(5) {
+        assert_identical(&synthesize(c).unwrap(), f, "batch of 16");
+    }
+}

@@ -9,7 +9,7 @@ cd "$root"
 toolchain=${1:-/tmp/cuda-toolchain}
 eval "$(bash "$root/../shared/tools/cuda-toolchain.sh" "$toolchain")"
 export BELLOWS_REQUIRE_KERNELS=1
-cargo build --release -p bellows-cuda --bin bellows-cuda-check
+cargo build --release -p bellows-cuda --features testing --bin bellows-cuda-check
 mkdir -p .carry
 objcopy --strip-debug target/release/bellows-cuda-check .carry/bellows-cuda-check
 # The fatbin alone too, for cuobjdump on the GPU machine (the program embeds it as plain bytes).

@@ -4,8 +4,12 @@
 # correctness first (conformance of the CUDA plugin against the CPU reference, MSM checks
 # against blst), then the measurements, each peer in the same command as ours. Logs and a
 # summary go to $OUT (or /tmp/bellows-cuda-out). Steps are chosen with STEPS (default: all):
-#   conformance msm tiers prove peers
+#   check conformance msm tiers prove peers pce batch gpus
 #   STEPS="conformance prove" K="20 22" BITS="0 90" backends/cuda/scripts/device-prove.sh
+# check: the device check program (every kernel against blst; the test kernels' fatbin too);
+# pce: cli/scripts/pce-h200-bench.sh (direct vs pre-compiled synthesis, PCE_BENCH_BIG, default 24);
+# batch: BATCH proofs a call (default 8) at K=BATCH_K (default 22), ours then the peers';
+# gpus: BATCH proofs at K=GPUS_K (default 22) on every GPU (--devices all) against GPU 0 alone.
 set -u -o pipefail
 out=${OUT:-/tmp/bellows-cuda-out}
 mkdir -p "$out"
@@ -19,6 +23,10 @@ fail=0
 has() { case " $steps " in *" $1 "*) return 0;; *) return 1;; esac; }
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv > "$out/machine.txt" 2>&1
 "$B/bellows" backends >> "$out/machine.txt" 2>&1
+if has check; then
+  timeout 300 "$B/bellows-cuda-check" ${CHECK_ARGS:-} > "$out/check.log" 2>&1 || fail=1
+  grep -hE "checks passed|FAIL|passed|failed" "$out/check.log" | tail -n 3 | sed 's/^/check: /' >> "$summary"
+fi
 if has conformance; then
   timeout 240 "$B/bellows" conformance --backend cuda --full --max-log-size "${CONF_MAX:-20}" > "$out/conformance.log" 2>&1 || fail=1
   timeout 90 "$B/bellows" conformance --backend cuda --max-log-size 16 --backend-opt gpu-memory-limit=4MiB > "$out/conformance-streaming.log" 2>&1 || fail=1
@@ -47,6 +55,28 @@ fi
 if has peers && [ -x .carry/peers/run.sh ]; then
   timeout "${PEERS_TIMEOUT:-300}" .carry/peers/run.sh --log-n "$(echo $ks | tr ' ' ,)" --bits-pct "$(echo $bits | tr ' ' ,)" --iters "${PEER_ITERS:-2}" --variants "${PEERS:-supraseal,cuda}" > "$out/peers.log" 2>&1
   grep -h "^RESULT" "$out/peers.log" >> "$summary"
+fi
+if has pce; then
+  BELLOWS_BIN="$B/bellows" OUT="$out/pce" PCE_BENCH_SMALL=${PCE_BENCH_SMALL:-none} timeout 420 bash cli/scripts/pce-h200-bench.sh "${PCE_REPS:-2}" > "$out/pce.log" 2>&1 || fail=1
+  sed -n '/== summary/,$p' "$out/pce.log" >> "$summary"
+fi
+bk=${BATCH_K:-22}; bn=${BATCH:-8}
+if has batch; then
+  for p in $bits; do
+    timeout 200 "$B/bellows" bench --backend cuda -k "$bk" --bits-pct "$p" --count "$bn" --reps "${REPS:-2}" > "$out/batch-k$bk-b$p.log" 2>&1 || fail=1
+    echo "bellows K=$bk bits=$p count=$bn: $(grep -hE '^(  (synthesis|G1 phase|G2 MSM|total)|proofs/s)' "$out/batch-k$bk-b$p.log" | awk '{$1=$1};1' | tr '\n' ';')" >> "$summary"
+  done
+  if [ -x .carry/peers/run.sh ]; then
+    timeout "${PEERS_TIMEOUT:-400}" .carry/peers/run.sh --log-n "$bk" --bits-pct "$(echo $bits | tr ' ' ,)" --batch "$bn" --iters "${PEER_ITERS:-1}" --variants "${PEERS:-supraseal,cuda}" > "$out/peers-batch.log" 2>&1
+    grep -h "^RESULT" "$out/peers-batch.log" >> "$summary"
+  fi
+fi
+if has gpus; then
+  gk=${GPUS_K:-22}
+  for d in 0 all; do
+    timeout 200 "$B/bellows" bench --backend cuda --devices "$d" -k "$gk" --count "$bn" --reps "${REPS:-2}" > "$out/gpus-$d.log" 2>&1 || fail=1
+    echo "bellows K=$gk count=$bn devices=$d: $(grep -hE '^(  (synthesis|G1 phase|G2 MSM|total)|proofs/s)' "$out/gpus-$d.log" | awk '{$1=$1};1' | tr '\n' ';')" >> "$summary"
+  done
 fi
 cat "$summary"
 echo "exit status $fail"

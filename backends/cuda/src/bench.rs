@@ -16,7 +16,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 use crate::{
-    elementwise::{G1Xyzz, G2Xyzz},
+    points::{G1Xyzz, G2Xyzz},
     memory::Plain,
     testing::FieldCase,
     CudaDevice,
@@ -144,19 +144,19 @@ impl CudaDevice {
         let ms = match field {
             BenchField::Fr => {
                 let v: Vec<Fr> = (0..2 * t).map(|_| Fr::random(&mut rng)).collect();
-                self.bench_kernel::<Fr, Fr>(&self.k.bench_fr_mul, &v, None, t, shape)?
+                self.bench_kernel::<Fr, Fr>(&self.test_kernels()?.bench_fr_mul, &v, None, t, shape)?
             }
             BenchField::FrGeneric => {
                 let v: Vec<Fr> = (0..2 * t).map(|_| Fr::random(&mut rng)).collect();
-                self.bench_kernel::<Fr, Fr>(&self.k.bench_fr_mul_generic, &v, None, t, shape)?
+                self.bench_kernel::<Fr, Fr>(&self.test_kernels()?.bench_fr_mul_generic, &v, None, t, shape)?
             }
             BenchField::Fp => {
                 let v: Vec<Fp> = (0..2 * t).map(|_| Fp::random(&mut rng)).collect();
-                self.bench_kernel::<Fp, Fp>(&self.k.bench_fp_mul, &v, None, t, shape)?
+                self.bench_kernel::<Fp, Fp>(&self.test_kernels()?.bench_fp_mul, &v, None, t, shape)?
             }
             BenchField::Fp2 => {
                 let v: Vec<Fp2> = (0..2 * t).map(|_| Fp2::random(&mut rng)).collect();
-                self.bench_kernel::<Fp2, Fp2>(&self.k.bench_fp2_mul, &v, None, t, shape)?
+                self.bench_kernel::<Fp2, Fp2>(&self.test_kernels()?.bench_fp2_mul, &v, None, t, shape)?
             }
         };
         Ok(Timings {
@@ -200,7 +200,7 @@ impl CudaDevice {
                     })
                     .collect();
                 self.bench_kernel::<G1Affine, G1Xyzz>(
-                    &self.k.bench_g1_madd,
+                    &self.test_kernels()?.bench_g1_madd,
                     &pts,
                     Some(mask),
                     t,
@@ -216,7 +216,7 @@ impl CudaDevice {
                     })
                     .collect();
                 self.bench_kernel::<G2Affine, G2Xyzz>(
-                    &self.k.bench_g2_madd,
+                    &self.test_kernels()?.bench_g2_madd,
                     &pts,
                     Some(mask),
                     t,

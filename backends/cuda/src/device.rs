@@ -64,17 +64,6 @@ pub(crate) fn driver_error(device: &str, e: DriverError) -> Error {
 /// The kernels of the embedded fatbin, loaded into one context.
 pub(crate) struct Kernels {
     _module: Arc<CudaModule>,
-    pub fr_op: CudaFunction,
-    pub fp_op: CudaFunction,
-    pub fp2_op: CudaFunction,
-    pub g1_op: CudaFunction,
-    pub g2_op: CudaFunction,
-    pub bench_fr_mul: CudaFunction,
-    pub bench_fr_mul_generic: CudaFunction,
-    pub bench_fp_mul: CudaFunction,
-    pub bench_fp2_mul: CudaFunction,
-    pub bench_g1_madd: CudaFunction,
-    pub bench_g2_madd: CudaFunction,
     pub expand_table: CudaFunction,
     pub bitrev: CudaFunction,
     pub bitrev_tiled: CudaFunction,
@@ -87,6 +76,23 @@ pub(crate) struct Kernels {
     pub msm_digits: CudaFunction,
     pub msm_g1: crate::msm::GroupKernels,
     pub msm_g2: crate::msm::GroupKernels,
+}
+
+/// The test and benchmark kernels of the second fatbin (`testing` feature), loaded on first use.
+#[cfg(feature = "testing")]
+pub(crate) struct TestKernels {
+    _module: Arc<CudaModule>,
+    pub fr_op: CudaFunction,
+    pub fp_op: CudaFunction,
+    pub fp2_op: CudaFunction,
+    pub g1_op: CudaFunction,
+    pub g2_op: CudaFunction,
+    pub bench_fr_mul: CudaFunction,
+    pub bench_fr_mul_generic: CudaFunction,
+    pub bench_fp_mul: CudaFunction,
+    pub bench_fp2_mul: CudaFunction,
+    pub bench_g1_madd: CudaFunction,
+    pub bench_g2_madd: CudaFunction,
 }
 
 /// Resource use of one kernel as the driver reports it.
@@ -109,6 +115,8 @@ pub struct CudaDevice {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     pub(crate) k: Kernels,
+    #[cfg(feature = "testing")]
+    test_k: std::sync::OnceLock<TestKernels>,
     pub(crate) tables: Mutex<Option<DeviceTables>>,
     /// The copy stream (host-to-device uploads, ordered with `stream` by events).
     copy_stream: Arc<CudaStream>,
@@ -199,17 +207,6 @@ impl CudaDevice {
             })
         };
         let k = Kernels {
-            fr_op: f(names::FR_OP)?,
-            fp_op: f(names::FP_OP)?,
-            fp2_op: f(names::FP2_OP)?,
-            g1_op: f(names::G1_OP)?,
-            g2_op: f(names::G2_OP)?,
-            bench_fr_mul: f(names::BENCH_FR_MUL)?,
-            bench_fr_mul_generic: f(names::BENCH_FR_MUL_GENERIC)?,
-            bench_fp_mul: f(names::BENCH_FP_MUL)?,
-            bench_fp2_mul: f(names::BENCH_FP2_MUL)?,
-            bench_g1_madd: f(names::BENCH_G1_MADD)?,
-            bench_g2_madd: f(names::BENCH_G2_MADD)?,
             expand_table: f(names::EXPAND_TABLE)?,
             bitrev: f(names::BITREV)?,
             bitrev_tiled: f(names::BITREV_TILED)?,
@@ -239,11 +236,44 @@ impl CudaDevice {
             ctx,
             stream,
             k,
+            #[cfg(feature = "testing")]
+            test_k: std::sync::OnceLock::new(),
             tables: Mutex::new(None),
             copy_stream,
             staging: Mutex::new(None),
             ntt_radix2: AtomicBool::new(false),
         })
+    }
+
+    /// The test and benchmark kernels, loaded from their fatbin on first use.
+    #[cfg(feature = "testing")]
+    pub(crate) fn test_kernels(&self) -> Result<&TestKernels> {
+        if let Some(t) = self.test_k.get() {
+            return Ok(t);
+        }
+        let fatbin = kernels::testing_fatbin()?;
+        let err = |e: DriverError| driver_error(&self.label, e);
+        let module = self
+            .ctx
+            .load_module(Ptx::from_binary(fatbin.to_vec()))
+            .map_err(err)?;
+        let f = |n: &str| module.load_function(n).map_err(err);
+        let t = TestKernels {
+            fr_op: f(names::FR_OP)?,
+            fp_op: f(names::FP_OP)?,
+            fp2_op: f(names::FP2_OP)?,
+            g1_op: f(names::G1_OP)?,
+            g2_op: f(names::G2_OP)?,
+            bench_fr_mul: f(names::BENCH_FR_MUL)?,
+            bench_fr_mul_generic: f(names::BENCH_FR_MUL_GENERIC)?,
+            bench_fp_mul: f(names::BENCH_FP_MUL)?,
+            bench_fp2_mul: f(names::BENCH_FP2_MUL)?,
+            bench_g1_madd: f(names::BENCH_G1_MADD)?,
+            bench_g2_madd: f(names::BENCH_G2_MADD)?,
+            _module: module,
+        };
+        // Two threads may load at once; the first stored wins and the other module is dropped.
+        Ok(self.test_k.get_or_init(|| t))
     }
 
     /// The device index.
@@ -270,27 +300,35 @@ impl CudaDevice {
             .map_err(|e| self.err(e))
     }
 
-    /// Registers and local memory of every kernel (from the loaded module).
+    /// Registers and local memory of every kernel (from the loaded modules; the test kernels'
+    /// too with the `testing` feature).
     pub fn kernel_report(&self) -> Result<Vec<KernelInfo>> {
         let k = &self.k;
-        let list: [(&'static str, &CudaFunction); 16] = [
+        #[allow(unused_mut)]
+        let mut list: Vec<(&'static str, &CudaFunction)> = vec![
             (names::NTT_PASS, &k.ntt_pass),
             (names::NTT_PASS_RADIX2, &k.ntt_pass_radix2),
             (names::BITREV, &k.bitrev),
             (names::BITREV_TILED, &k.bitrev_tiled),
             (names::EXPAND_TABLE, &k.expand_table),
-            (names::BENCH_FR_MUL, &k.bench_fr_mul),
-            (names::BENCH_FR_MUL_GENERIC, &k.bench_fr_mul_generic),
-            (names::BENCH_FP_MUL, &k.bench_fp_mul),
-            (names::BENCH_FP2_MUL, &k.bench_fp2_mul),
-            (names::BENCH_G1_MADD, &k.bench_g1_madd),
-            (names::BENCH_G2_MADD, &k.bench_g2_madd),
-            (names::FR_OP, &k.fr_op),
-            (names::FP_OP, &k.fp_op),
-            (names::FP2_OP, &k.fp2_op),
-            (names::G1_OP, &k.g1_op),
-            (names::G2_OP, &k.g2_op),
         ];
+        #[cfg(feature = "testing")]
+        {
+            let t = self.test_kernels()?;
+            list.extend([
+                (names::BENCH_FR_MUL, &t.bench_fr_mul),
+                (names::BENCH_FR_MUL_GENERIC, &t.bench_fr_mul_generic),
+                (names::BENCH_FP_MUL, &t.bench_fp_mul),
+                (names::BENCH_FP2_MUL, &t.bench_fp2_mul),
+                (names::BENCH_G1_MADD, &t.bench_g1_madd),
+                (names::BENCH_G2_MADD, &t.bench_g2_madd),
+                (names::FR_OP, &t.fr_op),
+                (names::FP_OP, &t.fp_op),
+                (names::FP2_OP, &t.fp2_op),
+                (names::G1_OP, &t.g1_op),
+                (names::G2_OP, &t.g2_op),
+            ]);
+        }
         list.iter()
             .map(|(name, f)| {
                 Ok(KernelInfo {

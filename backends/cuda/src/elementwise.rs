@@ -1,4 +1,5 @@
-//! Element-wise test entry points for the field and curve kernels.
+//! Element-wise test entry points for the field and curve kernels (`testing` feature: the
+//! kernels live in kernels/testing.cu, outside the production library).
 //!
 //! Each call runs one operation over whole slices on the device (one GPU thread per element) and
 //! returns the results. They exist so that every kernel-side primitive can be compared bit for bit
@@ -13,34 +14,7 @@ use cudarc::driver::{CudaFunction, LaunchConfig, PushKernelArg};
 
 use crate::{memory::Plain, CudaDevice};
 
-/// A G1 point in XYZZ coordinates (x = X/ZZ, y = Y/ZZZ, ZZ³ = ZZZ²; identity ZZ = 0), the
-/// device's accumulator format. Same limb layout as the kernels' `Xyzz<Fp>`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct G1Xyzz {
-    /// X.
-    pub x: Fp,
-    /// Y.
-    pub y: Fp,
-    /// ZZ.
-    pub zz: Fp,
-    /// ZZZ.
-    pub zzz: Fp,
-}
-
-/// A G2 point in XYZZ coordinates over Fp2 (see [`G1Xyzz`]).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct G2Xyzz {
-    /// X.
-    pub x: Fp2,
-    /// Y.
-    pub y: Fp2,
-    /// ZZ.
-    pub zz: Fp2,
-    /// ZZZ.
-    pub zzz: Fp2,
-}
+pub use crate::points::{G1Xyzz, G2Xyzz};
 
 /// Field operations of the test kernels (codes shared with kernels/ops.cuh).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -166,15 +140,15 @@ impl CudaDevice {
 
     /// Applies `op` to Fr elements (Montgomery limbs) pairwise: `op(a[i], b[i])`.
     pub fn fr_op(&self, op: FieldOp, a: &[Fr], b: &[Fr]) -> Result<Vec<Fr>> {
-        self.field_op(&self.k.fr_op, op, a, b)
+        self.field_op(&self.test_kernels()?.fr_op, op, a, b)
     }
     /// Applies `op` to Fp elements pairwise.
     pub fn fp_op(&self, op: FieldOp, a: &[Fp], b: &[Fp]) -> Result<Vec<Fp>> {
-        self.field_op(&self.k.fp_op, op, a, b)
+        self.field_op(&self.test_kernels()?.fp_op, op, a, b)
     }
     /// Applies `op` to Fp2 elements pairwise.
     pub fn fp2_op(&self, op: FieldOp, a: &[Fp2], b: &[Fp2]) -> Result<Vec<Fp2>> {
-        self.field_op(&self.k.fp2_op, op, a, b)
+        self.field_op(&self.test_kernels()?.fp2_op, op, a, b)
     }
 
     #[allow(clippy::type_complexity)]
@@ -216,7 +190,7 @@ impl CudaDevice {
         q: &[G1Jacobian],
         a: &[G1Affine],
     ) -> Result<(Vec<G1Affine>, Vec<G1Jacobian>)> {
-        self.curve_op(&self.k.g1_op, op, p, q, a)
+        self.curve_op(&self.test_kernels()?.g1_op, op, p, q, a)
     }
 
     /// Applies `op` to G2 inputs (see [`CurveOp`]).
@@ -227,6 +201,6 @@ impl CudaDevice {
         q: &[G2Jacobian],
         a: &[G2Affine],
     ) -> Result<(Vec<G2Affine>, Vec<G2Jacobian>)> {
-        self.curve_op(&self.k.g2_op, op, p, q, a)
+        self.curve_op(&self.test_kernels()?.g2_op, op, p, q, a)
     }
 }

@@ -15,6 +15,22 @@ static FATBIN: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/bellows.fatbin"
 #[cfg(not(bellows_kernels))]
 static FATBIN: &[u8] = &[];
 
+/// The test and benchmark kernels (kernels/testing.cu), with the `testing` feature.
+#[cfg(all(feature = "testing", bellows_testing_kernels))]
+static TESTING_FATBIN: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/bellows_testing.fatbin"));
+#[cfg(all(feature = "testing", not(bellows_testing_kernels)))]
+static TESTING_FATBIN: &[u8] = &[];
+
+/// The embedded test-kernel fatbin (`testing` feature), or the "not compiled in" error.
+#[cfg(feature = "testing")]
+pub fn testing_fatbin() -> Result<&'static [u8]> {
+    if TESTING_FATBIN.is_empty() {
+        Err(no_kernels_error())
+    } else {
+        Ok(TESTING_FATBIN)
+    }
+}
+
 /// True when the kernels were compiled into this build.
 pub const KERNELS_COMPILED: bool = cfg!(bellows_kernels);
 
@@ -42,6 +58,23 @@ pub fn no_kernels_error() -> Error {
 
 /// Entry points of the fatbin, by their extern "C" names.
 pub(crate) mod names {
+    #[cfg(feature = "testing")]
+    pub use super::testing_names::*;
+    pub const EXPAND_TABLE: &str = "bellows_expand_table";
+    pub const BITREV: &str = "bellows_bitrev";
+    pub const BITREV_TILED: &str = "bellows_bitrev_tiled";
+    pub const NTT_PASS: &str = "bellows_ntt_pass";
+    pub const NTT_PASS_RADIX2: &str = "bellows_ntt_pass_radix2";
+    pub const QUOTIENT_POINTWISE: &str = "bellows_quotient_pointwise";
+    pub const SCAN_BLOCKS: &str = "bellows_scan_blocks";
+    pub const SCAN_ADD: &str = "bellows_scan_add";
+    pub const POPCOUNT: &str = "bellows_popcount";
+    pub const MSM_DIGITS: &str = "bellows_msm_digits";
+}
+
+/// Entry points of the test-kernel fatbin.
+#[cfg(feature = "testing")]
+pub(crate) mod testing_names {
     pub const FR_OP: &str = "bellows_fr_op";
     pub const FP_OP: &str = "bellows_fp_op";
     pub const FP2_OP: &str = "bellows_fp2_op";
@@ -53,16 +86,6 @@ pub(crate) mod names {
     pub const BENCH_FP2_MUL: &str = "bellows_bench_fp2_mul";
     pub const BENCH_G1_MADD: &str = "bellows_bench_g1_madd";
     pub const BENCH_G2_MADD: &str = "bellows_bench_g2_madd";
-    pub const EXPAND_TABLE: &str = "bellows_expand_table";
-    pub const BITREV: &str = "bellows_bitrev";
-    pub const BITREV_TILED: &str = "bellows_bitrev_tiled";
-    pub const NTT_PASS: &str = "bellows_ntt_pass";
-    pub const NTT_PASS_RADIX2: &str = "bellows_ntt_pass_radix2";
-    pub const QUOTIENT_POINTWISE: &str = "bellows_quotient_pointwise";
-    pub const SCAN_BLOCKS: &str = "bellows_scan_blocks";
-    pub const SCAN_ADD: &str = "bellows_scan_add";
-    pub const POPCOUNT: &str = "bellows_popcount";
-    pub const MSM_DIGITS: &str = "bellows_msm_digits";
 }
 
 #[cfg(test)]
@@ -89,6 +112,27 @@ mod tests {
                 e.to_string().contains("kernels were not compiled in"),
                 "{e}"
             ),
+        }
+    }
+
+    fn contains(hay: &[u8], needle: &[u8]) -> bool {
+        hay.windows(needle.len()).any(|w| w == needle)
+    }
+
+    #[test]
+    fn test_kernels_live_outside_the_production_fatbin() {
+        let Ok(prod) = fatbin() else { return };
+        assert!(contains(prod, names::NTT_PASS.as_bytes()));
+        assert!(contains(prod, names::MSM_DIGITS.as_bytes()));
+        for name in ["bellows_fr_op", "bellows_g2_op", "bellows_bench_g1_madd"] {
+            assert!(!contains(prod, name.as_bytes()), "{name} in the production fatbin");
+        }
+        #[cfg(feature = "testing")]
+        {
+            let t = testing_fatbin().expect("the testing fatbin is built with the kernels");
+            assert_eq!(t[..4], FATBIN_MAGIC);
+            assert!(contains(t, names::FR_OP.as_bytes()));
+            assert!(contains(t, names::BENCH_G2_MADD.as_bytes()));
         }
     }
 }

@@ -11,9 +11,11 @@
 //!   ([`DeviceVec`], [`PinnedVec`]); every failure is a [`bellows_core::Error`], never a panic.
 //! - [`ntt`]: forward / inverse / coset NTTs over Fr, sizes 2^0..=2^27, batched, natural or
 //!   bit-reversed orderings; twiddles computed once per device.
-//! - [`elementwise`]: element-wise entry points for the Fr / Fp / Fp2 and G1 / G2 (XYZZ) kernels.
-//! - [`bench`](mod@bench): throughput kernels; [`testing`]: blst reference results and
-//!   the host reference NTT used by the checks.
+//! - [`points`]: the XYZZ point types the device accumulates in.
+//! - With the `testing` feature only (the check and benchmark programs, the tests; never the
+//!   plugin): `elementwise` (element-wise entry points for the Fr / Fp / Fp2 and G1 / G2 kernels),
+//!   `bench` (throughput kernels) and `testing` (blst reference results, the host reference NTT);
+//!   their kernels are a second fatbin (kernels/testing.cu).
 //!
 //! Data crosses in blst's own layout ([`bellows_core::layout`]): Montgomery limbs, so host slices
 //! of blstrs values go to the device with no conversion. docs/cuda.md explains the design and
@@ -22,14 +24,18 @@
 #![warn(missing_docs)]
 
 pub mod backend;
+#[cfg(feature = "testing")]
 pub mod bench;
 pub mod constants;
 mod device;
+#[cfg(feature = "testing")]
 pub mod elementwise;
 pub mod kernels;
 pub mod memory;
 pub mod msm;
 pub mod ntt;
+pub mod points;
+#[cfg(feature = "testing")]
 pub mod testing;
 
 pub use backend::CudaBackend;

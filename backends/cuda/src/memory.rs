@@ -9,7 +9,7 @@ use std::marker::PhantomData;
 use bellows_core::layout::{Fp, Fp2, Fr, G1Affine, G1Jacobian, G2Affine, G2Jacobian};
 use cudarc::driver::{CudaSlice, PinnedHostSlice};
 
-use crate::elementwise::{G1Xyzz, G2Xyzz};
+use crate::points::{G1Xyzz, G2Xyzz};
 
 /// A value type that is exactly `WORDS` little-endian u64 limbs with no padding (blst's layout),
 /// so that a slice of it can be copied as a slice of u64.

@@ -21,7 +21,7 @@ use group::Group as _;
 
 use crate::{
     device::Kernels,
-    elementwise::{G1Xyzz, G2Xyzz},
+    points::{G1Xyzz, G2Xyzz},
     memory::{DeviceVec, Plain},
     CudaDevice,
 };

@@ -116,7 +116,7 @@ pub fn check_density(bits: &[u64], n: usize) -> Result<usize> {
             bits.len()
         )));
     }
-    if n % 64 != 0 {
+    if !n.is_multiple_of(64) {
         if let Some(&last) = bits.last() {
             if last >> (n % 64) != 0 {
                 return Err(crate::Error::invalid(format!(

@@ -125,7 +125,7 @@ pub fn batch_size(data_len: usize, log_n: u32) -> Result<usize> {
         )));
     }
     let n = 1usize << log_n;
-    if data_len % n != 0 {
+    if !data_len.is_multiple_of(n) {
         return Err(crate::Error::invalid(format!(
             "NTT input of {data_len} elements is not a whole number of vectors of 2^{log_n}"
         )));

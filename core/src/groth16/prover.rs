@@ -300,6 +300,7 @@ fn concat_padded(parts: Vec<Vec<Scalar>>, n: usize) -> Result<Vec<Scalar>> {
     }
     let total = n * parts.len();
     let mut out: Vec<Scalar> = Vec::with_capacity(total);
+    crate::hostmem::advise_huge(out.spare_capacity_mut());
     out.spare_capacity_mut()[..total]
         .par_chunks_mut(n)
         .zip(parts.into_par_iter())

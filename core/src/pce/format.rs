@@ -166,7 +166,7 @@ impl Header {
             )));
         }
         let header_len = r.u32();
-        if (header_len as usize) < FIXED_HEADER || header_len % 8 != 0 {
+        if (header_len as usize) < FIXED_HEADER || !header_len.is_multiple_of(8) {
             return Err(bad(format!("header length {header_len} is impossible")));
         }
         if bytes.len() < header_len as usize {

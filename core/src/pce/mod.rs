@@ -15,19 +15,21 @@
 //!    SHA-256 shape digest; [`cache`] keeps images on disk, written atomically and memory-mapped
 //!    on load. One recording serves every proof and every partition of that shape.
 //! 2. **Prove** ([`Pce::synthesize`]): run the circuit through a witness-only constraint system
-//!    ([`witness`]): allocation closures run, `enforce` builds nothing (one constraint in 4096,
-//!    the first of each row block, is built and compared with the recording, a cheap guard
-//!    against a recording of another circuit). Then [`eval`] computes ⟨A_j,w⟩, ⟨B_j,w⟩, ⟨C_j,w⟩
-//!    for all rows in parallel (row blocks on rayon) straight into the output buffers, and checks
-//!    A·B = C in the same pass.
+//!    ([`witness`]) on a thread of its own: allocation closures run, `enforce` builds nothing (one
+//!    constraint in 4096, the first of each row block, is built and compared with the recording,
+//!    a cheap guard against a recording of another circuit), and the values go straight into the
+//!    assignment buffers. Meanwhile [`eval`] computes ⟨A_j,w⟩, ⟨B_j,w⟩, ⟨C_j,w⟩ of every row
+//!    block whose variables the witness has already produced ([`stream`]), in parallel (rayon)
+//!    straight into the output buffers, and checks A·B = C in the same pass. The products thus
+//!    hide behind the witness code; what they add is the tail after it.
 //!
 //! The result is a [`Synthesized`] equal to direct synthesis's bit for bit: the same terms are
 //! evaluated (the non-zero terms of each linear combination, input constraints included) and
 //! field addition is exact, so the order of the sum does not matter; the densities are the same
 //! sets because they depend on the shape only.
 //!
-//! What stays sequential: the witness closures of one circuit (the circuit's own code). Several
-//! circuits of a batch run in parallel ([`Pce::synthesize_batch`]).
+//! What stays sequential: the witness closures of one circuit (the circuit's own code), which the
+//! products overlap. Several circuits of a batch run in parallel ([`Pce::synthesize_batch`]).
 //!
 //! A recording that does not match the circuit (counts, a sampled row) or a file that is
 //! truncated, corrupted, of another version or of another circuit is refused with a clear error,
@@ -336,8 +338,19 @@ impl Pce {
     }
 
     /// Per row block, the running maximum of the variables its rows reference.
+    ///
+    /// Not `OnceLock::get_or_init`: the computation runs on rayon, and a rayon worker waiting
+    /// inside it may steal another synthesis of this recording, whose call here would then wait
+    /// for an initialisation its own thread is running — a deadlock (seen on the H200 with a
+    /// batch of eight). Racing callers may each compute the (identical) table; the first stored
+    /// is kept.
     fn needs(&self) -> &[eval::Need] {
-        self.needs.get_or_init(|| eval::prefix_needs(self))
+        if let Some(n) = self.needs.get() {
+            return n;
+        }
+        let computed = eval::prefix_needs(self);
+        let _ = self.needs.set(computed);
+        self.needs.get().expect("set above or by another thread")
     }
 
     /// Synthesises a batch of circuits of this shape in parallel (one rayon task per circuit,
@@ -346,6 +359,7 @@ impl Pce {
         &self,
         circuits: Vec<C>,
     ) -> Result<Vec<Synthesized>> {
+        self.needs(); // once, before the parallel syntheses
         circuits
             .into_par_iter()
             .map(|c| self.synthesize(c))

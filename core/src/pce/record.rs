@@ -249,7 +249,7 @@ impl ConstraintSystem<Scalar> for Recorder {
         LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
         LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
     {
-        if self.rows % BLOCK_ROWS as usize == 0 {
+        if self.rows.is_multiple_of(BLOCK_ROWS as usize) {
             for mat in &mut self.m {
                 mat.blocks.push(mat.terms.len() as u64);
                 mat.blocks.push(mat.lens.len() as u64);

@@ -32,6 +32,15 @@ use crate::{Error, Result};
 /// spawned thread gets by default, as their code may have been written for a main thread's.
 const WITNESS_STACK: usize = 64 << 20;
 
+/// Bytes of the aux buffer backed per call, in order, ahead of the witness.
+const POPULATE_CHUNK: usize = 32 << 20;
+
+/// The aux buffer's address for the populating thread.
+#[derive(Clone, Copy)]
+struct Populate(*const u8);
+// SAFETY: only handed to `hostmem::populate`, which reads and writes no byte through it.
+unsafe impl Send for Populate {}
+
 /// How far the witness has got: values [0, inputs) and [0, aux) are written for good.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct Published {
@@ -184,8 +193,12 @@ pub(super) fn synthesize<C: Circuit<Scalar> + Send>(pce: &Pce, circuit: C) -> Re
         Vec::with_capacity(n),
         Vec::with_capacity(n),
     );
+    for buf in [&mut aux, &mut a, &mut b, &mut c] {
+        crate::hostmem::advise_huge(buf.spare_capacity_mut());
+    }
     let in_sink = Sink::new(&mut inputs.spare_capacity_mut()[..pce.num_inputs()]);
     let aux_sink = Sink::new(&mut aux.spare_capacity_mut()[..pce.num_aux()]);
+    let aux_bytes = pce.num_aux() * std::mem::size_of::<Scalar>();
     let reader = Reader {
         inputs: in_sink.ptr,
         aux: aux_sink.ptr,
@@ -208,6 +221,24 @@ pub(super) fn synthesize<C: Circuit<Scalar> + Send>(pce: &Pce, circuit: C) -> Re
                 return (Err(e), Drive::default());
             }
         };
+        // The aux buffer backed ahead of the witness, which would otherwise fault in every page
+        // of it itself (a thread of its own; the kernel touches no byte the witness writes).
+        let ahead = Populate(reader.aux.cast::<u8>());
+        let _ = thread::Builder::new()
+            .name("bellows-populate".into())
+            .spawn_scoped(s, move || {
+                let ahead = ahead;
+                for off in (0..aux_bytes).step_by(POPULATE_CHUNK) {
+                    // SAFETY: [off, off + len) lies inside the aux buffer's capacity (aux_bytes
+                    // bytes), alive until the scope ends.
+                    unsafe {
+                        crate::hostmem::populate(
+                            ahead.0.add(off),
+                            POPULATE_CHUNK.min(aux_bytes - off),
+                        )
+                    };
+                }
+            });
         let driven = drive(
             pce,
             needs,

@@ -90,7 +90,7 @@ impl ConstraintSystem<Scalar> for WitnessCs<'_> {
         AR: Into<String>,
     {
         let i = self.aux.push(f()?);
-        if self.aux.len() % PUBLISH_EVERY == 0 {
+        if self.aux.len().is_multiple_of(PUBLISH_EVERY) {
             self.progress.publish(self.inputs.published(), self.aux.published());
         }
         Ok(Variable(Index::Aux(i)))
