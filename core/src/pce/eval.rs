@@ -129,11 +129,7 @@ pub(super) fn evaluate_blocks(
     b: &mut [MaybeUninit<Scalar>],
     c: &mut [MaybeUninit<Scalar>],
 ) -> Option<usize> {
-    if pce.entry_bytes() == 4 {
-        evaluate_typed::<u32>(pce, inputs, aux, first_block, a, b, c)
-    } else {
-        evaluate_typed::<u64>(pce, inputs, aux, first_block, a, b, c)
-    }
+    super::with_entries!(pce, E => evaluate_typed::<E>(pce, inputs, aux, first_block, a, b, c))
 }
 
 fn evaluate_typed<E: Word>(
@@ -208,11 +204,9 @@ pub(super) fn prefix_needs(pce: &Pce) -> Vec<Need> {
         for m in 0..3 {
             let (_, idx) = pce.lens_and_blocks(m);
             let (e0, e1) = (idx[2 * k] as usize, idx[2 * k + 2] as usize);
-            if pce.entry_bytes() == 4 {
-                pce.entries::<u32>(m)[e0..e1].iter().for_each(|&e| see(e.into()));
-            } else {
-                pce.entries::<u64>(m)[e0..e1].iter().for_each(|&e| see(e));
-            }
+            super::with_entries!(pce, E => pce.entries::<E>(m)[e0..e1]
+                .iter()
+                .for_each(|&e| see(e.into())))
         }
         need
     };

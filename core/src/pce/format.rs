@@ -6,7 +6,7 @@
 //! ```text
 //! header   magic "BLWS-PCE", version u32, header length u32, file length u64,
 //!          num_inputs, num_aux, num_constraints, num_coeffs (u64 each),
-//!          col_bits u32, entry_bytes u32 (4 or 8), block_rows u32, id length u32,
+//!          col_bits u32, entry_bytes u32 (4, 5 or 8), block_rows u32, id length u32,
 //!          nnz of A, B, C (u64 each), 10 × (section offset u64, section length u64),
 //!          shape digest [32], header check [32], circuit id (UTF-8), zero padding to 8
 //! sections coefficients  num_coeffs × 32 bytes, canonical little-endian (ff's to_repr);
@@ -238,9 +238,9 @@ impl Header {
         if self.num_coeffs < 2 {
             return Err("the coefficient table lacks 1 and −1".into());
         }
-        if self.entry_bytes != 4 && self.entry_bytes != 8 {
+        if ![4, 5, 8].contains(&self.entry_bytes) {
             return Err(format!(
-                "entry width {} is neither 4 nor 8",
+                "entry width {} is not 4, 5 or 8 bytes",
                 self.entry_bytes
             ));
         }

@@ -128,10 +128,46 @@ fn words_as_bytes_mut(v: &mut [u64]) -> &mut [u8] {
     unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), v.len() * 8) }
 }
 
-/// Plain integer words a section can be viewed as.
+/// Plain integer words a section can be viewed as (u32, [`U40`], u64).
 trait Word: Copy + Into<u64> + Send + Sync + 'static {}
 impl Word for u32 {}
 impl Word for u64 {}
+impl Word for U40 {}
+
+/// A 40-bit little-endian entry: five bytes, no alignment (the width between 32 and 64 bits that
+/// keeps large circuits with many coefficients near 5 bytes per non-zero).
+#[derive(Clone, Copy, Debug)]
+#[repr(transparent)]
+struct U40([u8; 5]);
+
+impl From<U40> for u64 {
+    #[inline(always)]
+    fn from(w: U40) -> u64 {
+        let b = w.0;
+        u64::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]])) | (u64::from(b[4]) << 32)
+    }
+}
+
+/// Runs `$body` with `$E` bound to the entry type of `$pce` (u32, U40 or u64).
+macro_rules! with_entries {
+    ($pce:expr, $E:ident => $body:expr) => {
+        match $pce.entry_bytes() {
+            4 => {
+                type $E = u32;
+                $body
+            }
+            5 => {
+                type $E = $crate::pce::U40;
+                $body
+            }
+            _ => {
+                type $E = u64;
+                $body
+            }
+        }
+    };
+}
+pub(crate) use with_entries;
 
 /// `bytes` as a slice of `T`, when its address and length are multiples of `T`'s size.
 fn cast_words<T: Word>(bytes: &[u8]) -> Option<&[T]> {
@@ -498,12 +534,19 @@ fn validate_matrices(h: &Header, bytes: &[u8]) -> std::result::Result<[Vec<Atomi
                 Ok(())
             };
             let (e0, e1) = (e0 as usize, e1 as usize);
-            if h.entry_bytes == 4 {
-                let es = cast_words::<u32>(entries_raw).ok_or("misaligned entries")?;
-                es[e0..e1].iter().try_for_each(|&e| mark(u64::from(e)))
-            } else {
-                let es = cast_words::<u64>(entries_raw).ok_or("misaligned entries")?;
-                es[e0..e1].iter().try_for_each(|&e| mark(e))
+            match h.entry_bytes {
+                4 => {
+                    let es = cast_words::<u32>(entries_raw).ok_or("misaligned entries")?;
+                    es[e0..e1].iter().try_for_each(|&e| mark(u64::from(e)))
+                }
+                5 => {
+                    let es = cast_words::<U40>(entries_raw).ok_or("misaligned entries")?;
+                    es[e0..e1].iter().try_for_each(|&e| mark(u64::from(e)))
+                }
+                _ => {
+                    let es = cast_words::<u64>(entries_raw).ok_or("misaligned entries")?;
+                    es[e0..e1].iter().try_for_each(|&e| mark(e))
+                }
             }
         };
         (0..nb)
@@ -548,28 +591,45 @@ mod tests {
         )
         .unwrap();
         for spec in [synthetic, sha] {
-            let narrow = record::record_with(spec.blank(), "n", false).unwrap();
-            let wide = record::record_with(spec.blank(), "w", true).unwrap();
-            assert_eq!((narrow.entry_bytes(), wide.entry_bytes()), (4, 8));
-            assert_ne!(
-                narrow.digest(),
-                wide.digest(),
-                "the digest covers the packing"
-            );
+            let narrow = record::record_with(spec.blank(), "n", None).unwrap();
+            assert_eq!(narrow.entry_bytes(), 4);
             let direct = synthesize(spec.with_witness(9)).unwrap();
-            let got = wide.synthesize(spec.with_witness(9)).unwrap();
-            assert_eq!(got.a, direct.a);
-            assert_eq!(got.b, direct.b);
-            assert_eq!(got.c, direct.c);
-            assert_eq!(got.aux_assignment, direct.aux_assignment);
-            assert_eq!(got.b_aux_density, direct.b_aux_density);
-            // A wide image survives a save/load round trip too.
-            let dir = std::env::temp_dir().join(format!("bellows-pce-wide-{}", std::process::id()));
-            let path = dir.join("w.pce");
-            wide.save(&path).unwrap();
-            let loaded = Pce::load(&path, Some("w")).unwrap();
-            assert_eq!(loaded.synthesize(spec.with_witness(9)).unwrap().c, direct.c);
-            let _ = std::fs::remove_dir_all(&dir);
+            for width in [5u32, 8] {
+                let wide = record::record_with(spec.blank(), "w", Some(width)).unwrap();
+                assert_eq!(wide.entry_bytes(), width);
+                assert_ne!(
+                    narrow.digest(),
+                    wide.digest(),
+                    "the digest covers the packing"
+                );
+                let got = wide.synthesize(spec.with_witness(9)).unwrap();
+                assert_eq!(got.a, direct.a);
+                assert_eq!(got.b, direct.b);
+                assert_eq!(got.c, direct.c);
+                assert_eq!(got.aux_assignment, direct.aux_assignment);
+                assert_eq!(got.b_aux_density, direct.b_aux_density);
+                // A wide image survives a save/load round trip too (every byte checked at load).
+                let dir = std::env::temp_dir().join(format!(
+                    "bellows-pce-wide-{}-{width}",
+                    std::process::id()
+                ));
+                let path = dir.join("w.pce");
+                wide.save(&path).unwrap();
+                let loaded = Pce::load(&path, Some("w")).unwrap();
+                assert_eq!(loaded.entry_bytes(), width);
+                assert_eq!(loaded.synthesize(spec.with_witness(9)).unwrap().c, direct.c);
+                let _ = std::fs::remove_dir_all(&dir);
+            }
         }
+    }
+
+    #[test]
+    fn forty_bit_entries_read_little_endian() {
+        let w = U40([0x01, 0x02, 0x03, 0x04, 0xa5]);
+        assert_eq!(u64::from(w), 0xa5_0403_0201);
+        let bytes = [0u8, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff];
+        let es = cast_words::<U40>(&bytes).unwrap();
+        assert_eq!(es.len(), 2);
+        assert_eq!(u64::from(es[1]), (1u64 << 40) - 1);
     }
 }

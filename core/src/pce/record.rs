@@ -105,7 +105,7 @@ impl Recorder {
     }
 
     /// Packs the recording into its image.
-    fn finish(self, id: &str, force_wide: bool) -> Result<Pce> {
+    fn finish(self, id: &str, force_width: Option<u32>) -> Result<Pce> {
         if let Some(e) = self.error {
             return Err(e);
         }
@@ -114,11 +114,20 @@ impl Recorder {
         let vars = n_in + n_aux;
         let col_bits = format::bits_for(vars);
         let coeff_bits = format::bits_for(self.coeffs.len() as u64);
-        let entry_bytes: u32 = if col_bits + coeff_bits <= 32 && !force_wide {
-            4
-        } else {
-            8
+        // The narrowest of 4, 5 or 8 bytes that holds column | coefficient id (a forced width
+        // only for tests of the other layouts).
+        let entry_bytes: u32 = match force_width {
+            Some(w) => w,
+            None if col_bits + coeff_bits <= 32 => 4,
+            None if col_bits + coeff_bits <= 40 => 5,
+            None => 8,
         };
+        if col_bits + coeff_bits > 8 * entry_bytes {
+            return Err(Error::invalid(format!(
+                "{vars} variables and {} coefficients do not fit {entry_bytes}-byte entries",
+                self.coeffs.len()
+            )));
+        }
         if col_bits + coeff_bits > 64 {
             return Err(Error::invalid(format!(
                 "{vars} variables and {} coefficients do not fit a 64-bit entry",
@@ -283,15 +292,15 @@ impl ConstraintSystem<Scalar> for Recorder {
 /// Records `circuit` under the identifier `id` (see [`Pce::record`]): the constraints it
 /// enforces plus one `input · 0 = 0` row per public input, as direct synthesis adds them.
 pub fn record<C: Circuit<Scalar>>(circuit: C, id: &str) -> Result<Pce> {
-    record_with(circuit, id, false)
+    record_with(circuit, id, None)
 }
 
-/// As [`record`]; `force_wide` packs entries in 64 bits even when 32 would do (the layout of
-/// circuits too large for 32, exercised by tests on small circuits).
+/// As [`record`]; `force_width` packs entries in that many bytes (4, 5 or 8) even when fewer
+/// would do (the other layouts, for tests).
 pub(super) fn record_with<C: Circuit<Scalar>>(
     circuit: C,
     id: &str,
-    force_wide: bool,
+    force_width: Option<u32>,
 ) -> Result<Pce> {
     if id.is_empty() || id.len() > format::MAX_ID_LEN {
         return Err(Error::invalid(format!(
@@ -318,5 +327,5 @@ pub(super) fn record_with<C: Circuit<Scalar>>(
         mat.blocks.push(mat.terms.len() as u64);
         mat.blocks.push(mat.lens.len() as u64);
     }
-    cs.finish(id, force_wide)
+    cs.finish(id, force_width)
 }

@@ -67,17 +67,10 @@ fn recorded_row(pce: &Pce, m: usize, block: usize) -> Vec<(u64, usize)> {
     let len = format::read_varint(lens, &mut pos).unwrap_or(0) as usize;
     let col_bits = pce.header.col_bits;
     let split = |e: u64| (e & ((1u64 << col_bits) - 1), (e >> col_bits) as usize);
-    if pce.entry_bytes() == 4 {
-        pce.entries::<u32>(m)[e0..e0 + len]
-            .iter()
-            .map(|&e| split(u64::from(e)))
-            .collect()
-    } else {
-        pce.entries::<u64>(m)[e0..e0 + len]
-            .iter()
-            .map(|&e| split(e))
-            .collect()
-    }
+    super::with_entries!(pce, E => pce.entries::<E>(m)[e0..e0 + len]
+        .iter()
+        .map(|&e| split(e.into()))
+        .collect())
 }
 
 impl ConstraintSystem<Scalar> for WitnessCs<'_> {
