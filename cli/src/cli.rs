@@ -71,6 +71,21 @@ pub enum Command {
     /// Manage pre-compiled constraint systems (recorded circuits that make synthesis fast).
     #[command(long_about = crate::cmd::pce::PCE_ABOUT)]
     Pce(crate::cmd::pce::PceArgs),
+    /// Run the proving daemon: gRPC jobs, journaled, parameters resident, several devices.
+    #[command(long_about = crate::cmd::serve::SERVE_ABOUT)]
+    Serve(crate::cmd::serve::ServeArgs),
+    /// Submit a proving job to a daemon (the arguments of `prove`); prints the job id last.
+    #[command(long_about = crate::cmd::daemon::SUBMIT_ABOUT, allow_negative_numbers = true)]
+    Submit(ProveArgs),
+    /// Show a daemon's queue, jobs, devices and memory.
+    #[command(long_about = crate::cmd::daemon::STATUS_ABOUT)]
+    Status(crate::cmd::daemon::StatusArgs),
+    /// Wait for a daemon's job and write the files its `submit` named.
+    #[command(long_about = crate::cmd::daemon::AWAIT_ABOUT)]
+    Await(crate::cmd::daemon::AwaitArgs),
+    /// Cancel a daemon's job.
+    #[command(long_about = crate::cmd::daemon::CANCEL_ABOUT)]
+    Cancel(crate::cmd::daemon::CancelArgs),
     /// Internal: load one plugin file and print its backend's info as JSON (what `backends`
     /// runs in a child process for each plugin, so that a crashing plugin cannot take it down).
     #[command(name = "__probe-plugin", hide = true)]
@@ -324,6 +339,9 @@ pub struct ProveArgs {
     /// Replace output files that already exist.
     #[arg(long, short = 'f')]
     pub force: bool,
+    /// Prove on a `bellows serve` daemon at ADDR (HOST:PORT) instead of in this process.
+    #[command(flatten)]
+    pub daemon: crate::cmd::daemon::DaemonArgs,
 }
 
 /// `bellows verify`.
@@ -374,6 +392,9 @@ pub struct BenchArgs {
     /// the last line is `ratio pce/direct: X.XX`.
     #[arg(long = "compare-synthesis", conflicts_with_all = ["json", "no_pce"])]
     pub compare_synthesis: bool,
+    /// Throughput mode (`--count` jobs, `--concurrency` at once) on a daemon or in process.
+    #[command(flatten)]
+    pub serve: crate::cmd::daemon::BenchServeArgs,
 }
 
 /// `bellows demo`.

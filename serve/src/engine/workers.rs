@@ -77,7 +77,7 @@ fn pce_for(s: &Shared, job: &JobRt) -> Option<Result<Arc<Pce>, String>> {
 /// synthesises it and queues it for the devices.
 pub(crate) fn synthesis_loop(s: &Shared) {
     loop {
-        let w = {
+        let (w, reserved) = {
             let mut q = s.lock_sched();
             loop {
                 if s.shutdown.load(Ordering::SeqCst) {
@@ -85,7 +85,8 @@ pub(crate) fn synthesis_loop(s: &Shared) {
                 }
                 if let Some(bytes) = q.next_bytes() {
                     if s.budget.try_acquire(bytes) {
-                        break q.pop_waiting().expect("peeked");
+                        // Read under the lock: exactly what is reserved with this partition.
+                        break (q.pop_waiting().expect("peeked"), s.budget.reserved());
                     }
                 }
                 q = s.syn_cv.wait(q).unwrap_or_else(|e| e.into_inner());
@@ -96,7 +97,7 @@ pub(crate) fn synthesis_loop(s: &Shared) {
         s.emit(Event::SynthesisStarted {
             job: job.id,
             partition: w.index,
-            reserved: s.budget.reserved(),
+            reserved,
         });
         s.update_gauges();
         let queued_s = w.queued_at.elapsed().as_secs_f64();
