@@ -12,7 +12,7 @@ use std::{
     process::{Child, Command, Stdio},
 };
 
-use bellows_serve::proto;
+use bellows_serve::{proto, tonic};
 use common::{check, cmd, dir, s};
 
 /// A running daemon; killed when dropped.

@@ -31,3 +31,5 @@ pub mod proto {
 }
 
 pub use error::{Result, ServeError};
+/// The gRPC crate, re-exported for clients (its `Streaming` and `Status` appear in the API).
+pub use tonic;

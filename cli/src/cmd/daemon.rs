@@ -147,7 +147,7 @@ fn check_outputs(proof_out: &Path, inputs_out: Option<&Path>, force: bool) -> Re
 /// Follows a stream of job events to the final one, drawing progress; errors for a job that
 /// did not finish done.
 async fn follow(
-    mut stream: tonic::Streaming<proto::JobEvent>,
+    mut stream: bellows_serve::tonic::Streaming<proto::JobEvent>,
     what: &str,
 ) -> Result<proto::JobEvent> {
     let mut pb: Option<indicatif::ProgressBar> = None;
@@ -640,7 +640,7 @@ async fn bench_run(
     Ok((wall, events, latencies, before, after))
 }
 
-async fn follow_quiet(mut stream: tonic::Streaming<proto::JobEvent>) -> Result<proto::JobEvent> {
+async fn follow_quiet(mut stream: bellows_serve::tonic::Streaming<proto::JobEvent>) -> Result<proto::JobEvent> {
     loop {
         let ev = stream
             .message()
