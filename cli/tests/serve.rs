@@ -32,12 +32,19 @@ impl Daemon {
             .open(&log)
             .unwrap();
         let mut c = Command::new(env!("CARGO_BIN_EXE_bellows"));
-        c.args(["-v", "serve", "--listen", "127.0.0.1:0", "--state-dir", s(state)])
-            .args(extra)
-            .env_remove("RUST_LOG")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(logf);
+        c.args([
+            "-v",
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--state-dir",
+            s(state),
+        ])
+        .args(extra)
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(logf);
         let mut child = c.spawn().unwrap();
         let mut out = BufReader::new(child.stdout.take().unwrap());
         let mut line = String::new();
@@ -159,13 +166,31 @@ fn prove_submit_await_status_and_cancel_through_a_daemon() {
     let (dp, di) = (d.join("d.proof"), d.join("d.json"));
     let mut args = vec!["prove", "--daemon", addr, "--params", s(&params)];
     args.extend(circuit);
-    args.extend(["--count", "3", "--seed", "5", "--out", s(&dp), "--inputs-out", s(&di)]);
+    args.extend([
+        "--count",
+        "3",
+        "--seed",
+        "5",
+        "--out",
+        s(&dp),
+        "--inputs-out",
+        s(&di),
+    ]);
     run(&args, 0);
     verify(&vk, &dp, &di);
     let (lp, li) = (d.join("l.proof"), d.join("l.json"));
     let mut args = vec!["prove", "--pipeline", "--params", s(&params)];
     args.extend(circuit);
-    args.extend(["--count", "3", "--seed", "5", "--out", s(&lp), "--inputs-out", s(&li)]);
+    args.extend([
+        "--count",
+        "3",
+        "--seed",
+        "5",
+        "--out",
+        s(&lp),
+        "--inputs-out",
+        s(&li),
+    ]);
     run(&args, 0);
     assert_eq!(std::fs::read(&dp).unwrap(), std::fs::read(&lp).unwrap());
     assert_eq!(std::fs::read(&di).unwrap(), std::fs::read(&li).unwrap());
@@ -201,7 +226,10 @@ fn prove_submit_await_status_and_cancel_through_a_daemon() {
     assert_eq!(st["devices"][0]["backend"], "cpu");
     assert_eq!(st["devices"][0]["partitions"], 6);
     let (text, _) = run(&["status", "--daemon", addr], 0);
-    assert!(text.contains("devices:") && text.contains("jobs:"), "{text}");
+    assert!(
+        text.contains("devices:") && text.contains("jobs:"),
+        "{text}"
+    );
 
     // Cancel: a finished job stays done; an unknown one is an error.
     let (out, _) = run(&["cancel", &id, "--daemon", addr], 0);
@@ -427,11 +455,13 @@ fn garbage_oversized_and_wrong_requests_get_errors_and_the_daemon_keeps_serving(
     }
 
     let good = |partitions: u32| proto::SubmitRequest {
-        kind: Some(proto::submit_request::Kind::Builtin(proto::BuiltinCircuit {
-            name: "synthetic".into(),
-            log_size: Some(10),
-            ..Default::default()
-        })),
+        kind: Some(proto::submit_request::Kind::Builtin(
+            proto::BuiltinCircuit {
+                name: "synthetic".into(),
+                log_size: Some(10),
+                ..Default::default()
+            },
+        )),
         params_path: s(&params).into(),
         partitions,
         witness_seed: 3,
@@ -456,20 +486,24 @@ fn garbage_oversized_and_wrong_requests_get_errors_and_the_daemon_keeps_serving(
         );
         // Unknown circuit.
         let mut r = good(1);
-        r.kind = Some(proto::submit_request::Kind::Builtin(proto::BuiltinCircuit {
-            name: "nope".into(),
-            ..Default::default()
-        }));
+        r.kind = Some(proto::submit_request::Kind::Builtin(
+            proto::BuiltinCircuit {
+                name: "nope".into(),
+                ..Default::default()
+            },
+        ));
         let (c2, m2) = code(c.submit(r).await);
         assert_eq!(c2, tonic::Code::InvalidArgument, "{m2}");
         assert!(m2.contains("unknown circuit"), "{m2}");
         // Wrong input count: sha256 has two public inputs, these parameters serve one.
         let mut r = good(1);
-        r.kind = Some(proto::submit_request::Kind::Builtin(proto::BuiltinCircuit {
-            name: "sha256".into(),
-            bytes: Some(3),
-            ..Default::default()
-        }));
+        r.kind = Some(proto::submit_request::Kind::Builtin(
+            proto::BuiltinCircuit {
+                name: "sha256".into(),
+                bytes: Some(3),
+                ..Default::default()
+            },
+        ));
         let (c3, m3) = code(c.submit(r).await);
         assert_eq!(c3, tonic::Code::InvalidArgument, "{m3}");
         assert!(m3.contains("do not fit"), "{m3}");
@@ -477,7 +511,10 @@ fn garbage_oversized_and_wrong_requests_get_errors_and_the_daemon_keeps_serving(
         let mut r = good(1);
         r.kind = None;
         assert_eq!(code(c.submit(r).await).0, tonic::Code::InvalidArgument);
-        assert_eq!(code(c.submit(good(0)).await).0, tonic::Code::InvalidArgument);
+        assert_eq!(
+            code(c.submit(good(0)).await).0,
+            tonic::Code::InvalidArgument
+        );
         let mut r = good(1);
         r.params_path = "/nonexistent/p.params".into();
         assert_eq!(code(c.submit(r).await).0, tonic::Code::NotFound);

@@ -1,8 +1,8 @@
 //! A client of the daemon (what `bellows submit/status/await/cancel` and `prove --daemon` use).
 
 use tonic::{
-    metadata::MetadataValue, service::interceptor::InterceptedService, transport::Channel,
-    Request, Status,
+    metadata::MetadataValue, service::interceptor::InterceptedService, transport::Channel, Request,
+    Status,
 };
 
 use crate::{
@@ -73,8 +73,10 @@ pub async fn connect(addr: &str, token: Option<String>) -> Result<Client> {
         ),
         None => None,
     };
-    Ok(ProverClient::with_interceptor(channel, Bearer(bearer))
-        .max_decoding_message_size(256 << 20))
+    Ok(
+        ProverClient::with_interceptor(channel, Bearer(bearer))
+            .max_decoding_message_size(256 << 20),
+    )
 }
 
 /// A daemon's error status as a [`ServeError`].

@@ -53,7 +53,11 @@ pub fn parse_bytes(s: &str) -> std::result::Result<u64, String> {
         "mb" => 1_000_000,
         "gb" => 1_000_000_000,
         "tb" => 1_000_000_000_000,
-        other => return Err(format!("{s:?}: unknown unit {other:?} (B, KiB, MiB, GiB, TiB)")),
+        other => {
+            return Err(format!(
+                "{s:?}: unknown unit {other:?} (B, KiB, MiB, GiB, TiB)"
+            ))
+        }
     };
     let v: f64 = num
         .parse()
@@ -188,9 +192,9 @@ impl ServeConfig {
         let Some(text) = self.metrics_listen.as_deref() else {
             return Ok(None);
         };
-        let addr: SocketAddr = text.parse().map_err(|_| {
-            ServeError::Config(format!("metrics address {text:?} is not IP:PORT"))
-        })?;
+        let addr: SocketAddr = text
+            .parse()
+            .map_err(|_| ServeError::Config(format!("metrics address {text:?} is not IP:PORT")))?;
         if !addr.ip().is_loopback() && !self.allow_remote {
             return Err(ServeError::Config(format!(
                 "metrics address {addr} is not a loopback address: give --allow-remote"
@@ -409,7 +413,11 @@ mod tests {
         let mut c = ServeConfig::default();
         assert_eq!(c.listen_addr().unwrap().to_string(), DEFAULT_LISTEN);
         c.listen = Some("0.0.0.0:7700".into());
-        assert!(c.listen_addr().unwrap_err().to_string().contains("--allow-remote"));
+        assert!(c
+            .listen_addr()
+            .unwrap_err()
+            .to_string()
+            .contains("--allow-remote"));
         c.allow_remote = true;
         assert!(c.listen_addr().unwrap_err().to_string().contains("token"));
         c.token_file = Some("/nonexistent".into());

@@ -175,7 +175,7 @@ pub fn encode_inputs(inputs: &[Scalar]) -> Vec<u8> {
 /// Public inputs from [`encode_inputs`]'s bytes; an error for a length that is not a multiple
 /// of 32 or a value that is not a field element.
 pub fn decode_inputs(bytes: &[u8]) -> Result<Vec<Scalar>> {
-    if bytes.len() % 32 != 0 {
+    if !bytes.len().is_multiple_of(32) {
         return Err(ServeError::invalid(format!(
             "public inputs of {} bytes: not a multiple of 32",
             bytes.len()

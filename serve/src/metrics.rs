@@ -125,7 +125,9 @@ impl Metrics {
 
     /// Counts a partition proved on `device`.
     pub fn partition_proved(&self, device: &str) {
-        self.partitions.get_or_create(&label("device", device)).inc();
+        self.partitions
+            .get_or_create(&label("device", device))
+            .inc();
     }
 
     /// Adds busy time to `device`.

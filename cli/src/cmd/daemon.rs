@@ -65,7 +65,12 @@ pub struct DaemonArgs {
     #[arg(long = "token-file", value_name = "FILE")]
     pub token_file: Option<PathBuf>,
     /// Job priority on the daemon: higher runs first, overtaking queued partitions of lower.
-    #[arg(long, value_name = "P", default_value_t = 0, allow_negative_numbers = true)]
+    #[arg(
+        long,
+        value_name = "P",
+        default_value_t = 0,
+        allow_negative_numbers = true
+    )]
     pub priority: i32,
 }
 
@@ -99,7 +104,8 @@ fn request(a: &ProveArgs) -> Result<proto::SubmitRequest> {
     if a.pipeline || a.batch_size.is_some() || a.memory_budget.is_some() {
         warn("--pipeline, --batch-size and --memory-budget do not apply to a daemon (it runs its own pipeline)");
     }
-    if a.backend.backend != "cpu" || !a.backend.backend_opt.is_empty() || a.backend.devices != "all" {
+    if a.backend.backend != "cpu" || !a.backend.backend_opt.is_empty() || a.backend.devices != "all"
+    {
         warn("the daemon proves on the devices it was started with: --backend, --backend-opt and --devices are ignored");
     }
     let _ = spec;
@@ -326,10 +332,16 @@ pub fn await_job(a: &AwaitArgs) -> Result<()> {
             )))
         }
     };
-    let inputs_out = a.inputs_out.clone().or_else(|| {
-        (!given.inputs_out.is_empty()).then(|| PathBuf::from(&given.inputs_out))
-    });
-    write(&ev, &proof_out, inputs_out.as_deref(), a.force || given.force)
+    let inputs_out = a
+        .inputs_out
+        .clone()
+        .or_else(|| (!given.inputs_out.is_empty()).then(|| PathBuf::from(&given.inputs_out)));
+    write(
+        &ev,
+        &proof_out,
+        inputs_out.as_deref(),
+        a.force || given.force,
+    )
 }
 
 /// `bellows cancel`.
@@ -389,7 +401,7 @@ fn gb(b: u64) -> String {
 }
 
 fn status_json(s: &proto::StatusReply) -> serde_json::Value {
-    let m = s.memory.clone().unwrap_or_default();
+    let m = s.memory.unwrap_or_default();
     serde_json::json!({
         "uptime_s": s.uptime_s,
         "queued_partitions": s.queued_partitions,
@@ -435,7 +447,7 @@ pub fn status(a: &StatusArgs) -> Result<()> {
         outln!("{}", status_json(&s));
         return Ok(());
     }
-    let m = s.memory.clone().unwrap_or_default();
+    let m = s.memory.unwrap_or_default();
     outln!(
         "daemon {addr}: up {}, {} partition(s) queued, {} running, {} retries",
         fmt_secs(s.uptime_s),
@@ -472,14 +484,24 @@ pub fn status(a: &StatusArgs) -> Result<()> {
                 "  {} 2^{} {} on devices {:?}  {}",
                 &bellows_serve::params::hex(&p.digest)[..16],
                 p.domain_log,
-                if p.bytes > 0 { gb(p.bytes) } else { "not loaded".into() },
+                if p.bytes > 0 {
+                    gb(p.bytes)
+                } else {
+                    "not loaded".into()
+                },
                 p.devices,
                 p.path
             );
         }
     }
     outln!("jobs:");
-    outln!("  {:>6} {:<9} {:>9} {:>5}  circuit", "id", "state", "done", "prio");
+    outln!(
+        "  {:>6} {:<9} {:>9} {:>5}  circuit",
+        "id",
+        "state",
+        "done",
+        "prio"
+    );
     for j in &s.jobs {
         outln!(
             "  {:>6} {:<9} {:>4}/{:<4} {:>5}  {}{}",
@@ -589,7 +611,13 @@ async fn bench_run(
     req: proto::SubmitRequest,
     count: u32,
     concurrency: u32,
-) -> Result<(Duration, Vec<proto::JobEvent>, Vec<Duration>, proto::StatusReply, proto::StatusReply)> {
+) -> Result<(
+    Duration,
+    Vec<proto::JobEvent>,
+    Vec<Duration>,
+    proto::StatusReply,
+    proto::StatusReply,
+)> {
     let mut c = connect(addr, token).await?;
     let before = c
         .status(proto::StatusRequest { max_jobs: 1 })
@@ -640,7 +668,9 @@ async fn bench_run(
     Ok((wall, events, latencies, before, after))
 }
 
-async fn follow_quiet(mut stream: bellows_serve::tonic::Streaming<proto::JobEvent>) -> Result<proto::JobEvent> {
+async fn follow_quiet(
+    mut stream: bellows_serve::tonic::Streaming<proto::JobEvent>,
+) -> Result<proto::JobEvent> {
     loop {
         let ev = stream
             .message()
@@ -701,17 +731,19 @@ pub fn bench(a: &BenchArgs, g: &crate::common::Globals) -> Result<()> {
         let (addr, token, local) = match &s.daemon {
             Some(d) => (d.clone(), client::token(s.token_file.as_deref())?, None),
             None => {
-                let mut cfg = bellows_serve::config::ServeConfig::default();
-                cfg.listen = Some("127.0.0.1:0".into());
-                cfg.state_dir = Some(tmp.join("state"));
-                cfg.devices = vec![bellows_serve::config::DeviceConfig {
-                    backend: a.backend.backend.clone(),
-                    devices: Some(a.backend.devices.clone()),
-                    options: a.backend.backend_opt.iter().cloned().collect(),
-                    g2: Some(a.backend.g2.clone()),
+                let cfg = bellows_serve::config::ServeConfig {
+                    listen: Some("127.0.0.1:0".into()),
+                    state_dir: Some(tmp.join("state")),
+                    devices: vec![bellows_serve::config::DeviceConfig {
+                        backend: a.backend.backend.clone(),
+                        devices: Some(a.backend.devices.clone()),
+                        options: a.backend.backend_opt.iter().cloned().collect(),
+                        g2: Some(a.backend.g2.clone()),
+                        ..Default::default()
+                    }],
+                    pce: Some(!a.no_pce),
                     ..Default::default()
-                }];
-                cfg.pce = Some(!a.no_pce);
+                };
                 let d = bellows_serve::server::Daemon::start(&cfg, g.threads).await?;
                 let addr = d.local_addr()?.to_string();
                 let (tx, rx) = tokio::sync::oneshot::channel::<()>();
@@ -733,7 +765,7 @@ pub fn bench(a: &BenchArgs, g: &crate::common::Globals) -> Result<()> {
     let mut ph: [Vec<Duration>; 6] = Default::default();
     for ev in &events {
         for r in &ev.results {
-            let t = r.timings.clone().unwrap_or_default();
+            let t = r.timings.unwrap_or_default();
             for (v, x) in ph.iter_mut().zip([
                 t.queued_s,
                 t.synthesis_s,

@@ -289,6 +289,9 @@ impl DeviceRt {
     }
 }
 
+/// A circuit's pre-compiled constraint system, recorded or loaded once (or why not).
+pub(crate) type PceCell = std::sync::OnceLock<Result<Arc<Pce>, String>>;
+
 /// What the threads share.
 pub(crate) struct Shared {
     pub(crate) cfg: EngineConfig,
@@ -303,7 +306,7 @@ pub(crate) struct Shared {
     pub(crate) store: Arc<dyn JobStore>,
     pub(crate) metrics: Arc<Metrics>,
     pub(crate) params: ParamsCache,
-    pub(crate) pces: Mutex<HashMap<String, Arc<std::sync::OnceLock<Result<Arc<Pce>, String>>>>>,
+    pub(crate) pces: Mutex<HashMap<String, Arc<PceCell>>>,
     pub(crate) shutdown: AtomicBool,
     pub(crate) started: Instant,
 }
@@ -725,8 +728,11 @@ impl Engine {
             .cloned();
         match job {
             Some(j) => {
-                self.shared
-                    .finish(&j, JobState::Cancelled, Some("cancelled by a client".into()));
+                self.shared.finish(
+                    &j,
+                    JobState::Cancelled,
+                    Some("cancelled by a client".into()),
+                );
                 Ok(self.snapshot(id)?.state)
             }
             None => Ok(self
@@ -743,13 +749,9 @@ impl Engine {
         let entry = self.shared.params.resolve(path, None)?;
         for (i, d) in self.shared.devices.iter().enumerate() {
             if !d.spec.fallback {
-                self.shared.params.key(
-                    &entry,
-                    curve_only,
-                    i,
-                    &d.spec.backend,
-                    d.spec.g2,
-                )?;
+                self.shared
+                    .params
+                    .key(&entry, curve_only, i, &d.spec.backend, d.spec.g2)?;
             }
         }
         self.shared.update_gauges();
@@ -879,9 +881,8 @@ impl Engine {
             self.shared.syn_cv.notify_all();
             self.shared.dev_cv.notify_all();
         }
-        let threads: Vec<_> = std::mem::take(
-            &mut *self.threads.lock().unwrap_or_else(|e| e.into_inner()),
-        );
+        let threads: Vec<_> =
+            std::mem::take(&mut *self.threads.lock().unwrap_or_else(|e| e.into_inner()));
         for t in threads {
             let _ = t.join();
         }

@@ -68,7 +68,13 @@ pub(crate) struct Sched {
 }
 
 impl Sched {
-    pub(crate) fn push_waiting(&mut self, job: Arc<JobRt>, index: u32, attempt: u32, excluded: u64) {
+    pub(crate) fn push_waiting(
+        &mut self,
+        job: Arc<JobRt>,
+        index: u32,
+        attempt: u32,
+        excluded: u64,
+    ) {
         self.seq += 1;
         self.waiting.push(Waiting {
             job,
@@ -116,9 +122,10 @@ impl Sched {
     /// Takes the first synthesised partition device `device` may run: not one that failed there,
     /// and on a fallback device only partitions that failed elsewhere.
     pub(crate) fn pop_ready(&mut self, device: usize, fallback: bool) -> Option<Ready> {
-        let pos = self.ready.iter().position(|r| {
-            r.w.excluded & (1u64 << device) == 0 && (!fallback || r.w.attempt > 0)
-        })?;
+        let pos = self
+            .ready
+            .iter()
+            .position(|r| r.w.excluded & (1u64 << device) == 0 && (!fallback || r.w.attempt > 0))?;
         Some(self.ready.remove(pos))
     }
 

@@ -5,7 +5,7 @@
 
 use std::{
     path::PathBuf,
-    sync::{mpsc, Arc, Condvar, Mutex},
+    sync::{Arc, Condvar, Mutex},
     time::Duration,
 };
 
@@ -49,10 +49,8 @@ struct Fixture {
 
 impl Fixture {
     fn new(name: &str, k: u32) -> Self {
-        let dir = std::env::temp_dir().join(format!(
-            "bellows-engine-{name}-{}",
-            std::process::id()
-        ));
+        let dir =
+            std::env::temp_dir().join(format!("bellows-engine-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         let spec = CircuitSpec::new("synthetic", &CircuitOptions::with_log_size(k)).unwrap();
@@ -119,7 +117,11 @@ impl Events {
         let (g, t) = cv
             .wait_timeout_while(m.lock().unwrap(), WAIT, |v| !pred(v))
             .unwrap();
-        assert!(!t.timed_out(), "timed out waiting for {what}; events: {:?}", *g);
+        assert!(
+            !t.timed_out(),
+            "timed out waiting for {what}; events: {:?}",
+            *g
+        );
     }
 
     fn wait_finished(&self, job: JobId) -> JobState {
@@ -156,9 +158,11 @@ fn engine(
     events: &Events,
     tweak: impl FnOnce(&mut EngineConfig),
 ) -> Engine {
-    let mut cfg = EngineConfig::default();
-    cfg.synthesis_workers = 2;
-    cfg.observer = Some(events.observer());
+    let mut cfg = EngineConfig {
+        synthesis_workers: 2,
+        observer: Some(events.observer()),
+        ..Default::default()
+    };
     tweak(&mut cfg);
     Engine::start(
         cfg,
@@ -274,7 +278,9 @@ fn wait_hook(
             .wait_timeout_while(m.lock().unwrap(), WAIT, |v| !pred(v))
             .unwrap();
         if t.timed_out() {
-            return Err(Error::invalid(format!("test hook timed out waiting for {what}")));
+            return Err(Error::invalid(format!(
+                "test hook timed out waiting for {what}"
+            )));
         }
         Ok(())
     }
@@ -325,7 +331,8 @@ fn an_urgent_job_overtakes_queued_partitions_of_a_bulk_job() {
     });
     let bulk = e.submit(&f.request(12, 0, None)).unwrap();
     ev.wait("the first bulk partition", |v| {
-        v.iter().any(|e| matches!(e, Event::PartitionDone { job, .. } if *job == bulk))
+        v.iter()
+            .any(|e| matches!(e, Event::PartitionDone { job, .. } if *job == bulk))
     });
     let urgent = e.submit(&f.request(2, 10, None)).unwrap();
     assert_eq!(ev.wait_finished(urgent), JobState::Done);
@@ -369,7 +376,12 @@ fn synthesis_overlaps_device_work() {
         c.synthesis_workers = 1;
     });
     let job = e.submit(&f.request(3, 0, None)).unwrap();
-    assert_eq!(ev.wait_finished(job), JobState::Done, "{:?}", e.snapshot(job));
+    assert_eq!(
+        ev.wait_finished(job),
+        JobState::Done,
+        "{:?}",
+        e.snapshot(job)
+    );
     proofs(&e, &f, job);
 }
 
@@ -379,8 +391,16 @@ fn a_second_device_takes_work_from_the_same_queue() {
     let ev = Events::default();
     // Device 0 cannot finish anything until device 1 has proved a partition.
     let d0 = hooked(wait_hook(&ev, "device 1 to prove a partition", |v| {
-        v.iter()
-            .any(|e| matches!(e, Event::DeviceDone { device: 1, ok: true, .. }))
+        v.iter().any(|e| {
+            matches!(
+                e,
+                Event::DeviceDone {
+                    device: 1,
+                    ok: true,
+                    ..
+                }
+            )
+        })
     }));
     let e = engine(
         vec![device("a", d0, 1, false), device("b", cpu(), 1, false)],
@@ -388,7 +408,12 @@ fn a_second_device_takes_work_from_the_same_queue() {
         |_| {},
     );
     let job = e.submit(&f.request(6, 0, None)).unwrap();
-    assert_eq!(ev.wait_finished(job), JobState::Done, "{:?}", e.snapshot(job));
+    assert_eq!(
+        ev.wait_finished(job),
+        JobState::Done,
+        "{:?}",
+        e.snapshot(job)
+    );
     proofs(&e, &f, job);
     let devs = e.devices();
     assert!(devs[0].partitions > 0 && devs[1].partitions > 0, "{devs:?}");
@@ -419,12 +444,18 @@ fn the_byte_budget_is_never_exceeded() {
     let mut most = 0;
     for x in ev.all() {
         if let Event::SynthesisStarted { reserved, .. } = x {
-            assert!(reserved <= budget, "{reserved} bytes reserved, budget {budget}");
+            assert!(
+                reserved <= budget,
+                "{reserved} bytes reserved, budget {budget}"
+            );
             most = most.max(reserved / f.bytes());
         }
     }
     assert!(most <= 3, "{most} partitions held at once with room for 3");
-    assert!(most >= 2, "the budget allowed concurrency that did not happen: {most}");
+    assert!(
+        most >= 2,
+        "the budget allowed concurrency that did not happen: {most}"
+    );
     let (peak, cap) = e.budget_peak();
     assert!(peak <= cap && cap == budget, "peak {peak}, budget {cap}");
 }
@@ -446,16 +477,32 @@ fn a_device_fault_mid_partition_is_retried_on_the_fallback_and_the_job_completes
             |_| {},
         );
         let job = e.submit(&f.request(3, 0, None)).unwrap();
-        assert_eq!(ev.wait_finished(job), JobState::Done, "{fault}: {:?}", e.snapshot(job));
+        assert_eq!(
+            ev.wait_finished(job),
+            JobState::Done,
+            "{fault}: {:?}",
+            e.snapshot(job)
+        );
         assert_eq!(proofs(&e, &f, job).len(), 3);
         let retries = ev
             .all()
             .iter()
-            .filter(|x| matches!(x, Event::Retry { failed_device: 0, .. }))
+            .filter(|x| {
+                matches!(
+                    x,
+                    Event::Retry {
+                        failed_device: 0,
+                        ..
+                    }
+                )
+            })
             .count();
         assert!(retries >= 1, "{fault}: no retry");
         let devs = e.devices();
-        assert_eq!(devs[1].partitions, 3, "{fault}: the fallback proved them all");
+        assert_eq!(
+            devs[1].partitions, 3,
+            "{fault}: the fallback proved them all"
+        );
         assert!(devs[0].errors >= 3, "{fault}: {devs:?}");
         assert!(e.metrics().retries() >= 3);
         assert!(e.metrics().render().contains("bellows_retries_total"));
@@ -484,7 +531,9 @@ fn cancelling_frees_the_memory_of_synthesised_partitions_at_once() {
     let g2 = gate.clone();
     let backend = hooked(move || {
         let (m, cv) = &*g2;
-        let (_g, t) = cv.wait_timeout_while(m.lock().unwrap(), WAIT, |open| !*open).unwrap();
+        let (_g, t) = cv
+            .wait_timeout_while(m.lock().unwrap(), WAIT, |open| !*open)
+            .unwrap();
         if t.timed_out() {
             return Err(Error::invalid("gate never opened"));
         }
@@ -536,8 +585,10 @@ fn recovery_runs_only_the_partitions_the_journal_lacks() {
     let (want, job) = {
         let ev = Events::default();
         let store = Arc::new(SqliteStore::open(&store_path).unwrap());
-        let mut cfg = EngineConfig::default();
-        cfg.observer = Some(ev.observer());
+        let cfg = EngineConfig {
+            observer: Some(ev.observer()),
+            ..Default::default()
+        };
         let e = Engine::start(
             cfg,
             vec![device("cpu", cpu(), 1, false)],
@@ -563,8 +614,10 @@ fn recovery_runs_only_the_partitions_the_journal_lacks() {
         .unwrap();
     }
     let ev = Events::default();
-    let mut cfg = EngineConfig::default();
-    cfg.observer = Some(ev.observer());
+    let cfg = EngineConfig {
+        observer: Some(ev.observer()),
+        ..Default::default()
+    };
     let e = Engine::start(
         cfg,
         vec![device("cpu", cpu(), 1, false)],
@@ -585,7 +638,11 @@ fn recovery_runs_only_the_partitions_the_journal_lacks() {
     let mut s = synthesised.clone();
     s.sort_unstable();
     assert_eq!(s, vec![1, 3], "only the missing partitions run again");
-    assert_eq!(proofs(&e, &f, job), want, "and give the same proofs (seeded)");
+    assert_eq!(
+        proofs(&e, &f, job),
+        want,
+        "and give the same proofs (seeded)"
+    );
 }
 
 #[test]
@@ -642,5 +699,4 @@ fn bad_requests_are_refused_and_the_engine_keeps_serving() {
     let job = e.submit(&f.request(2, 0, None)).unwrap();
     assert_eq!(ev.wait_finished(job), JobState::Done);
     proofs(&e, &f, job);
-    let _ = mpsc::channel::<()>;
 }

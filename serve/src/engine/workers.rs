@@ -313,8 +313,7 @@ fn retry(s: &Shared, w: Waiting, d: usize, e: &Error) {
         error: e.to_string(),
     });
     if !job.stopped.load(Ordering::SeqCst) {
-        s.lock_sched()
-            .push_waiting(job, w.index, attempt, excluded);
+        s.lock_sched().push_waiting(job, w.index, attempt, excluded);
         s.syn_cv.notify_all();
     }
 }
@@ -327,8 +326,13 @@ pub(crate) fn finalise_loop(s: &Shared, rx: &Mutex<mpsc::Receiver<Finishing>>) {
         let Ok(f) = next else { return };
         let job = f.w.job.clone();
         let t = Instant::now();
-        let result = catch_unwind(AssertUnwindSafe(|| f.pending.finalize_timed()))
-            .unwrap_or_else(|p| Err(Error::Pipeline(format!("finalize panicked: {}", panic_message(&*p)))));
+        let result =
+            catch_unwind(AssertUnwindSafe(|| f.pending.finalize_timed())).unwrap_or_else(|p| {
+                Err(Error::Pipeline(format!(
+                    "finalize panicked: {}",
+                    panic_message(&*p)
+                )))
+            });
         s.release(job.bytes_per_partition);
         let (mut proofs, pt) = match result {
             Ok(v) => v,

@@ -47,7 +47,10 @@ pub enum JobState {
 impl JobState {
     /// Whether the job will not change any more.
     pub fn is_finished(self) -> bool {
-        matches!(self, JobState::Done | JobState::Failed | JobState::Cancelled)
+        matches!(
+            self,
+            JobState::Done | JobState::Failed | JobState::Cancelled
+        )
     }
 
     /// The name stored and shown (`queued`, `running`, `done`, `failed`, `cancelled`).
@@ -155,13 +158,8 @@ pub trait JobStore: Send + Sync + std::fmt::Debug {
     fn partitions(&self, id: JobId) -> Result<Vec<PartitionRecord>>;
     /// Moves an unfinished job to a finished `state` (with `error` for failed or cancelled).
     /// Returns `false`, changing nothing, when the job was already finished or does not exist.
-    fn finish_job(
-        &self,
-        id: JobId,
-        state: JobState,
-        error: Option<&str>,
-        now: u64,
-    ) -> Result<bool>;
+    fn finish_job(&self, id: JobId, state: JobState, error: Option<&str>, now: u64)
+        -> Result<bool>;
     /// Records that a client fetched a finished job's results (the first time counts).
     fn mark_fetched(&self, id: JobId, now: u64) -> Result<()>;
     /// Deletes finished jobs fetched before `fetched_before`, or finished before

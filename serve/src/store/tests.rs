@@ -53,7 +53,9 @@ fn jobs_survive_reopening_and_resume_with_their_partitions() {
 
     // Finishing happens once.
     assert!(s.finish_job(a, JobState::Done, None, 200).unwrap());
-    assert!(!s.finish_job(a, JobState::Failed, Some("late"), 201).unwrap());
+    assert!(!s
+        .finish_job(a, JobState::Failed, Some("late"), 201)
+        .unwrap());
     assert!(s
         .finish_job(b, JobState::Cancelled, Some("by client"), 202)
         .unwrap());
@@ -62,7 +64,10 @@ fn jobs_survive_reopening_and_resume_with_their_partitions() {
         (ja.state, ja.finished_at, ja.error),
         (JobState::Done, Some(200), None)
     );
-    assert_eq!(s.job(b).unwrap().unwrap().error.as_deref(), Some("by client"));
+    assert_eq!(
+        s.job(b).unwrap().unwrap().error.as_deref(),
+        Some("by client")
+    );
     assert!(s.unfinished_jobs().unwrap().is_empty());
     assert_eq!(s.counts().unwrap().by_state, [0, 0, 1, 0, 1]);
     assert_eq!(
@@ -93,7 +98,10 @@ fn purge_keeps_unfetched_results_until_they_expire() {
     // Fetched before 31 goes; unfetched stays until finished before 21.
     assert_eq!(s.purge(31, 15).unwrap(), 1);
     assert!(s.job(fetched).unwrap().is_none());
-    assert!(s.partitions(fetched).unwrap().is_empty(), "partitions go too");
+    assert!(
+        s.partitions(fetched).unwrap().is_empty(),
+        "partitions go too"
+    );
     assert!(s.job(unfetched).unwrap().is_some());
     assert_eq!(s.purge(31, 21).unwrap(), 1);
     assert!(s.job(unfetched).unwrap().is_none());
