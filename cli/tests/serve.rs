@@ -532,6 +532,52 @@ fn garbage_oversized_and_wrong_requests_get_errors_and_the_daemon_keeps_serving(
             .await
             .unwrap_err();
         assert_eq!(e.code(), tonic::Code::NotFound);
+
+        // Backends, PreloadParams, EvictParams.
+        let b = c
+            .backends(proto::BackendsRequest {})
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(b.devices[0].backend, "cpu");
+        assert_eq!(b.capabilities.len(), b.devices.len());
+        let p = c
+            .preload_params(proto::PreloadParamsRequest {
+                path: s(&params).into(),
+                skip_subgroup_checks: false,
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(p.params.len(), 1);
+        assert!(p.params[0].bytes > 0);
+        assert_eq!(p.params[0].devices, vec![0]);
+        let p = c
+            .evict_params(proto::EvictParamsRequest {
+                digest: p.params[0].digest.clone(),
+                path: String::new(),
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(p.params[0].bytes, 0);
+        assert!(p.params[0].devices.is_empty());
+        let e = c
+            .evict_params(proto::EvictParamsRequest {
+                digest: vec![1, 2, 3],
+                path: String::new(),
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), tonic::Code::InvalidArgument);
+        let e = c
+            .preload_params(proto::PreloadParamsRequest {
+                path: "/nonexistent/p.params".into(),
+                ..Default::default()
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), tonic::Code::NotFound);
     });
 
     // Still serving: a good job proves and verifies.

@@ -99,6 +99,7 @@ pub struct ParamsEntry {
     loaded: Mutex<Option<Loaded>>,
     keys: Mutex<HashMap<usize, Arc<ProvingKey>>>,
     last_used: AtomicU64,
+    decodes: AtomicU64,
 }
 
 impl std::fmt::Debug for ParamsEntry {
@@ -117,6 +118,11 @@ impl ParamsEntry {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .is_some()
+    }
+
+    /// How many times the file was decoded (once, unless evicted and needed again).
+    pub fn decodes(&self) -> u64 {
+        self.decodes.load(Ordering::Relaxed)
     }
 
     /// The devices (indices) it is resident on.
@@ -226,6 +232,7 @@ impl ParamsCache {
             loaded: Mutex::new(None),
             keys: Mutex::new(HashMap::new()),
             last_used: AtomicU64::new(self.tick.fetch_add(1, Ordering::Relaxed)),
+            decodes: AtomicU64::new(0),
         });
         entries.insert(digest, e.clone());
         Ok(e)
@@ -258,6 +265,7 @@ impl ParamsCache {
         };
         let t = std::time::Instant::now();
         let params = Arc::new(ParamsFile::open(&entry.path)?.decode(check)?);
+        entry.decodes.fetch_add(1, Ordering::Relaxed);
         tracing::info!(
             "parameters {} ({}) decoded in {:.2?}",
             entry.path.display(),

@@ -700,3 +700,48 @@ fn bad_requests_are_refused_and_the_engine_keeps_serving() {
     assert_eq!(ev.wait_finished(job), JobState::Done);
     proofs(&e, &f, job);
 }
+
+#[test]
+fn parameters_stay_resident_across_jobs_and_are_evicted_lru_or_on_request() {
+    let a = Fixture::new("lru-a", 8);
+    let b = Fixture::new("lru-b", 9);
+    let size = |f: &Fixture| {
+        bellows_core::groth16::io::ParamsFile::open(&f.params_path)
+            .unwrap()
+            .shape()
+            .decoded_bytes
+    };
+    // Room for either file, not both.
+    let budget = size(&a).max(size(&b)) + 1;
+    assert!(size(&a) + size(&b) > budget);
+    let ev = Events::default();
+    let e = engine(vec![device("cpu", cpu(), 1, false)], &ev, |c| {
+        c.params_budget = Some(budget);
+    });
+    // Two jobs on the same parameters: decoded once, resident on the device.
+    let j1 = e.submit(&a.request(1, 0, None)).unwrap();
+    assert_eq!(ev.wait_finished(j1), JobState::Done);
+    let j2 = e.submit(&a.request(2, 0, None)).unwrap();
+    assert_eq!(ev.wait_finished(j2), JobState::Done);
+    let ea = e.params().resolve(&a.params_path, None).unwrap();
+    assert_eq!(ea.decodes(), 1, "kept resident across jobs");
+    assert_eq!(ea.devices(), vec![0]);
+    // Preloading the other evicts the least recently used.
+    let eb = e.preload(&b.params_path, true).unwrap();
+    assert!(eb.is_loaded() && !ea.is_loaded());
+    assert_eq!(eb.devices(), vec![0]);
+    assert!(e.params().resident_bytes() <= budget);
+    // A job on the first loads it again and evicts the second.
+    let j3 = e.submit(&a.request(1, 0, None)).unwrap();
+    assert_eq!(ev.wait_finished(j3), JobState::Done);
+    assert!(ea.is_loaded() && !eb.is_loaded());
+    assert_eq!(ea.decodes(), 2);
+    // Evicting on request.
+    assert!(e.evict(&ea.digest));
+    assert!(!ea.is_loaded() && ea.devices().is_empty());
+    assert_eq!(e.params().resident_bytes(), 0);
+    assert!(!e.evict(&[7; 32]));
+    let st = e.status(10).unwrap();
+    assert_eq!(st.params.len(), 2);
+    assert!(st.params.iter().all(|p| p.bytes == 0));
+}
