@@ -8,5 +8,6 @@ pub mod demo;
 pub mod pce;
 pub mod prove;
 pub mod serve;
+pub mod serve_bench;
 pub mod setup;
 pub mod verify;

@@ -33,6 +33,8 @@
 //! device ran what and however often the daemon restarted.
 
 mod queue;
+mod status;
+mod types;
 mod workers;
 
 use std::{
@@ -46,16 +48,14 @@ use std::{
 };
 
 use bellows_core::{
-    groth16::prover::G2Policy,
     pce::Pce,
     pipeline::{partition_bytes_of, ByteBudget},
-    Backend,
 };
 use prost::Message;
 
 use crate::{
     error::{Result, ServeError},
-    job::{JobSpec, Limits},
+    job::JobSpec,
     metrics::Metrics,
     params::{ParamsCache, ParamsEntry},
     proto,
@@ -64,169 +64,7 @@ use crate::{
 
 use queue::Sched;
 
-/// How the engine runs.
-#[derive(Clone, Debug)]
-#[non_exhaustive]
-pub struct EngineConfig {
-    /// Synthesis threads. Default: half the cores, at least 1.
-    pub synthesis_workers: usize,
-    /// Finaliser threads. Default: 2.
-    pub finalizers: usize,
-    /// Host bytes synthesised partitions may hold until their proofs are assembled. Default:
-    /// `None`, half the host memory available at start.
-    pub memory_budget: Option<u64>,
-    /// Bytes of decoded parameters kept resident. Default: `None`, a quarter of the host memory
-    /// available at start.
-    pub params_budget: Option<u64>,
-    /// Attempts per partition before its job fails (device errors only). Default: 3.
-    pub max_attempts: u32,
-    /// Synthesise with pre-compiled constraint systems cached in this directory (`None`: direct
-    /// synthesis). Default: `None`.
-    pub pce_dir: Option<std::path::PathBuf>,
-    /// Limits on requests.
-    pub limits: Limits,
-    /// Only parameters files under these directories are accepted (empty: any). Default: empty.
-    pub params_dirs: Vec<std::path::PathBuf>,
-    /// Called on every scheduling event (tests watch the engine with it). Default: none.
-    pub observer: Option<Observer>,
-}
-
-impl Default for EngineConfig {
-    fn default() -> Self {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        Self {
-            synthesis_workers: (cores / 2).max(1),
-            finalizers: 2,
-            memory_budget: None,
-            params_budget: None,
-            max_attempts: 3,
-            pce_dir: None,
-            limits: Limits::default(),
-            params_dirs: Vec::new(),
-            observer: None,
-        }
-    }
-}
-
-/// A callback for [`Event`]s.
-#[derive(Clone)]
-pub struct Observer(pub Arc<dyn Fn(&Event) + Send + Sync>);
-
-impl std::fmt::Debug for Observer {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Observer")
-    }
-}
-
-/// What happened in the engine (for observers).
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Event {
-    /// A synthesis worker took a partition (its bytes are reserved).
-    SynthesisStarted {
-        /// Job.
-        job: JobId,
-        /// Partition.
-        partition: u32,
-        /// Bytes reserved by all partitions now, this one included.
-        reserved: u64,
-    },
-    /// A partition is synthesised and waits for a device.
-    SynthesisDone {
-        /// Job.
-        job: JobId,
-        /// Partition.
-        partition: u32,
-    },
-    /// A device worker started a partition.
-    DeviceStarted {
-        /// Job.
-        job: JobId,
-        /// Partition.
-        partition: u32,
-        /// Device index.
-        device: usize,
-    },
-    /// A device finished its part of a partition (successfully or not).
-    DeviceDone {
-        /// Job.
-        job: JobId,
-        /// Partition.
-        partition: u32,
-        /// Device index.
-        device: usize,
-        /// Whether it succeeded.
-        ok: bool,
-    },
-    /// A partition will be tried again on another device.
-    Retry {
-        /// Job.
-        job: JobId,
-        /// Partition.
-        partition: u32,
-        /// The device that failed.
-        failed_device: usize,
-        /// The error.
-        error: String,
-    },
-    /// A partition's proof is assembled and stored; its bytes are released.
-    PartitionDone {
-        /// Job.
-        job: JobId,
-        /// Partition.
-        partition: u32,
-        /// Device that proved it.
-        device: usize,
-    },
-    /// A job finished.
-    JobFinished {
-        /// Job.
-        job: JobId,
-        /// Its final state.
-        state: JobState,
-    },
-}
-
-/// One device the engine proves on.
-#[derive(Clone)]
-pub struct DeviceSpec {
-    /// Name in status and metrics (e.g. `cuda:0`).
-    pub label: String,
-    /// The backend, configured for this device.
-    pub backend: Arc<dyn Backend>,
-    /// Device workers (one for a backend that does not declare `concurrent`). Default in
-    /// `bellows serve`: 2.
-    pub workers: usize,
-    /// Where the G2 MSM runs.
-    pub g2: G2Policy,
-    /// Takes only partitions that failed on another device.
-    pub fallback: bool,
-}
-
-impl std::fmt::Debug for DeviceSpec {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("DeviceSpec")
-            .field("label", &self.label)
-            .field("workers", &self.workers)
-            .field("fallback", &self.fallback)
-            .finish()
-    }
-}
-
-/// Progress of a job, as watchers see it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct JobSnapshot {
-    /// The job.
-    pub id: JobId,
-    /// Its state.
-    pub state: JobState,
-    /// Partitions proved.
-    pub done: u32,
-    /// Partitions in all.
-    pub total: u32,
-    /// Why it failed or was cancelled.
-    pub error: Option<String>,
-}
+pub use types::{DeviceSpec, EngineConfig, Event, JobSnapshot, Observer};
 
 /// A job in the engine.
 pub(crate) struct JobRt {
@@ -768,108 +606,6 @@ impl Engine {
     /// The parameters cache.
     pub fn params(&self) -> &ParamsCache {
         &self.shared.params
-    }
-
-    /// Status for the Status call.
-    pub fn status(&self, max_jobs: usize) -> Result<proto::StatusReply> {
-        let (waiting, ready) = {
-            let s = self.shared.lock_sched();
-            (s.waiting_len() as u64, s.ready_len() as u64)
-        };
-        let uptime = self.shared.started.elapsed();
-        let mut jobs = Vec::new();
-        for r in self.shared.store.recent_jobs(max_jobs)? {
-            let snap = self.snapshot(r.id)?;
-            jobs.push(proto::JobSummary {
-                job_id: r.id,
-                state: state_to_proto(snap.state) as i32,
-                priority: r.priority,
-                partitions_done: snap.done,
-                partitions_total: snap.total,
-                circuit: r.label,
-                error: snap.error.unwrap_or_default(),
-                submitted_at: r.submitted_at,
-            });
-        }
-        let running = self
-            .shared
-            .devices
-            .iter()
-            .map(|d| d.busy.lock().unwrap_or_else(|e| e.into_inner()).0 as u64)
-            .sum();
-        Ok(proto::StatusReply {
-            queued_partitions: waiting + ready,
-            running_partitions: running,
-            jobs,
-            devices: self.devices(),
-            memory: Some(proto::MemoryStatus {
-                budget_bytes: self.shared.budget.capacity(),
-                reserved_bytes: self.shared.budget.reserved(),
-                peak_reserved_bytes: self.shared.budget.peak(),
-                params_budget_bytes: self.shared.params.budget(),
-                params_resident_bytes: self.shared.params.resident_bytes(),
-            }),
-            params: self.params_status(),
-            uptime_s: uptime.as_secs_f64(),
-            retries: self.shared.metrics.retries(),
-        })
-    }
-
-    /// Every device's status.
-    pub fn devices(&self) -> Vec<proto::DeviceStatus> {
-        let uptime = self.shared.started.elapsed().as_secs_f64().max(1e-9);
-        self.shared
-            .devices
-            .iter()
-            .enumerate()
-            .map(|(i, d)| proto::DeviceStatus {
-                index: i as u32,
-                backend: d.spec.backend.info().name,
-                name: d.spec.label.clone(),
-                workers: d.workers as u32,
-                busy_fraction: (d.busy_time().as_secs_f64() / uptime).min(1.0),
-                partitions: d.partitions.load(Ordering::Relaxed),
-                errors: d.errors.load(Ordering::Relaxed),
-                fallback: d.spec.fallback,
-            })
-            .collect()
-    }
-
-    /// Capabilities of each device's backend, one line each.
-    pub fn capabilities(&self) -> Vec<String> {
-        self.shared
-            .devices
-            .iter()
-            .map(|d| {
-                let i = d.spec.backend.info();
-                format!("{} {}: {}", i.name, i.version, i.capabilities.summary())
-            })
-            .collect()
-    }
-
-    /// Status of every known parameters file.
-    pub fn params_status(&self) -> Vec<proto::ParamsStatus> {
-        self.shared
-            .params
-            .entries()
-            .iter()
-            .map(|e| proto::ParamsStatus {
-                digest: e.digest.to_vec(),
-                path: e.path.display().to_string(),
-                bytes: if e.is_loaded() {
-                    e.shape.decoded_bytes
-                } else {
-                    0
-                },
-                domain_log: e.shape.domain_size.trailing_zeros(),
-                devices: e.devices().into_iter().map(|d| d as u32).collect(),
-            })
-            .collect()
-    }
-
-    /// The most bytes the budget ever had reserved, and its capacity.
-    pub fn budget_peak(&self) -> (u64, u64) {
-        (self.shared.budget.peak(), self.shared.budget.capacity())
     }
 
     /// Stops the workers after the partitions they hold (queued work stays journaled and runs
