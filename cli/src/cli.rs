@@ -71,6 +71,21 @@ pub enum Command {
     /// Manage pre-compiled constraint systems (recorded circuits that make synthesis fast).
     #[command(long_about = crate::cmd::pce::PCE_ABOUT)]
     Pce(crate::cmd::pce::PceArgs),
+    /// Run the proving daemon: gRPC jobs, journaled, parameters resident, several devices.
+    #[command(long_about = crate::cmd::serve::SERVE_ABOUT)]
+    Serve(crate::cmd::serve::ServeArgs),
+    /// Submit a proving job to a daemon (the arguments of `prove`); prints the job id last.
+    #[command(long_about = crate::cmd::daemon::SUBMIT_ABOUT, allow_negative_numbers = true)]
+    Submit(ProveArgs),
+    /// Show a daemon's queue, jobs, devices and memory.
+    #[command(long_about = crate::cmd::daemon::STATUS_ABOUT)]
+    Status(crate::cmd::daemon::StatusArgs),
+    /// Wait for a daemon's job and write the files its `submit` named.
+    #[command(long_about = crate::cmd::daemon::AWAIT_ABOUT)]
+    Await(crate::cmd::daemon::AwaitArgs),
+    /// Cancel a daemon's job.
+    #[command(long_about = crate::cmd::daemon::CANCEL_ABOUT)]
+    Cancel(crate::cmd::daemon::CancelArgs),
     /// Internal: load one plugin file and print its backend's info as JSON (what `backends`
     /// runs in a child process for each plugin, so that a crashing plugin cannot take it down).
     #[command(name = "__probe-plugin", hide = true)]
@@ -169,6 +184,9 @@ By default the N proofs are synthesised and proved in batches (`--batch-size`, d
 cores) feed two device workers, and synthesised proofs waiting for the device never hold more \
 than `--memory-budget` bytes. With `--seed`, each proof's r and s then come from its own stream, \
 so the output is deterministic but differs from the batch mode's.\n\n\
+`--daemon ADDR` proves on a `bellows serve` daemon instead (one job of --count partitions; \
+--params is a path on the daemon's host) and writes the same files; with --seed they equal \
+`--pipeline`'s byte for byte (docs/serve.md).\n\n\
 Examples:\n  bellows prove --params s14.params --circuit synthetic --log-size 14 --out s14.proof \
 --inputs-out s14.json\n  bellows prove --params s14.params --circuit synthetic --log-size 14 --count 8 \
 --seed 1 --out batch.proof --inputs-out batch.json\n  bellows prove --params s14.params --circuit \
@@ -193,6 +211,10 @@ MSMs H, L, A, B, in one backend call), G2 MSM (on CPU threads overlapping the G1
 backend after it: `--g2`; the row says which), finalize (waiting for G2 plus assembly) and total \
 (synthesis to proofs), and proofs per second from the median total.\n\n\
 `--json` prints one machine-readable JSON object on stdout instead of the table.\n\n\
+Throughput mode: `--daemon ADDR --count N --concurrency J` submits N jobs (of `--partitions P`) \
+to a `bellows serve` daemon, J at a time, and reports proofs per second, per-phase medians per \
+partition and each device's busy fraction; `--concurrency J` without --daemon runs the same \
+scheduler in this process (docs/serve.md).\n\n\
 Examples:\n  bellows bench --circuit synthetic --log-size 16\n  \
 bellows bench --circuit synthetic --log-size 20 --bits-pct 80 --count 2 --reps 3 --json\n  \
 bellows bench --circuit sha256 --log-size 17 --backend cpu";
@@ -324,6 +346,9 @@ pub struct ProveArgs {
     /// Replace output files that already exist.
     #[arg(long, short = 'f')]
     pub force: bool,
+    /// Prove on a `bellows serve` daemon at ADDR (HOST:PORT) instead of in this process.
+    #[command(flatten)]
+    pub daemon: crate::cmd::daemon::DaemonArgs,
 }
 
 /// `bellows verify`.
@@ -374,6 +399,9 @@ pub struct BenchArgs {
     /// the last line is `ratio pce/direct: X.XX`.
     #[arg(long = "compare-synthesis", conflicts_with_all = ["json", "no_pce"])]
     pub compare_synthesis: bool,
+    /// Throughput mode (`--count` jobs, `--concurrency` at once) on a daemon or in process.
+    #[command(flatten)]
+    pub serve: crate::cmd::daemon::BenchServeArgs,
 }
 
 /// `bellows demo`.

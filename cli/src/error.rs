@@ -8,6 +8,17 @@ pub enum CliError {
     /// A command-line usage error that the argument parser cannot see (a value out of its
     /// circuit's range, an output that is also an input): exit code 2, as clap's own.
     Usage(String),
+    /// An error from or about a `bellows serve` daemon (its message says which): exit code 1.
+    Daemon(String),
+}
+
+impl From<bellows_serve::ServeError> for CliError {
+    fn from(e: bellows_serve::ServeError) -> Self {
+        match e {
+            bellows_serve::ServeError::Core(c) => CliError::Core(c),
+            other => CliError::Daemon(other.to_string()),
+        }
+    }
 }
 
 impl From<bellows_core::Error> for CliError {
@@ -20,7 +31,7 @@ impl std::fmt::Display for CliError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             CliError::Core(e) => write!(f, "{e}"),
-            CliError::Usage(m) => f.write_str(m),
+            CliError::Usage(m) | CliError::Daemon(m) => f.write_str(m),
         }
     }
 }
@@ -29,7 +40,7 @@ impl CliError {
     /// The process exit code (docs/cli.md, "Exit codes").
     pub fn exit_code(&self) -> u8 {
         match self {
-            CliError::Core(_) => 1,
+            CliError::Core(_) | CliError::Daemon(_) => 1,
             CliError::Usage(_) => 2,
         }
     }

@@ -68,11 +68,18 @@ fn run(cli: Cli) -> error::Result<ExitCode> {
     match &cli.command {
         Command::Backends(a) => cmd::backends::run(a),
         Command::Setup(a) => cmd::setup::run(a),
+        Command::Prove(a) if a.daemon.daemon.is_some() => cmd::daemon::prove(a),
         Command::Prove(a) => cmd::prove::run(a, &g),
         Command::Verify(a) => cmd::verify::run(a),
+        Command::Bench(a) if a.serve.is_set() => cmd::daemon::bench(a, &g),
         Command::Bench(a) => cmd::bench::run(a, &g),
         Command::Demo(a) => cmd::demo::run(a, &g),
         Command::Pce(a) => cmd::pce::run(a).map_err(Into::into),
+        Command::Serve(a) => cmd::serve::run(a, &g),
+        Command::Submit(a) => cmd::daemon::submit(a),
+        Command::Status(a) => cmd::daemon::status(a),
+        Command::Await(a) => cmd::daemon::await_job(a),
+        Command::Cancel(a) => cmd::daemon::cancel(a),
         Command::ProbePlugin(a) => cmd::backends::probe_child(a),
         Command::Conformance(a) => {
             // The suite prints its own results and errors; its verdict is the exit code.

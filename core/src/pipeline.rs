@@ -141,6 +141,23 @@ impl ByteBudget {
         st.1 = st.1.max(st.0);
     }
 
+    /// Reserves `bytes` if they fit now (or nothing is reserved, as [`ByteBudget::acquire`]
+    /// grants an oversized request alone); never blocks. Returns whether it reserved them.
+    pub fn try_acquire(&self, bytes: u64) -> bool {
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if st.0 > 0 && st.0 + bytes > self.capacity {
+            return false;
+        }
+        st.0 += bytes;
+        st.1 = st.1.max(st.0);
+        true
+    }
+
+    /// The budget's capacity in bytes.
+    pub fn capacity(&self) -> u64 {
+        self.capacity
+    }
+
     /// Returns `bytes` to the budget.
     pub fn release(&self, bytes: u64) {
         let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
@@ -164,10 +181,19 @@ impl ByteBudget {
 /// density-filtered B scalars a CPU G2 MSM gathers (the G1 phase takes the densities as bitmaps
 /// and gathers nothing).
 pub fn partition_bytes(params: &Parameters) -> u64 {
+    partition_bytes_of(
+        params.domain_size() as u64,
+        (params.num_inputs() + params.num_aux()) as u64,
+        params.b_g1.len() as u64,
+    )
+}
+
+/// [`partition_bytes`] from the shape alone (a parameters file's length fields, before it is
+/// decoded): `domain` the domain size, `vars` the variables (inputs, the constant one included,
+/// plus aux), `b_len` the points of the B query.
+pub fn partition_bytes_of(domain: u64, vars: u64, b_len: u64) -> u64 {
     let fr = 32u64;
-    let n = params.domain_size() as u64;
-    let vars = (params.num_inputs() + params.num_aux()) as u64;
-    fr * (3 * n + vars + params.b_g1.len() as u64) + 3 * 8 * vars.div_ceil(64)
+    fr * (3 * domain + vars + b_len) + 3 * 8 * vars.div_ceil(64)
 }
 
 /// The randomness of partition `partition` of job `job` under `seed` (OS randomness without one).

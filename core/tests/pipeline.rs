@@ -182,3 +182,32 @@ fn bad_configurations_are_errors() {
         Pipeline::new(vec![key(&params), key(&other)], PipelineConfig::default()).unwrap_err();
     assert!(err.to_string().contains("share one Parameters"));
 }
+
+#[test]
+fn try_acquire_never_blocks_and_respects_the_budget() {
+    let b = ByteBudget::new(10);
+    assert_eq!(b.capacity(), 10);
+    assert!(b.try_acquire(25), "oversized alone is granted");
+    assert!(!b.try_acquire(1), "nothing more while over budget");
+    b.release(25);
+    assert!(b.try_acquire(6));
+    assert!(b.try_acquire(4));
+    assert!(!b.try_acquire(1));
+    assert_eq!((b.reserved(), b.peak()), (10, 25));
+    b.release(4);
+    assert!(b.try_acquire(3));
+    assert_eq!(b.reserved(), 9);
+}
+
+#[test]
+fn partition_bytes_from_the_shape_equal_those_from_the_parameters() {
+    let (_, params) = setup(6);
+    assert_eq!(
+        partition_bytes(&params),
+        bellows_core::pipeline::partition_bytes_of(
+            params.domain_size() as u64,
+            (params.num_inputs() + params.num_aux()) as u64,
+            params.b_g1.len() as u64
+        )
+    );
+}

@@ -3,8 +3,11 @@
 pub mod backends;
 pub mod bench;
 pub mod conformance;
+pub mod daemon;
 pub mod demo;
 pub mod pce;
 pub mod prove;
+pub mod serve;
+pub mod serve_bench;
 pub mod setup;
 pub mod verify;

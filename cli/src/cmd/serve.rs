@@ -1,0 +1,157 @@
+//! `bellows serve`: the proving daemon (the bellows-serve crate; docs/serve.md).
+
+use std::path::PathBuf;
+
+use bellows_serve::{
+    config::{ByteSize, DeviceConfig, ServeConfig},
+    server::{shutdown_signal, Daemon},
+};
+use clap::Args;
+
+use crate::common::Globals;
+use crate::error::Result;
+use crate::outln;
+
+/// `bellows serve --help`.
+pub const SERVE_ABOUT: &str = "Run the proving daemon. It takes jobs over gRPC (Submit, Await, \
+Prove, Status, Cancel, PreloadParams, EvictParams, Backends: serve/proto/bellows.proto), keeps \
+parameters resident on every device across jobs, and runs the pipeline scheduler: synthesis \
+workers feed device workers on every configured device from one priority queue, within a memory \
+budget that holds each partition until its proof is assembled. Every accepted job is journaled \
+in STATE_DIR/jobs.sqlite before Submit answers: after a crash or restart, unfinished jobs run \
+again (only their missing partitions), and finished proofs are kept until fetched or expired. A \
+partition whose device fails is retried on another device or on the CPU fallback.\n\n\
+`--listen ADDR --state-dir DIR` is enough (CPU backend). The first line on stdout is \
+`listening on ADDR` (the real port when 0 was given). The address is loopback by default; any \
+other needs --allow-remote and a token (--token-file; clients send it with --token-file or \
+BELLOWS_TOKEN). Prometheus metrics are served on --metrics-listen (GET /metrics).\n\n\
+Everything can also come from a TOML file (--config; flags override it); docs/serve.md shows \
+one, with several devices.\n\n\
+SIGINT or SIGTERM stop it: partitions in flight finish, queued work stays journaled.\n\n\
+Examples:\n  bellows serve --state-dir /var/lib/bellows\n  \
+bellows serve --listen 127.0.0.1:7700 --state-dir st --metrics-listen 127.0.0.1:9100\n  \
+bellows serve --config bellows.toml\n  \
+bellows serve --state-dir st --backend cuda --devices 0,1 --memory-budget 96GiB";
+
+/// `bellows serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// A TOML configuration file (flags given here override it).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// gRPC address [default: 127.0.0.1:7700].
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<String>,
+    /// State directory: the job journal and pre-compiled constraint systems.
+    #[arg(long = "state-dir", value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
+    /// Prometheus metrics address (GET /metrics) [default: none].
+    #[arg(long = "metrics-listen", value_name = "ADDR")]
+    pub metrics_listen: Option<String>,
+    /// Accept a non-loopback address (requires --token-file).
+    #[arg(long = "allow-remote")]
+    pub allow_remote: bool,
+    /// File holding the token clients must send (at least 16 characters).
+    #[arg(long = "token-file", value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+    /// Backend of the devices (replaces the file's [[device]] tables) [default: cpu].
+    #[arg(long, value_name = "NAME")]
+    pub backend: Option<String>,
+    /// Devices of --backend: `all` or indices `0,1`, one queue consumer per device.
+    #[arg(long, value_name = "LIST", requires = "backend")]
+    pub devices: Option<String>,
+    /// Device workers per device [default: 2].
+    #[arg(long, value_name = "N", requires = "backend")]
+    pub workers: Option<usize>,
+    /// A backend option for --backend (repeatable).
+    #[arg(long = "backend-opt", value_name = "KEY=VALUE", requires = "backend",
+          value_parser = crate::backend_opts::parse_key_value)]
+    pub backend_opt: Vec<(String, String)>,
+    /// Synthesis threads [default: half the cores].
+    #[arg(long = "synthesis-workers", value_name = "N")]
+    pub synthesis_workers: Option<usize>,
+    /// Host memory for synthesised partitions until their proofs are assembled (`64GiB`)
+    /// [default: half the free memory].
+    #[arg(long = "memory-budget", value_name = "BYTES", value_parser = crate::values::byte_size)]
+    pub memory_budget: Option<u64>,
+    /// Memory for resident parameters, evicted least-recently-used [default: a quarter of the
+    /// free memory].
+    #[arg(long = "params-budget", value_name = "BYTES", value_parser = crate::values::byte_size)]
+    pub params_budget: Option<u64>,
+    /// Parameters files to load at start (repeatable).
+    #[arg(long, value_name = "FILE")]
+    pub preload: Vec<PathBuf>,
+    /// Synthesise directly (no pre-compiled constraint systems).
+    #[arg(long = "no-pce")]
+    pub no_pce: bool,
+    /// No CPU fallback device for partitions whose device failed.
+    #[arg(long = "no-cpu-fallback")]
+    pub no_cpu_fallback: bool,
+}
+
+/// The configuration: the file's, then the flags.
+pub fn config(a: &ServeArgs) -> Result<ServeConfig> {
+    let mut c = match &a.config {
+        Some(p) => ServeConfig::from_file(p)?,
+        None => ServeConfig::default(),
+    };
+    if let Some(v) = &a.listen {
+        c.listen = Some(v.clone());
+    }
+    if let Some(v) = &a.state_dir {
+        c.state_dir = Some(v.clone());
+    }
+    if let Some(v) = &a.metrics_listen {
+        c.metrics_listen = Some(v.clone());
+    }
+    c.allow_remote |= a.allow_remote;
+    if let Some(v) = &a.token_file {
+        c.token_file = Some(v.clone());
+    }
+    if let Some(b) = &a.backend {
+        c.devices = vec![DeviceConfig {
+            backend: b.clone(),
+            devices: a.devices.clone(),
+            workers: a.workers,
+            options: a.backend_opt.iter().cloned().collect(),
+            ..Default::default()
+        }];
+    }
+    if let Some(v) = a.synthesis_workers {
+        c.synthesis_workers = Some(v);
+    }
+    if let Some(v) = a.memory_budget {
+        c.memory_budget = Some(ByteSize(v));
+    }
+    if let Some(v) = a.params_budget {
+        c.params_budget = Some(ByteSize(v));
+    }
+    c.preload.extend(a.preload.iter().cloned());
+    if a.no_pce {
+        c.pce = Some(false);
+    }
+    if a.no_cpu_fallback {
+        c.cpu_fallback = Some(false);
+    }
+    Ok(c)
+}
+
+/// Runs the command (until SIGINT or SIGTERM).
+pub fn run(a: &ServeArgs, g: &Globals) -> Result<()> {
+    let cfg = config(a)?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .thread_name("bellows-rpc")
+        .build()
+        .map_err(|e| bellows_serve::ServeError::io("starting the async runtime", e))?;
+    rt.block_on(async {
+        let daemon = Daemon::start(&cfg, g.threads).await?;
+        outln!("listening on {}", daemon.local_addr()?);
+        if let Some(m) = daemon.metrics_addr() {
+            outln!("metrics on http://{m}/metrics");
+        }
+        daemon.serve(shutdown_signal()).await?;
+        Ok(())
+    })
+}

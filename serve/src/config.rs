@@ -1,0 +1,428 @@
+//! The daemon's configuration: a TOML file (`bellows serve --config FILE`), overridden by flags.
+//! docs/serve.md shows a complete file.
+
+use std::{collections::BTreeMap, net::SocketAddr, path::PathBuf, sync::Arc};
+
+use bellows_core::{groth16::prover::G2Policy, Backend, BackendConfig};
+use serde::Deserialize;
+
+use crate::{
+    engine::{DeviceSpec, EngineConfig},
+    error::{Result, ServeError},
+};
+
+/// The default gRPC address: loopback only.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:7700";
+
+/// A byte count: a number, or a string with a unit (`512MiB`, `8GiB`, `1.5GB`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "ByteSizeRepr")]
+pub struct ByteSize(pub u64);
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum ByteSizeRepr {
+    N(u64),
+    S(String),
+}
+
+impl TryFrom<ByteSizeRepr> for ByteSize {
+    type Error = String;
+    fn try_from(r: ByteSizeRepr) -> std::result::Result<Self, String> {
+        match r {
+            ByteSizeRepr::N(n) => Ok(ByteSize(n)),
+            ByteSizeRepr::S(s) => parse_bytes(&s).map(ByteSize),
+        }
+    }
+}
+
+/// Parses `123`, `64KiB`, `512MiB`, `8GiB`, `1TiB`, `1.5GB` (decimal units are powers of 1000).
+pub fn parse_bytes(s: &str) -> std::result::Result<u64, String> {
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kib" => 1 << 10,
+        "m" | "mib" => 1 << 20,
+        "g" | "gib" => 1 << 30,
+        "t" | "tib" => 1 << 40,
+        "kb" => 1_000,
+        "mb" => 1_000_000,
+        "gb" => 1_000_000_000,
+        "tb" => 1_000_000_000_000,
+        other => {
+            return Err(format!(
+                "{s:?}: unknown unit {other:?} (B, KiB, MiB, GiB, TiB)"
+            ))
+        }
+    };
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("{s:?} is not a byte size (like 8GiB)"))?;
+    let bytes = v * mult as f64;
+    if !(0.0..1.8e19).contains(&bytes) {
+        return Err(format!("{s:?} is out of range"));
+    }
+    Ok(bytes as u64)
+}
+
+/// One `[[device]]` table: a backend and the devices it drives.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct DeviceConfig {
+    /// Backend name or plugin path (as `--backend`). Default: `cpu`.
+    #[serde(default = "default_backend")]
+    pub backend: String,
+    /// `all`, or device indices `0,1`: one engine device per index (each with its own workers
+    /// and queue position). Default: `all`.
+    pub devices: Option<String>,
+    /// Device workers per device. Default: 2.
+    pub workers: Option<usize>,
+    /// Where the G2 MSM runs: `auto`, `device`, `cpu`. Default: `auto`.
+    pub g2: Option<String>,
+    /// Backend options (as `--backend-opt`).
+    #[serde(default)]
+    pub options: BTreeMap<String, String>,
+    /// Takes only partitions that failed on another device. Default: false.
+    #[serde(default)]
+    pub fallback: bool,
+}
+
+fn default_backend() -> String {
+    "cpu".into()
+}
+
+/// The whole configuration file (every key optional).
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ServeConfig {
+    /// gRPC address. Default: 127.0.0.1:7700.
+    pub listen: Option<String>,
+    /// Prometheus metrics address (`GET /metrics`). Default: none (no metrics server).
+    pub metrics_listen: Option<String>,
+    /// State directory (journal, pre-compiled constraint systems). Required (here or by flag).
+    pub state_dir: Option<PathBuf>,
+    /// Accept a non-loopback `listen` address (then a token is required). Default: false.
+    #[serde(default)]
+    pub allow_remote: bool,
+    /// File holding the bearer token clients must send. Default: none (no token on loopback).
+    pub token_file: Option<PathBuf>,
+    /// Synthesis threads. Default: half the cores.
+    pub synthesis_workers: Option<usize>,
+    /// Finaliser threads. Default: 2.
+    pub finalizers: Option<usize>,
+    /// Host bytes for synthesised partitions. Default: half the free memory.
+    pub memory_budget: Option<ByteSize>,
+    /// Bytes of decoded parameters kept resident. Default: a quarter of the free memory.
+    pub params_budget: Option<ByteSize>,
+    /// Attempts per partition on device errors. Default: 3.
+    pub max_attempts: Option<u32>,
+    /// Add a CPU fallback device for partitions that failed on every other device (only when
+    /// no configured device is a fallback). Default: true.
+    pub cpu_fallback: Option<bool>,
+    /// Synthesise with pre-compiled constraint systems (cached in STATE_DIR/pce). Default: true.
+    pub pce: Option<bool>,
+    /// Parameters files to load and make resident at start.
+    #[serde(default)]
+    pub preload: Vec<PathBuf>,
+    /// Accept only parameters files under these directories. Default: any.
+    #[serde(default)]
+    pub params_dirs: Vec<PathBuf>,
+    /// Largest gRPC message accepted. Default: 4 MiB.
+    pub max_request_bytes: Option<ByteSize>,
+    /// Most partitions per job. Default: 1024.
+    pub max_partitions: Option<u32>,
+    /// Most jobs queued or running. Default: 10000.
+    pub max_active_jobs: Option<usize>,
+    /// Largest circuit domain (log2). Default: 27.
+    pub max_log_domain: Option<u32>,
+    /// Seconds finished results are kept when nobody fetches them. Default: 7 days.
+    pub result_ttl_s: Option<u64>,
+    /// Seconds results are kept after a client fetched them. Default: 1 hour.
+    pub fetched_ttl_s: Option<u64>,
+    /// The devices. Default: one CPU backend.
+    #[serde(default, rename = "device")]
+    pub devices: Vec<DeviceConfig>,
+}
+
+impl ServeConfig {
+    /// Reads a configuration file.
+    pub fn from_file(path: &std::path::Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ServeError::io(format!("reading {}", path.display()), e))?;
+        Self::from_toml(&text).map_err(|e| ServeError::Config(format!("{}: {e}", path.display())))
+    }
+
+    /// Parses configuration text.
+    pub fn from_toml(text: &str) -> std::result::Result<Self, String> {
+        toml::from_str(text).map_err(|e| e.to_string())
+    }
+
+    /// The gRPC address, checked: a non-loopback address needs `allow_remote` and a token file.
+    pub fn listen_addr(&self) -> Result<SocketAddr> {
+        let text = self.listen.as_deref().unwrap_or(DEFAULT_LISTEN);
+        let addr: SocketAddr = text.parse().map_err(|_| {
+            ServeError::Config(format!(
+                "listen address {text:?} is not IP:PORT (like 127.0.0.1:7700)"
+            ))
+        })?;
+        if !addr.ip().is_loopback() {
+            if !self.allow_remote {
+                return Err(ServeError::Config(format!(
+                    "listen address {addr} is not a loopback address: give --allow-remote (and a \
+                     token with --token-file) to accept connections from other hosts"
+                )));
+            }
+            if self.token_file.is_none() {
+                return Err(ServeError::Config(format!(
+                    "listen address {addr} accepts other hosts: a token is required \
+                     (--token-file FILE)"
+                )));
+            }
+        }
+        Ok(addr)
+    }
+
+    /// The metrics address, if any (the same loopback rule as `listen`, without a token: keep a
+    /// remote metrics address behind a firewall).
+    pub fn metrics_addr(&self) -> Result<Option<SocketAddr>> {
+        let Some(text) = self.metrics_listen.as_deref() else {
+            return Ok(None);
+        };
+        let addr: SocketAddr = text
+            .parse()
+            .map_err(|_| ServeError::Config(format!("metrics address {text:?} is not IP:PORT")))?;
+        if !addr.ip().is_loopback() && !self.allow_remote {
+            return Err(ServeError::Config(format!(
+                "metrics address {addr} is not a loopback address: give --allow-remote"
+            )));
+        }
+        Ok(Some(addr))
+    }
+
+    /// The token clients must present, read from `token_file` (surrounding white space
+    /// removed; at least 16 characters).
+    pub fn token(&self) -> Result<Option<String>> {
+        let Some(p) = &self.token_file else {
+            return Ok(None);
+        };
+        let t = std::fs::read_to_string(p)
+            .map_err(|e| ServeError::io(format!("reading token file {}", p.display()), e))?;
+        let t = t.trim().to_string();
+        if t.len() < 16 {
+            return Err(ServeError::Config(format!(
+                "the token in {} is shorter than 16 characters",
+                p.display()
+            )));
+        }
+        Ok(Some(t))
+    }
+
+    /// The state directory (created if missing).
+    pub fn state_dir(&self) -> Result<PathBuf> {
+        let d = self.state_dir.clone().ok_or_else(|| {
+            ServeError::Config("a state directory is required (--state-dir DIR)".into())
+        })?;
+        std::fs::create_dir_all(&d)
+            .map_err(|e| ServeError::io(format!("creating state directory {}", d.display()), e))?;
+        Ok(d)
+    }
+
+    /// The engine's configuration.
+    pub fn engine_config(&self, state_dir: &std::path::Path) -> EngineConfig {
+        let mut c = EngineConfig::default();
+        if let Some(n) = self.synthesis_workers {
+            c.synthesis_workers = n;
+        }
+        if let Some(n) = self.finalizers {
+            c.finalizers = n;
+        }
+        c.memory_budget = self.memory_budget.map(|b| b.0);
+        c.params_budget = self.params_budget.map(|b| b.0);
+        if let Some(n) = self.max_attempts {
+            c.max_attempts = n;
+        }
+        if self.pce.unwrap_or(true) {
+            c.pce_dir = Some(state_dir.join("pce"));
+        }
+        c.params_dirs = self
+            .params_dirs
+            .iter()
+            .map(|d| std::fs::canonicalize(d).unwrap_or_else(|_| d.clone()))
+            .collect();
+        if let Some(n) = self.max_partitions {
+            c.limits.max_partitions = n;
+        }
+        if let Some(n) = self.max_active_jobs {
+            c.limits.max_active_jobs = n;
+        }
+        if let Some(n) = self.max_log_domain {
+            c.limits.max_log_domain = n;
+        }
+        c
+    }
+
+    /// Opens every configured backend, one engine device per device index, plus the CPU
+    /// fallback unless disabled or a device is already a fallback.
+    pub fn open_devices(&self, threads: Option<usize>) -> Result<Vec<DeviceSpec>> {
+        let default = [DeviceConfig {
+            backend: "cpu".into(),
+            ..Default::default()
+        }];
+        let list: &[DeviceConfig] = if self.devices.is_empty() {
+            &default
+        } else {
+            &self.devices
+        };
+        let mut out = Vec::new();
+        for d in list {
+            let g2: G2Policy = d.g2.as_deref().unwrap_or("auto").parse()?;
+            let workers = d.workers.unwrap_or(2);
+            let open = |index: Option<usize>| -> Result<Arc<dyn Backend>> {
+                let mut cfg = BackendConfig::default();
+                cfg.threads = threads;
+                for (k, v) in &d.options {
+                    cfg = cfg.option(k.clone(), v.clone());
+                }
+                match index {
+                    Some(i) => {
+                        cfg.device = i;
+                        cfg = cfg.option("devices", i.to_string());
+                    }
+                    None => cfg = cfg.option("devices", "all"),
+                }
+                Ok(bellows_core::registry::resolve(&d.backend, &cfg)?)
+            };
+            let indices: Vec<Option<usize>> = match d.devices.as_deref().map(str::trim) {
+                None | Some("all") => {
+                    let b = open(None)?;
+                    let n = b.info().devices.len();
+                    if n <= 1 {
+                        out.push(spec(&d.backend, None, b, workers, g2, d.fallback));
+                        continue;
+                    }
+                    drop(b);
+                    (0..n).map(Some).collect()
+                }
+                Some(list) => list
+                    .split(',')
+                    .map(|p| {
+                        p.trim().parse::<usize>().map(Some).map_err(|_| {
+                            ServeError::Config(format!(
+                                "device list {list:?}: {p:?} is not a device index"
+                            ))
+                        })
+                    })
+                    .collect::<Result<_>>()?,
+            };
+            for i in indices {
+                out.push(spec(&d.backend, i, open(i)?, workers, g2, d.fallback));
+            }
+        }
+        if self.cpu_fallback.unwrap_or(true)
+            && !out.iter().any(|d| d.fallback)
+            && out.iter().any(|d| d.backend.info().name != "cpu")
+        {
+            let mut cfg = BackendConfig::default();
+            cfg.threads = threads;
+            out.push(DeviceSpec {
+                label: "cpu-fallback".into(),
+                backend: bellows_core::registry::resolve("cpu", &cfg)?,
+                workers: 1,
+                g2: G2Policy::Cpu,
+                fallback: true,
+            });
+        }
+        Ok(out)
+    }
+}
+
+fn spec(
+    backend: &str,
+    index: Option<usize>,
+    b: Arc<dyn Backend>,
+    workers: usize,
+    g2: G2Policy,
+    fallback: bool,
+) -> DeviceSpec {
+    let name = b.info().name;
+    let _ = backend;
+    DeviceSpec {
+        label: match index {
+            Some(i) => format!("{name}:{i}"),
+            None => name,
+        },
+        backend: b,
+        workers,
+        g2,
+        fallback,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn byte_sizes_parse() {
+        assert_eq!(parse_bytes("123").unwrap(), 123);
+        assert_eq!(parse_bytes("8GiB").unwrap(), 8 << 30);
+        assert_eq!(parse_bytes("512 MiB").unwrap(), 512 << 20);
+        assert_eq!(parse_bytes("1.5GB").unwrap(), 1_500_000_000);
+        assert!(parse_bytes("8 parsecs").is_err());
+        assert!(parse_bytes("lots").is_err());
+    }
+
+    #[test]
+    fn a_full_file_parses_and_unknown_keys_are_refused() {
+        let c = ServeConfig::from_toml(
+            r#"
+            listen = "127.0.0.1:7800"
+            state_dir = "/tmp/x"
+            memory_budget = "64GiB"
+            params_budget = 1024
+            synthesis_workers = 4
+            preload = ["/p/a.params"]
+            [[device]]
+            backend = "cuda"
+            devices = "0,1"
+            workers = 2
+            options = { tier = "full" }
+            [[device]]
+            backend = "cpu"
+            fallback = true
+            "#,
+        )
+        .unwrap();
+        assert_eq!(c.memory_budget, Some(ByteSize(64 << 30)));
+        assert_eq!(c.params_budget, Some(ByteSize(1024)));
+        assert_eq!(c.devices.len(), 2);
+        assert_eq!(c.devices[0].options["tier"], "full");
+        assert!(c.devices[1].fallback);
+        let e = ServeConfig::from_toml("listen = 1\nbogus = true").unwrap_err();
+        assert!(!e.is_empty());
+        let e = ServeConfig::from_toml("bogus = true").unwrap_err();
+        assert!(e.contains("bogus"), "{e}");
+    }
+
+    #[test]
+    fn remote_addresses_need_a_flag_and_a_token() {
+        let mut c = ServeConfig::default();
+        assert_eq!(c.listen_addr().unwrap().to_string(), DEFAULT_LISTEN);
+        c.listen = Some("0.0.0.0:7700".into());
+        assert!(c
+            .listen_addr()
+            .unwrap_err()
+            .to_string()
+            .contains("--allow-remote"));
+        c.allow_remote = true;
+        assert!(c.listen_addr().unwrap_err().to_string().contains("token"));
+        c.token_file = Some("/nonexistent".into());
+        assert!(c.listen_addr().is_ok());
+        c.listen = Some("not an address".into());
+        assert!(c.listen_addr().is_err());
+    }
+}

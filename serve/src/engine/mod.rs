@@ -1,0 +1,646 @@
+//! The engine: the pipeline scheduler of bellows-core ([`bellows_core::pipeline`]) in its
+//! long-running form, fed by a journal.
+//!
+//! ## Design
+//! The stages are the pipeline's — synthesis workers (CPU threads) feed device workers
+//! ([`DeviceSpec::workers`] per device, every device fed from one queue), and finaliser threads
+//! join each partition's G2 MSM and assemble its proof — with what a daemon needs on top:
+//! - **Jobs arrive at any time** and are journaled first ([`crate::store::JobStore`]); a job's
+//!   partitions enter a priority queue (higher [`JobSpec::priority`] first, then submission
+//!   order), so an urgent job's partitions overtake queued partitions of bulk jobs, at synthesis
+//!   and again at the devices.
+//! - **One byte budget** ([`bellows_core::pipeline::ByteBudget`], sized by
+//!   [`bellows_core::pipeline::partition_bytes_of`]) is reserved before a partition is
+//!   synthesised and released only when its proof is assembled (or the partition is dropped), so
+//!   everything a partition holds — evaluations, assignments, densities, the G2 scalars — counts,
+//!   whatever the concurrency. A synthesis worker reserves under the queue's lock, so it never
+//!   sits on a reservation while a higher-priority partition waits.
+//! - **Finalisation never blocks a device worker**: device workers hand pending proofs to the
+//!   finalisers over an unbounded channel (bounded in practice by the byte budget).
+//! - **Parameters resident across jobs**, per device, keyed by digest ([`crate::params`]).
+//! - **Retries**: a partition whose device fails (device error, out of memory, a backend or
+//!   plugin error, a panic) is synthesised again and retried on a device it has not failed on —
+//!   another device, or a fallback device ([`DeviceSpec::fallback`], the CPU backend by default
+//!   in `bellows serve`) that only takes retries — up to [`EngineConfig::max_attempts`]; the
+//!   event is logged and counted in the metrics. Errors of the job itself (an unsatisfied
+//!   circuit, parameters that do not fit) fail the job at once.
+//! - **Cancellation** drops the job's queued partitions and releases the memory of those already
+//!   synthesised at once; partitions on a device finish and are discarded.
+//!
+//! Randomness is the pipeline's: partition p of a job draws r, s from
+//! [`bellows_core::pipeline::partition_rng`]`(seed, p, 0)`, so a job of N partitions with a seed
+//! gives the proofs `bellows prove --pipeline --count N --seed S` gives, bit for bit, whichever
+//! device ran what and however often the daemon restarted.
+
+mod queue;
+mod status;
+mod types;
+mod workers;
+
+use std::{
+    collections::HashMap,
+    sync::{
+        atomic::{AtomicBool, AtomicU64, Ordering},
+        mpsc, Arc, Condvar, Mutex,
+    },
+    thread::JoinHandle,
+    time::{Duration, Instant, SystemTime, UNIX_EPOCH},
+};
+
+use bellows_core::{
+    pce::Pce,
+    pipeline::{partition_bytes_of, ByteBudget},
+};
+use prost::Message;
+
+use crate::{
+    error::{Result, ServeError},
+    job::JobSpec,
+    metrics::Metrics,
+    params::{ParamsCache, ParamsEntry},
+    proto,
+    store::{JobId, JobRecord, JobState, JobStore, NewJob},
+};
+
+use queue::Sched;
+
+pub use types::{DeviceSpec, EngineConfig, Event, JobSnapshot, Observer};
+
+/// A job in the engine.
+pub(crate) struct JobRt {
+    pub(crate) id: JobId,
+    pub(crate) spec: JobSpec,
+    pub(crate) params: Arc<ParamsEntry>,
+    pub(crate) bytes_per_partition: u64,
+    /// Set when the job is cancelled or failed: its partitions are dropped.
+    pub(crate) stopped: AtomicBool,
+    pub(crate) submitted: Instant,
+    progress: Mutex<JobSnapshot>,
+    watch: tokio::sync::watch::Sender<JobSnapshot>,
+}
+
+impl JobRt {
+    fn snapshot(&self) -> JobSnapshot {
+        self.progress
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+}
+
+/// Live state of a device.
+pub(crate) struct DeviceRt {
+    pub(crate) spec: DeviceSpec,
+    pub(crate) workers: usize,
+    /// (partitions on the device now, when the current busy stretch began, busy time before it).
+    busy: Mutex<(usize, Option<Instant>, Duration)>,
+    partitions: AtomicU64,
+    errors: AtomicU64,
+}
+
+impl DeviceRt {
+    fn enter(&self) {
+        let mut b = self.busy.lock().unwrap_or_else(|e| e.into_inner());
+        if b.0 == 0 {
+            b.1 = Some(Instant::now());
+        }
+        b.0 += 1;
+    }
+
+    /// Leaves the device; returns the busy seconds to add to the metrics (when it goes idle).
+    fn leave(&self) -> f64 {
+        let mut b = self.busy.lock().unwrap_or_else(|e| e.into_inner());
+        b.0 = b.0.saturating_sub(1);
+        if b.0 == 0 {
+            if let Some(t) = b.1.take() {
+                let d = t.elapsed();
+                b.2 += d;
+                return d.as_secs_f64();
+            }
+        }
+        0.0
+    }
+
+    fn busy_time(&self) -> Duration {
+        let b = self.busy.lock().unwrap_or_else(|e| e.into_inner());
+        b.2 + b.1.map_or(Duration::ZERO, |t| t.elapsed())
+    }
+}
+
+/// A circuit's pre-compiled constraint system, recorded or loaded once (or why not).
+pub(crate) type PceCell = std::sync::OnceLock<Result<Arc<Pce>, String>>;
+
+/// What the threads share.
+pub(crate) struct Shared {
+    pub(crate) cfg: EngineConfig,
+    pub(crate) devices: Vec<DeviceRt>,
+    pub(crate) budget: ByteBudget,
+    pub(crate) sched: Mutex<Sched>,
+    /// Synthesis workers wait here (work queued, budget freed, shutdown).
+    pub(crate) syn_cv: Condvar,
+    /// Device workers wait here (a synthesised partition, shutdown).
+    pub(crate) dev_cv: Condvar,
+    pub(crate) jobs: Mutex<HashMap<JobId, Arc<JobRt>>>,
+    pub(crate) store: Arc<dyn JobStore>,
+    pub(crate) metrics: Arc<Metrics>,
+    pub(crate) params: ParamsCache,
+    pub(crate) pces: Mutex<HashMap<String, Arc<PceCell>>>,
+    pub(crate) shutdown: AtomicBool,
+    pub(crate) started: Instant,
+}
+
+/// Unix seconds now.
+pub fn unix_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+impl Shared {
+    pub(crate) fn emit(&self, e: Event) {
+        if let Some(o) = &self.cfg.observer {
+            (o.0)(&e);
+        }
+    }
+
+    pub(crate) fn lock_sched(&self) -> std::sync::MutexGuard<'_, Sched> {
+        self.sched.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Returns a partition's bytes to the budget and wakes the synthesis workers.
+    pub(crate) fn release(&self, bytes: u64) {
+        let _g = self.lock_sched();
+        self.budget.release(bytes);
+        self.syn_cv.notify_all();
+    }
+
+    pub(crate) fn update_gauges(&self) {
+        let (w, r) = {
+            let s = self.lock_sched();
+            (s.waiting_len(), s.ready_len())
+        };
+        self.metrics.set_queued(w, r);
+        self.metrics.set_memory(
+            self.budget.capacity(),
+            self.budget.reserved(),
+            self.params.budget(),
+            self.params.resident_bytes(),
+        );
+    }
+
+    /// Updates a job's progress and tells its watchers.
+    pub(crate) fn set_progress(&self, job: &JobRt, f: impl FnOnce(&mut JobSnapshot)) {
+        let snap = {
+            let mut p = job.progress.lock().unwrap_or_else(|e| e.into_inner());
+            f(&mut p);
+            p.clone()
+        };
+        job.watch.send_replace(snap);
+    }
+
+    /// Finishes a job in `state` (once): journal, drop its queued partitions, tell watchers.
+    pub(crate) fn finish(&self, job: &Arc<JobRt>, state: JobState, error: Option<String>) {
+        if job.stopped.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        match self
+            .store
+            .finish_job(job.id, state, error.as_deref(), unix_now())
+        {
+            Ok(true) => {}
+            Ok(false) => return, // already finished (a cancel raced with the last partition)
+            Err(e) => {
+                self.metrics.error("store");
+                tracing::error!("job {}: journaling its end failed: {e}", job.id);
+            }
+        }
+        let freed = self.lock_sched().remove_job(job.id);
+        if freed > 0 {
+            self.release(freed);
+        }
+        self.dev_cv.notify_all();
+        match state {
+            JobState::Done => tracing::info!("job {} done", job.id),
+            _ => tracing::warn!(
+                "job {} {}: {}",
+                job.id,
+                state.as_str(),
+                error.as_deref().unwrap_or("")
+            ),
+        }
+        self.metrics.job_finished(state.as_str());
+        self.set_progress(job, |p| {
+            p.state = state;
+            p.error = error;
+        });
+        self.jobs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&job.id);
+        self.emit(Event::JobFinished { job: job.id, state });
+        self.update_gauges();
+    }
+}
+
+/// The proving engine (see the module docs).
+pub struct Engine {
+    shared: Arc<Shared>,
+    threads: Mutex<Vec<JoinHandle<()>>>,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("devices", &self.shared.devices.len())
+            .finish()
+    }
+}
+
+/// How to follow a job.
+#[derive(Debug)]
+pub enum JobWatch {
+    /// Unfinished: its progress, until it finishes.
+    Live(tokio::sync::watch::Receiver<JobSnapshot>),
+    /// Already finished.
+    Finished(JobRecord),
+}
+
+impl Engine {
+    /// Starts the worker threads. Nothing runs until jobs are submitted or recovered.
+    pub fn start(
+        cfg: EngineConfig,
+        devices: Vec<DeviceSpec>,
+        store: Arc<dyn JobStore>,
+        metrics: Arc<Metrics>,
+    ) -> Result<Self> {
+        if devices.iter().all(|d| d.fallback) {
+            return Err(ServeError::Config(
+                "the engine needs at least one device that is not a fallback".into(),
+            ));
+        }
+        if devices.len() > 64 {
+            return Err(ServeError::Config("at most 64 devices".into()));
+        }
+        if cfg.synthesis_workers == 0 || cfg.finalizers == 0 || cfg.max_attempts == 0 {
+            return Err(ServeError::Config(
+                "synthesis workers, finalisers and attempts must be at least 1".into(),
+            ));
+        }
+        if devices.iter().any(|d| d.workers == 0) {
+            return Err(ServeError::Config(
+                "every device needs at least one worker".into(),
+            ));
+        }
+        let free = bellows_core::backend::host_memory_info().free;
+        let budget = cfg.memory_budget.unwrap_or(free / 2).max(1);
+        let params_budget = cfg.params_budget.unwrap_or(free / 4);
+        let devices: Vec<DeviceRt> = devices
+            .into_iter()
+            .map(|d| DeviceRt {
+                workers: if d.backend.info().capabilities.concurrent {
+                    d.workers
+                } else {
+                    1
+                },
+                spec: d,
+                busy: Mutex::new((0, None, Duration::ZERO)),
+                partitions: AtomicU64::new(0),
+                errors: AtomicU64::new(0),
+            })
+            .collect();
+        let shared = Arc::new(Shared {
+            params: ParamsCache::new(params_budget, cfg.params_dirs.clone()),
+            cfg,
+            devices,
+            budget: ByteBudget::new(budget),
+            sched: Mutex::new(Sched::default()),
+            syn_cv: Condvar::new(),
+            dev_cv: Condvar::new(),
+            jobs: Mutex::new(HashMap::new()),
+            store,
+            metrics,
+            pces: Mutex::new(HashMap::new()),
+            shutdown: AtomicBool::new(false),
+            started: Instant::now(),
+        });
+        let (fin_tx, fin_rx) = mpsc::channel();
+        let fin_rx = Arc::new(Mutex::new(fin_rx));
+        let mut threads = Vec::new();
+        let spawn = |name: String, f: Box<dyn FnOnce() + Send>| {
+            std::thread::Builder::new()
+                .name(name)
+                .spawn(f)
+                .map_err(|e| ServeError::io("starting an engine thread", e))
+        };
+        for i in 0..shared.cfg.synthesis_workers {
+            let s = shared.clone();
+            threads.push(spawn(
+                format!("bellows-syn-{i}"),
+                Box::new(move || workers::synthesis_loop(&s)),
+            )?);
+        }
+        for d in 0..shared.devices.len() {
+            for w in 0..shared.devices[d].workers {
+                let (s, tx) = (shared.clone(), fin_tx.clone());
+                threads.push(spawn(
+                    format!("bellows-dev-{d}-{w}"),
+                    Box::new(move || workers::device_loop(&s, d, &tx)),
+                )?);
+            }
+        }
+        drop(fin_tx);
+        for i in 0..shared.cfg.finalizers {
+            let (s, rx) = (shared.clone(), fin_rx.clone());
+            threads.push(spawn(
+                format!("bellows-fin-{i}"),
+                Box::new(move || workers::finalise_loop(&s, &rx)),
+            )?);
+        }
+        shared.update_gauges();
+        Ok(Self {
+            shared,
+            threads: Mutex::new(threads),
+        })
+    }
+
+    /// The metrics.
+    pub fn metrics(&self) -> &Arc<Metrics> {
+        &self.shared.metrics
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Arc<dyn JobStore> {
+        &self.shared.store
+    }
+
+    /// Checks a request, resolves its parameters (hashing the file the first time), journals it
+    /// and queues its partitions. Returns once the job is durable.
+    pub fn submit(&self, req: &proto::SubmitRequest) -> Result<JobId> {
+        let spec = JobSpec::from_request(req, &self.shared.cfg.limits)?;
+        let entry = self
+            .shared
+            .params
+            .resolve(&spec.params_path, spec.params_digest.as_ref())?;
+        spec.check_params(&entry.shape)?;
+        let active = self
+            .shared
+            .jobs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .len();
+        if active >= self.shared.cfg.limits.max_active_jobs {
+            return Err(ServeError::Busy(format!(
+                "{active} jobs are queued or running, this daemon's limit"
+            )));
+        }
+        // Journal the request with the digest it was accepted with, so that a restart proves
+        // with the same parameters or fails the job.
+        let mut stored = req.clone();
+        stored.params_digest = entry.digest.to_vec();
+        stored.params_path = entry.path.display().to_string();
+        let bytes = stored.encode_to_vec();
+        let label = spec.label();
+        let id = self.shared.store.insert_job(&NewJob {
+            priority: spec.priority,
+            partitions: spec.partitions,
+            request: &bytes,
+            label: &label,
+            now: unix_now(),
+        })?;
+        tracing::info!("job {id} accepted: {label}, priority {}", spec.priority);
+        self.enqueue(id, spec, entry, &[]);
+        Ok(id)
+    }
+
+    /// Queues every unfinished job of the store again (at start): partitions already stored are
+    /// kept, the others run. Returns how many jobs were resumed.
+    pub fn recover(&self) -> Result<usize> {
+        let jobs = self.shared.store.unfinished_jobs()?;
+        let n = jobs.len();
+        for rec in jobs {
+            let resumed = (|| -> Result<(JobSpec, Arc<ParamsEntry>, Vec<u32>)> {
+                let req = proto::SubmitRequest::decode(&rec.request[..])
+                    .map_err(|e| ServeError::Store(format!("job {}: request: {e}", rec.id)))?;
+                let spec = JobSpec::from_request(&req, &self.shared.cfg.limits)?;
+                let entry = self
+                    .shared
+                    .params
+                    .resolve(&spec.params_path, spec.params_digest.as_ref())?;
+                spec.check_params(&entry.shape)?;
+                let done = self
+                    .shared
+                    .store
+                    .partitions(rec.id)?
+                    .iter()
+                    .map(|p| p.index)
+                    .collect();
+                Ok((spec, entry, done))
+            })();
+            match resumed {
+                Ok((spec, entry, done)) => {
+                    tracing::info!(
+                        "job {} resumed: {} of {} partitions already proved",
+                        rec.id,
+                        done.len(),
+                        spec.partitions
+                    );
+                    self.enqueue(rec.id, spec, entry, &done);
+                }
+                Err(e) => {
+                    tracing::error!("job {} cannot be resumed: {e}", rec.id);
+                    self.shared.store.finish_job(
+                        rec.id,
+                        JobState::Failed,
+                        Some(&format!("cannot be resumed after a restart: {e}")),
+                        unix_now(),
+                    )?;
+                }
+            }
+        }
+        Ok(n)
+    }
+
+    fn enqueue(&self, id: JobId, spec: JobSpec, entry: Arc<ParamsEntry>, done: &[u32]) {
+        let shape = &entry.shape;
+        let bytes = partition_bytes_of(
+            shape.domain_size as u64,
+            (shape.num_inputs + shape.num_aux) as u64,
+            shape.b_len as u64,
+        );
+        let snap = JobSnapshot {
+            id,
+            state: if done.is_empty() {
+                JobState::Queued
+            } else {
+                JobState::Running
+            },
+            done: done.len() as u32,
+            total: spec.partitions,
+            error: None,
+        };
+        let job = Arc::new(JobRt {
+            id,
+            bytes_per_partition: bytes,
+            params: entry,
+            stopped: AtomicBool::new(false),
+            submitted: Instant::now(),
+            progress: Mutex::new(snap.clone()),
+            watch: tokio::sync::watch::Sender::new(snap),
+            spec,
+        });
+        self.shared
+            .jobs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(id, job.clone());
+        if done.len() as u32 >= job.spec.partitions {
+            // Every partition was stored before the crash; only the job's end was not.
+            self.shared.finish(&job, JobState::Done, None);
+            return;
+        }
+        {
+            let mut s = self.shared.lock_sched();
+            for p in 0..job.spec.partitions {
+                if !done.contains(&p) {
+                    s.push_waiting(job.clone(), p, 0, 0);
+                }
+            }
+        }
+        self.shared.syn_cv.notify_all();
+        self.shared.update_gauges();
+    }
+
+    /// Follows job `id`.
+    pub fn watch(&self, id: JobId) -> Result<JobWatch> {
+        if let Some(j) = self
+            .shared
+            .jobs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&id)
+        {
+            return Ok(JobWatch::Live(j.watch.subscribe()));
+        }
+        match self.shared.store.job(id)? {
+            Some(r) if r.state.is_finished() => Ok(JobWatch::Finished(r)),
+            // Journaled but not (yet) in memory: only between insert and enqueue of a submit.
+            Some(r) => Ok(JobWatch::Finished(r)),
+            None => Err(ServeError::NoSuchJob(id)),
+        }
+    }
+
+    /// The current progress of job `id` (from memory while it runs, else from the store).
+    pub fn snapshot(&self, id: JobId) -> Result<JobSnapshot> {
+        if let Some(j) = self
+            .shared
+            .jobs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&id)
+        {
+            return Ok(j.snapshot());
+        }
+        let r = self
+            .shared
+            .store
+            .job(id)?
+            .ok_or(ServeError::NoSuchJob(id))?;
+        let done = self.shared.store.partitions(id)?.len() as u32;
+        Ok(JobSnapshot {
+            id,
+            state: r.state,
+            done,
+            total: r.partitions,
+            error: r.error,
+        })
+    }
+
+    /// Cancels job `id`; returns its state afterwards (a finished job stays as it was).
+    pub fn cancel(&self, id: JobId) -> Result<JobState> {
+        let job = self
+            .shared
+            .jobs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&id)
+            .cloned();
+        match job {
+            Some(j) => {
+                self.shared.finish(
+                    &j,
+                    JobState::Cancelled,
+                    Some("cancelled by a client".into()),
+                );
+                Ok(self.snapshot(id)?.state)
+            }
+            None => Ok(self
+                .shared
+                .store
+                .job(id)?
+                .ok_or(ServeError::NoSuchJob(id))?
+                .state),
+        }
+    }
+
+    /// Reads a parameters file and makes it resident on every device (not on fallbacks).
+    pub fn preload(&self, path: &std::path::Path, curve_only: bool) -> Result<Arc<ParamsEntry>> {
+        let entry = self.shared.params.resolve(path, None)?;
+        for (i, d) in self.shared.devices.iter().enumerate() {
+            if !d.spec.fallback {
+                self.shared
+                    .params
+                    .key(&entry, curve_only, i, &d.spec.backend, d.spec.g2)?;
+            }
+        }
+        self.shared.update_gauges();
+        Ok(entry)
+    }
+
+    /// Evicts parameters by digest; returns whether they were known.
+    pub fn evict(&self, digest: &crate::params::ParamsDigest) -> bool {
+        let r = self.shared.params.evict(digest);
+        self.shared.update_gauges();
+        r
+    }
+
+    /// The parameters cache.
+    pub fn params(&self) -> &ParamsCache {
+        &self.shared.params
+    }
+
+    /// Stops the workers after the partitions they hold (queued work stays journaled and runs
+    /// after the next start). Blocks until they have stopped.
+    pub fn shutdown(&self) {
+        self.shared.shutdown.store(true, Ordering::SeqCst);
+        {
+            let _g = self.shared.lock_sched();
+            self.shared.syn_cv.notify_all();
+            self.shared.dev_cv.notify_all();
+        }
+        let threads: Vec<_> =
+            std::mem::take(&mut *self.threads.lock().unwrap_or_else(|e| e.into_inner()));
+        for t in threads {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+/// The protobuf value of a state.
+pub fn state_to_proto(s: JobState) -> proto::JobState {
+    match s {
+        JobState::Queued => proto::JobState::Queued,
+        JobState::Running => proto::JobState::Running,
+        JobState::Done => proto::JobState::Done,
+        JobState::Failed => proto::JobState::Failed,
+        JobState::Cancelled => proto::JobState::Cancelled,
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,154 @@
+//! The engine's two queues: partitions waiting for synthesis (a priority heap) and synthesised
+//! partitions waiting for a device (a short list, bounded by the byte budget).
+
+use std::{
+    cmp::Ordering as CmpOrdering,
+    collections::BinaryHeap,
+    sync::{atomic::Ordering, Arc},
+    time::Instant,
+};
+
+use bellows_core::groth16::synthesis::Synthesized;
+use blstrs::Scalar;
+
+use super::JobRt;
+use crate::store::JobId;
+
+/// A partition to synthesise.
+pub(crate) struct Waiting {
+    pub(crate) job: Arc<JobRt>,
+    pub(crate) index: u32,
+    /// Attempts so far (0 the first time).
+    pub(crate) attempt: u32,
+    /// Devices it failed on (bit i: device i).
+    pub(crate) excluded: u64,
+    pub(crate) seq: u64,
+    pub(crate) queued_at: Instant,
+}
+
+impl Waiting {
+    fn key(&self) -> (i32, std::cmp::Reverse<u64>) {
+        (self.job.spec.priority, std::cmp::Reverse(self.seq))
+    }
+}
+
+impl PartialEq for Waiting {
+    fn eq(&self, o: &Self) -> bool {
+        self.key() == o.key()
+    }
+}
+impl Eq for Waiting {}
+impl PartialOrd for Waiting {
+    fn partial_cmp(&self, o: &Self) -> Option<CmpOrdering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Waiting {
+    /// Higher priority first, then the earlier submission.
+    fn cmp(&self, o: &Self) -> CmpOrdering {
+        self.key().cmp(&o.key())
+    }
+}
+
+/// A synthesised partition waiting for a device; its bytes are reserved.
+pub(crate) struct Ready {
+    pub(crate) w: Waiting,
+    pub(crate) synthesized: Synthesized,
+    pub(crate) inputs: Vec<Scalar>,
+    pub(crate) synthesis_s: f64,
+    pub(crate) queued_s: f64,
+}
+
+/// Both queues (under one lock, with the budget's reservations).
+#[derive(Default)]
+pub(crate) struct Sched {
+    waiting: BinaryHeap<Waiting>,
+    ready: Vec<Ready>,
+    seq: u64,
+}
+
+impl Sched {
+    pub(crate) fn push_waiting(
+        &mut self,
+        job: Arc<JobRt>,
+        index: u32,
+        attempt: u32,
+        excluded: u64,
+    ) {
+        self.seq += 1;
+        self.waiting.push(Waiting {
+            job,
+            index,
+            attempt,
+            excluded,
+            seq: self.seq,
+            queued_at: Instant::now(),
+        });
+    }
+
+    /// Drops stopped jobs' partitions from the top of the heap.
+    fn skip_stopped(&mut self) {
+        while self
+            .waiting
+            .peek()
+            .is_some_and(|w| w.job.stopped.load(Ordering::SeqCst))
+        {
+            self.waiting.pop();
+        }
+    }
+
+    /// The bytes the next partition to synthesise needs, if any.
+    pub(crate) fn next_bytes(&mut self) -> Option<u64> {
+        self.skip_stopped();
+        self.waiting.peek().map(|w| w.job.bytes_per_partition)
+    }
+
+    /// Takes the next partition to synthesise (after [`Sched::next_bytes`] said it fits).
+    pub(crate) fn pop_waiting(&mut self) -> Option<Waiting> {
+        self.skip_stopped();
+        self.waiting.pop()
+    }
+
+    pub(crate) fn push_ready(&mut self, r: Ready) {
+        // Keep the list ordered: higher priority, then earlier.
+        let pos = self
+            .ready
+            .iter()
+            .position(|x| x.w < r.w)
+            .unwrap_or(self.ready.len());
+        self.ready.insert(pos, r);
+    }
+
+    /// Takes the first synthesised partition device `device` may run: not one that failed there,
+    /// and on a fallback device only partitions that failed elsewhere.
+    pub(crate) fn pop_ready(&mut self, device: usize, fallback: bool) -> Option<Ready> {
+        let pos = self
+            .ready
+            .iter()
+            .position(|r| r.w.excluded & (1u64 << device) == 0 && (!fallback || r.w.attempt > 0))?;
+        Some(self.ready.remove(pos))
+    }
+
+    /// Removes every queued partition of `job`; returns the bytes of the synthesised ones (to be
+    /// released).
+    pub(crate) fn remove_job(&mut self, job: JobId) -> u64 {
+        self.waiting.retain(|w| w.job.id != job);
+        let mut freed = 0;
+        self.ready.retain(|r| {
+            let keep = r.w.job.id != job;
+            if !keep {
+                freed += r.w.job.bytes_per_partition;
+            }
+            keep
+        });
+        freed
+    }
+
+    pub(crate) fn waiting_len(&self) -> usize {
+        self.waiting.len()
+    }
+
+    pub(crate) fn ready_len(&self) -> usize {
+        self.ready.len()
+    }
+}

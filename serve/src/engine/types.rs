@@ -1,0 +1,174 @@
+//! The engine's public types: configuration, devices, events, job snapshots.
+
+use std::sync::Arc;
+
+use bellows_core::{groth16::prover::G2Policy, Backend};
+
+use crate::{
+    job::Limits,
+    store::{JobId, JobState},
+};
+
+/// How the engine runs.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct EngineConfig {
+    /// Synthesis threads. Default: half the cores, at least 1.
+    pub synthesis_workers: usize,
+    /// Finaliser threads. Default: 2.
+    pub finalizers: usize,
+    /// Host bytes synthesised partitions may hold until their proofs are assembled. Default:
+    /// `None`, half the host memory available at start.
+    pub memory_budget: Option<u64>,
+    /// Bytes of decoded parameters kept resident. Default: `None`, a quarter of the host memory
+    /// available at start.
+    pub params_budget: Option<u64>,
+    /// Attempts per partition before its job fails (device errors only). Default: 3.
+    pub max_attempts: u32,
+    /// Synthesise with pre-compiled constraint systems cached in this directory (`None`: direct
+    /// synthesis). Default: `None`.
+    pub pce_dir: Option<std::path::PathBuf>,
+    /// Limits on requests.
+    pub limits: Limits,
+    /// Only parameters files under these directories are accepted (empty: any). Default: empty.
+    pub params_dirs: Vec<std::path::PathBuf>,
+    /// Called on every scheduling event (tests watch the engine with it). Default: none.
+    pub observer: Option<Observer>,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        Self {
+            synthesis_workers: (cores / 2).max(1),
+            finalizers: 2,
+            memory_budget: None,
+            params_budget: None,
+            max_attempts: 3,
+            pce_dir: None,
+            limits: Limits::default(),
+            params_dirs: Vec::new(),
+            observer: None,
+        }
+    }
+}
+
+/// A callback for [`Event`]s.
+#[derive(Clone)]
+pub struct Observer(pub Arc<dyn Fn(&Event) + Send + Sync>);
+
+impl std::fmt::Debug for Observer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Observer")
+    }
+}
+
+/// What happened in the engine (for observers).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Event {
+    /// A synthesis worker took a partition (its bytes are reserved).
+    SynthesisStarted {
+        /// Job.
+        job: JobId,
+        /// Partition.
+        partition: u32,
+        /// Bytes reserved by all partitions now, this one included.
+        reserved: u64,
+    },
+    /// A partition is synthesised and waits for a device.
+    SynthesisDone {
+        /// Job.
+        job: JobId,
+        /// Partition.
+        partition: u32,
+    },
+    /// A device worker started a partition.
+    DeviceStarted {
+        /// Job.
+        job: JobId,
+        /// Partition.
+        partition: u32,
+        /// Device index.
+        device: usize,
+    },
+    /// A device finished its part of a partition (successfully or not).
+    DeviceDone {
+        /// Job.
+        job: JobId,
+        /// Partition.
+        partition: u32,
+        /// Device index.
+        device: usize,
+        /// Whether it succeeded.
+        ok: bool,
+    },
+    /// A partition will be tried again on another device.
+    Retry {
+        /// Job.
+        job: JobId,
+        /// Partition.
+        partition: u32,
+        /// The device that failed.
+        failed_device: usize,
+        /// The error.
+        error: String,
+    },
+    /// A partition's proof is assembled and stored; its bytes are released.
+    PartitionDone {
+        /// Job.
+        job: JobId,
+        /// Partition.
+        partition: u32,
+        /// Device that proved it.
+        device: usize,
+    },
+    /// A job finished.
+    JobFinished {
+        /// Job.
+        job: JobId,
+        /// Its final state.
+        state: JobState,
+    },
+}
+
+/// One device the engine proves on.
+#[derive(Clone)]
+pub struct DeviceSpec {
+    /// Name in status and metrics (e.g. `cuda:0`).
+    pub label: String,
+    /// The backend, configured for this device.
+    pub backend: Arc<dyn Backend>,
+    /// Device workers (one for a backend that does not declare `concurrent`). Default in
+    /// `bellows serve`: 2.
+    pub workers: usize,
+    /// Where the G2 MSM runs.
+    pub g2: G2Policy,
+    /// Takes only partitions that failed on another device.
+    pub fallback: bool,
+}
+
+impl std::fmt::Debug for DeviceSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeviceSpec")
+            .field("label", &self.label)
+            .field("workers", &self.workers)
+            .field("fallback", &self.fallback)
+            .finish()
+    }
+}
+
+/// Progress of a job, as watchers see it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JobSnapshot {
+    /// The job.
+    pub id: JobId,
+    /// Its state.
+    pub state: JobState,
+    /// Partitions proved.
+    pub done: u32,
+    /// Partitions in all.
+    pub total: u32,
+    /// Why it failed or was cancelled.
+    pub error: Option<String>,
+}

@@ -1,0 +1,98 @@
+//! The daemon's error type, and its mapping onto gRPC status codes.
+
+/// Result alias of the daemon.
+pub type Result<T, E = ServeError> = std::result::Result<T, E>;
+
+/// What can go wrong in the daemon or its client.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServeError {
+    /// An error of the prover core (bad input, unsatisfied circuit, device error, ...).
+    #[error(transparent)]
+    Core(#[from] bellows_core::Error),
+    /// The job store (journal) failed.
+    #[error("job store: {0}")]
+    Store(String),
+    /// No job by this id (never submitted, or expired and purged).
+    #[error("no job {0} (never submitted, or its results expired)")]
+    NoSuchJob(u64),
+    /// A request the daemon refuses (limits, missing fields, unknown circuit).
+    #[error("invalid request: {0}")]
+    Invalid(String),
+    /// The daemon is at a configured limit (queue full); try again later.
+    #[error("busy: {0}")]
+    Busy(String),
+    /// A bad configuration file or flag.
+    #[error("configuration: {0}")]
+    Config(String),
+    /// Talking to a daemon failed (client side).
+    #[error("daemon at {addr}: {reason}")]
+    Connect {
+        /// The address tried.
+        addr: String,
+        /// The cause.
+        reason: String,
+    },
+    /// The daemon answered with an error (client side).
+    #[error("daemon: {0}")]
+    Rpc(String),
+    /// An I/O error, with what was being done.
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being done.
+        context: String,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl ServeError {
+    /// Shorthand for [`ServeError::Invalid`].
+    pub fn invalid(msg: impl Into<String>) -> Self {
+        ServeError::Invalid(msg.into())
+    }
+
+    /// Shorthand for [`ServeError::Io`].
+    pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
+        ServeError::Io {
+            context: context.into(),
+            source,
+        }
+    }
+}
+
+impl From<rusqlite::Error> for ServeError {
+    fn from(e: rusqlite::Error) -> Self {
+        ServeError::Store(e.to_string())
+    }
+}
+
+impl From<ServeError> for tonic::Status {
+    fn from(e: ServeError) -> Self {
+        use bellows_core::Error as E;
+        let msg = e.to_string();
+        match &e {
+            ServeError::NoSuchJob(_) => tonic::Status::not_found(msg),
+            ServeError::Invalid(_) => tonic::Status::invalid_argument(msg),
+            ServeError::Busy(_) => tonic::Status::resource_exhausted(msg),
+            ServeError::Core(c) => match c {
+                E::OutOfMemory { .. } => tonic::Status::resource_exhausted(msg),
+                E::Unsupported { .. } => tonic::Status::unimplemented(msg),
+                E::InvalidInput(_)
+                | E::Malformed { .. }
+                | E::InvalidPoint { .. }
+                | E::Unsatisfied(_)
+                | E::Synthesis(_) => tonic::Status::invalid_argument(msg),
+                E::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+                    tonic::Status::not_found(msg)
+                }
+                _ => tonic::Status::internal(msg),
+            },
+            ServeError::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+                tonic::Status::not_found(msg)
+            }
+            _ => tonic::Status::internal(msg),
+        }
+    }
+}

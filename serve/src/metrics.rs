@@ -1,0 +1,183 @@
+//! Prometheus metrics of the daemon (served as text on `GET /metrics`; docs/serve.md lists them).
+
+use prometheus_client::{
+    encoding::text::encode,
+    metrics::{
+        counter::Counter,
+        family::Family,
+        gauge::Gauge,
+        histogram::{exponential_buckets, Histogram},
+    },
+    registry::Registry,
+};
+use std::sync::atomic::AtomicU64;
+
+type Labels = Vec<(String, String)>;
+
+fn label(k: &str, v: impl Into<String>) -> Labels {
+    vec![(k.to_string(), v.into())]
+}
+
+fn phase_histogram() -> Histogram {
+    // 1 ms .. about 1.5 h, doubling.
+    Histogram::new(exponential_buckets(0.001, 2.0, 23))
+}
+
+/// The metrics (one set per daemon).
+#[derive(Debug)]
+pub struct Metrics {
+    registry: Registry,
+    queued: Family<Labels, Gauge>,
+    jobs: Family<Labels, Counter>,
+    partitions: Family<Labels, Counter>,
+    device_busy: Family<Labels, Counter<f64, AtomicU64>>,
+    phases: Family<Labels, Histogram, fn() -> Histogram>,
+    memory: Family<Labels, Gauge>,
+    retries: Counter,
+    errors: Family<Labels, Counter>,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Metrics {
+    /// A fresh set, registered under the `bellows_` prefix.
+    pub fn new() -> Self {
+        let mut registry = Registry::with_prefix("bellows");
+        let queued = Family::<Labels, Gauge>::default();
+        registry.register(
+            "queue_partitions",
+            "Partitions waiting, by stage (synthesis: not yet synthesised; device: synthesised, \
+             waiting for a device)",
+            queued.clone(),
+        );
+        let jobs = Family::<Labels, Counter>::default();
+        registry.register("jobs", "Jobs finished, by outcome", jobs.clone());
+        let partitions = Family::<Labels, Counter>::default();
+        registry.register(
+            "partitions",
+            "Partitions proved, by device",
+            partitions.clone(),
+        );
+        let device_busy = Family::<Labels, Counter<f64, AtomicU64>>::default();
+        registry.register(
+            "device_busy_seconds",
+            "Seconds each device had at least one partition (rate() of it is the busy fraction)",
+            device_busy.clone(),
+        );
+        let phases: Family<Labels, Histogram, fn() -> Histogram> =
+            Family::new_with_constructor(phase_histogram);
+        registry.register(
+            "phase_seconds",
+            "Per-partition duration of each phase (queued, synthesis, g1_phase, msm_g2, \
+             finalize, total)",
+            phases.clone(),
+        );
+        let memory = Family::<Labels, Gauge>::default();
+        registry.register(
+            "memory_bytes",
+            "Host memory: budget and reserved (synthesised partitions until their proof is \
+             assembled), params_budget and params_resident (decoded parameters)",
+            memory.clone(),
+        );
+        let retries = Counter::default();
+        registry.register(
+            "retries",
+            "Partitions retried after a device error",
+            retries.clone(),
+        );
+        let errors = Family::<Labels, Counter>::default();
+        registry.register(
+            "errors",
+            "Errors, by kind (device, job, store, request)",
+            errors.clone(),
+        );
+        Self {
+            registry,
+            queued,
+            jobs,
+            partitions,
+            device_busy,
+            phases,
+            memory,
+            retries,
+            errors,
+        }
+    }
+
+    /// Sets the queue gauges.
+    pub fn set_queued(&self, synthesis: usize, device: usize) {
+        self.queued
+            .get_or_create(&label("stage", "synthesis"))
+            .set(synthesis as i64);
+        self.queued
+            .get_or_create(&label("stage", "device"))
+            .set(device as i64);
+    }
+
+    /// Counts a finished job (`outcome`: done, failed, cancelled).
+    pub fn job_finished(&self, outcome: &str) {
+        self.jobs.get_or_create(&label("outcome", outcome)).inc();
+    }
+
+    /// Counts a partition proved on `device`.
+    pub fn partition_proved(&self, device: &str) {
+        self.partitions
+            .get_or_create(&label("device", device))
+            .inc();
+    }
+
+    /// Adds busy time to `device`.
+    pub fn device_busy(&self, device: &str, seconds: f64) {
+        self.device_busy
+            .get_or_create(&label("device", device))
+            .inc_by(seconds);
+    }
+
+    /// Records a phase duration.
+    pub fn phase(&self, phase: &str, seconds: f64) {
+        self.phases
+            .get_or_create(&label("phase", phase))
+            .observe(seconds);
+    }
+
+    /// Sets the memory gauges.
+    pub fn set_memory(&self, budget: u64, reserved: u64, params_budget: u64, params: u64) {
+        for (k, v) in [
+            ("budget", budget),
+            ("reserved", reserved),
+            ("params_budget", params_budget),
+            ("params_resident", params),
+        ] {
+            self.memory
+                .get_or_create(&label("kind", k))
+                .set(i64::try_from(v).unwrap_or(i64::MAX));
+        }
+    }
+
+    /// Counts a retry.
+    pub fn retry(&self) {
+        self.retries.inc();
+    }
+
+    /// Retries so far.
+    pub fn retries(&self) -> u64 {
+        self.retries.get()
+    }
+
+    /// Counts an error of `kind`.
+    pub fn error(&self, kind: &str) {
+        self.errors.get_or_create(&label("kind", kind)).inc();
+    }
+
+    /// The Prometheus text exposition of every metric.
+    pub fn render(&self) -> String {
+        let mut s = String::new();
+        // Writing into a String cannot fail.
+        let _ = encode(&mut s, &self.registry);
+        s
+    }
+}
