@@ -38,7 +38,7 @@ start_daemon() { # NAME ARGS... ; sets $addr and $maddr
   "$B/bellows" -v serve --listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 --state-dir "$out/state-$name" "$@" \
     > "$out/daemon-$name.stdout" 2> "$out/daemon-$name.log" &
   daemon_pid=$!
-  for _ in $(seq 600); do
+  for _ in $(seq 3000); do   # up to 300 s: --preload decodes and checks the parameters first
     [ "$(wc -l < "$out/daemon-$name.stdout")" -ge 2 ] && break
     kill -0 "$daemon_pid" 2>/dev/null || break
     sleep 0.1
@@ -72,7 +72,7 @@ ratio() { # A B LABEL: proofs/s of B over A
 
 if has k22; then
   p=$(params 22 90)
-  start_daemon k22 --backend cuda --devices 0 --workers 2 --preload "$p"
+  start_daemon k22 --backend cuda --devices 0 --workers 2
   bench k22-warm "$p" 22 90 4 4
   bench k22-c1 "$p" 22 90 20 1
   bench k22-c4 "$p" 22 90 20 4
