@@ -52,6 +52,7 @@ pub struct WgpuBackend {
     work: Mutex<()>,
     selected: usize,
     adapters: Vec<String>,
+    g2_on_device: bool,
     bases: Mutex<HashMap<u64, (Group, u64, Arc<ResidentBases>)>>,
     next_id: AtomicU64,
     budget: Mutex<Option<u64>>,
@@ -73,7 +74,9 @@ impl WgpuBackend {
         catch(|| {
             let instance = adapter::instance();
             let (selected, all) = adapter::select(&instance, cfg)?;
-            let loops = loops_option(cfg, all[selected].info.device_type)?;
+            let kind = all[selected].info.device_type;
+            let loops = loops_option(cfg, kind)?;
+            let g2_on_device = g2_option(cfg, kind)?;
             let gpu = Gpu::open(&all[selected].adapter, loops)?;
             let ntt = NttEngine::new(&gpu)?;
             let msm = MsmEngine::new(&gpu)?;
@@ -84,6 +87,7 @@ impl WgpuBackend {
                 work: Mutex::new(()),
                 selected,
                 adapters: all.iter().map(|a| a.describe()).collect(),
+                g2_on_device,
                 bases: Mutex::new(HashMap::new()),
                 next_id: AtomicU64::new(1),
                 budget: Mutex::new(cfg.memory_budget),
@@ -205,6 +209,20 @@ fn loops_option(cfg: &BackendConfig, kind: wgpu::DeviceType) -> Result<Loops> {
     }
 }
 
+/// Option `g2` (`device` or `host`): whether the backend offers the G2 MSM (capability
+/// `msm_g2`) or leaves it to the host's CPU threads. By default `host` on software adapters,
+/// where the G2 kernels take minutes to compile, and `device` on GPUs.
+fn g2_option(cfg: &BackendConfig, kind: wgpu::DeviceType) -> Result<bool> {
+    match cfg.get_option("g2").map(str::trim) {
+        None | Some("") => Ok(kind != wgpu::DeviceType::Cpu),
+        Some("device") => Ok(true),
+        Some("host") => Ok(false),
+        Some(other) => Err(Error::invalid(format!(
+            "option g2={other:?}: give `device` or `host`"
+        ))),
+    }
+}
+
 /// Runs `f`, turning a panic into [`Error::Device`].
 fn catch<T>(f: impl FnOnce() -> Result<T>) -> Result<T> {
     match catch_unwind(AssertUnwindSafe(f)) {
@@ -240,6 +258,9 @@ impl Msm for WgpuBackend {
     }
 
     fn load_bases_g2(&self, bases: SharedPoints<G2Affine>) -> Result<BasesHandle> {
+        if !self.g2_on_device {
+            return Err(Error::unsupported(NAME, "load_bases_g2 (option g2=host)"));
+        }
         self.load::<G2>(Group::G2, bases.points())
     }
 
@@ -263,6 +284,9 @@ impl Msm for WgpuBackend {
     }
 
     fn msm_g2(&self, handle: BasesHandle, jobs: &[MsmJob<'_>], out: &mut [G2Jacobian]) -> Result<()> {
+        if !self.g2_on_device {
+            return Err(Error::unsupported(NAME, "msm_g2 (option g2=host)"));
+        }
         self.msm::<G2>(Group::G2, handle, jobs, out)
     }
 }
@@ -288,6 +312,7 @@ impl Backend for WgpuBackend {
             let mut c = Capabilities::all(max_log);
             c.fused_h_poly = true;
             c.accelerator = true;
+            c.msm_g2 = self.g2_on_device;
             c
         };
         let mut info = BackendInfo::new(

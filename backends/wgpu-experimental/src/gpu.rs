@@ -181,7 +181,7 @@ impl Batch<'_> {
         if self.ops.is_empty() {
             return Ok(());
         }
-        let stride = (gpu.limits.min_uniform_buffer_offset_alignment as u64).max(PARAMS_BYTES);
+        let stride = PARAMS_BYTES.next_multiple_of(gpu.limits.min_uniform_buffer_offset_alignment.max(1) as u64);
         let uniform = if self.params.is_empty() {
             None
         } else {

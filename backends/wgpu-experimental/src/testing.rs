@@ -41,8 +41,6 @@ pub enum CurveOp {
     Add,
     /// 2p (`dbl-2008-s-1`).
     Double,
-    /// k·p.
-    MulSmall,
 }
 
 impl CurveOp {
@@ -51,7 +49,6 @@ impl CurveOp {
             CurveOp::AddAffine => "curve_madd",
             CurveOp::Add => "curve_add",
             CurveOp::Double => "curve_dbl",
-            CurveOp::MulSmall => "curve_mul_small",
         }
     }
 }
@@ -131,12 +128,10 @@ pub fn fp_ops(backend: &WgpuBackend, op: FieldOp, a: &[Fp], b: &[Fp]) -> Result<
 }
 
 /// `op` on the points `p` (XYZZ) and `q` (XYZZ, or affine points of `G` for
-/// [`CurveOp::AddAffine`]; ignored by [`CurveOp::Double`] and [`CurveOp::MulSmall`], whose `k`
-/// is the multiple), on the device; Jacobian results.
+/// [`CurveOp::AddAffine`]; ignored by [`CurveOp::Double`]), on the device; Jacobian results.
 pub fn curve_ops<G: MsmGroup, F: Plain, Q: Plain>(
     backend: &WgpuBackend,
     op: CurveOp,
-    k: u32,
     p: &[Xyzz<F>],
     q: &[Q],
 ) -> Result<Vec<G::Jacobian>> {
@@ -150,7 +145,7 @@ pub fn curve_ops<G: MsmGroup, F: Plain, Q: Plain>(
             Module::Testing(G::KIND),
             op.entry(),
             0,
-            k,
+            0,
             bytes(p),
             bytes(q),
             p.len(),

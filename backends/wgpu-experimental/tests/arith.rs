@@ -183,10 +183,10 @@ fn to_xyzz<F: Coord>(x: F, y: F, z: F) -> Xyzz<F> {
 /// with blst on affine encodings; the XYZZ inputs carry random Z so the formulas see
 /// non-trivial ZZ and ZZZ.
 macro_rules! curve_test {
-    ($name:ident, $grp:ty, $points:ident, $proj:ty, $aff:ty, $laff:ty, $coord:ty, $jac:ty) => {
+    ($name:ident, $backend:path, $grp:ty, $points:ident, $proj:ty, $aff:ty, $laff:ty, $coord:ty, $jac:ty) => {
         #[test]
         fn $name() {
-            let Some(b) = common::backend() else { return };
+            let Some(b) = $backend() else { return };
             let n = 24;
             let mut p = $points(n, 5);
             let mut q = $points(n, 6);
@@ -210,19 +210,12 @@ macro_rules! curve_test {
             };
             let pp = |i: usize| <$proj>::from(p[i]);
             let qp = |i: usize| <$proj>::from(q[i]);
-            check(curve_ops::<$grp, _, _>(&b, CurveOp::AddAffine, 0, &px, &ql).unwrap(), &|i| pp(i) + qp(i), "p + q affine");
-            check(curve_ops::<$grp, _, _>(&b, CurveOp::Add, 0, &px, &qx).unwrap(), &|i| pp(i) + qp(i), "p + q");
-            check(curve_ops::<$grp, _, _>(&b, CurveOp::Double, 0, &px, &qx).unwrap(), &|i| pp(i).double(), "2p");
-            for k in [0u32, 1, 2, 13, 255] {
-                check(
-                    curve_ops::<$grp, _, _>(&b, CurveOp::MulSmall, k, &px, &qx).unwrap(),
-                    &|i| pp(i) * blstrs::Scalar::from(k as u64),
-                    &format!("{k}·p"),
-                );
-            }
+            check(curve_ops::<$grp, _, _>(&b, CurveOp::AddAffine, &px, &ql).unwrap(), &|i| pp(i) + qp(i), "p + q affine");
+            check(curve_ops::<$grp, _, _>(&b, CurveOp::Add, &px, &qx).unwrap(), &|i| pp(i) + qp(i), "p + q");
+            check(curve_ops::<$grp, _, _>(&b, CurveOp::Double, &px, &qx).unwrap(), &|i| pp(i).double(), "2p");
         }
     };
 }
 
-curve_test!(g1_arithmetic_matches_blst, G1, g1_points, blstrs::G1Projective, blstrs::G1Affine, G1Affine, Fp, G1Jacobian);
-curve_test!(g2_arithmetic_matches_blst, G2, g2_points, blstrs::G2Projective, blstrs::G2Affine, G2Affine, Fp2, G2Jacobian);
+curve_test!(g1_arithmetic_matches_blst, common::backend, G1, g1_points, blstrs::G1Projective, blstrs::G1Affine, G1Affine, Fp, G1Jacobian);
+curve_test!(g2_arithmetic_matches_blst, common::g2_backend, G2, g2_points, blstrs::G2Projective, blstrs::G2Affine, G2Affine, Fp2, G2Jacobian);

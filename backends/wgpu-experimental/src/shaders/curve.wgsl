@@ -156,27 +156,3 @@ fn $E_add(p: $EXyzz, q: $EXyzz) -> $EXyzz {
     let b4 = $E_muls(array<$K, 4>(r, s1, b2[2], b2[3]), array<$K, 4>($Q_sub(qq, x3), ppp, pp, ppp), 4u);
     return $EXyzz(x3, $Q_sub(b4[0], b4[1]), b4[2], b4[3]);
 }
-
-// k·P for a small k by double-and-add from the top bit, every step through the one call of
-// `add` (a doubling is the addition of equal points, which `add` hands to `dbl`): one inlined
-// copy of the formulas.
-fn $E_mul_small(p: $EXyzz, k: u32) -> $EXyzz {
-    if (k == 0u) {
-        return $E_identity();
-    }
-    let top = 31u - countLeadingZeros(k);
-    var r = p;
-    // For bits b = top − 1 … 0: step 2(top − 1 − b) doubles, the next adds p if bit b is set.
-    for (var t = 0u; t < 2u * top; t++) {
-        let b = top - 1u - t / 2u;
-        let double = (t & 1u) == 0u;
-        if (double || ((k >> b) & 1u) == 1u) {
-            var y = r;
-            if (!double) {
-                y = p;
-            }
-            r = $E_add(r, y);
-        }
-    }
-    return r;
-}

@@ -264,28 +264,59 @@ fn window_segments(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_w
     let w = t / P.segs;
     let lo = (t % P.segs) * P.seg_len;
     let base = w * half;
+    // One loop, one call of the addition (one inlined copy of the formulas; see curve.wgsl):
+    // steps [0, 2S): from the top bucket down, alternately running += B_j and acc += running,
+    // so that acc = Σ (j − lo + 1)·B_j; the weight of bucket j is j + 1, so lo·running is
+    // missing: steps [2S, 2S + 2·top) compute m = lo·running by double-and-add from the top bit
+    // of lo, and the last step adds m to acc.
     var running = $G_identity();
     var acc = $G_identity();
-    // From the top bucket down, alternately running += B_j and acc += running, through one
-    // call of the addition (one inlined copy of the formulas; see curve.wgsl).
-    for (var s = 0u; s < 2u * P.seg_len; s++) {
-        let even = (s & 1u) == 0u;
+    var m = $G_identity();
+    let steps_a = 2u * P.seg_len;
+    var top = 0u;
+    var steps = steps_a;
+    if (lo != 0u) {
+        top = 31u - countLeadingZeros(lo);
+        steps = steps_a + 2u * top + 1u;
+    }
+    for (var s = 0u; s < steps; s++) {
         var x = acc;
         var y = running;
-        if (even) {
-            x = running;
-            y = load_bucket(base + lo + P.seg_len - 1u - s / 2u);
-        }
-        let z = $G_add(x, y);
-        if (even) {
-            running = z;
+        // 0: running, 1: acc, 2: m, 3: nothing.
+        var dest = 1u;
+        if (s < steps_a) {
+            if ((s & 1u) == 0u) {
+                x = running;
+                y = load_bucket(base + lo + P.seg_len - 1u - s / 2u);
+                dest = 0u;
+            }
         } else {
-            acc = z;
+            if (s == steps_a) {
+                m = running;
+            }
+            let u = s - steps_a;
+            if (u == 2u * top) {
+                y = m;
+            } else {
+                x = m;
+                dest = 2u;
+                if ((u & 1u) == 0u) {
+                    y = m;
+                } else if (((lo >> (top - 1u - u / 2u)) & 1u) == 0u) {
+                    dest = 3u;
+                }
+            }
         }
-    }
-    // acc = Σ (j − lo + 1)·B_j; the weight of bucket j is j + 1, so lo·Σ B_j is missing.
-    if (lo != 0u) {
-        acc = $G_add(acc, $G_mul_small(running, lo));
+        if (dest != 3u) {
+            let z = $G_add(x, y);
+            if (dest == 0u) {
+                running = z;
+            } else if (dest == 1u) {
+                acc = z;
+            } else {
+                m = z;
+            }
+        }
     }
     store_partial(P.out_off + t, acc);
 }

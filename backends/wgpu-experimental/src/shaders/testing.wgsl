@@ -7,7 +7,7 @@ struct Params {
     count: u32,
     // Operation (see each kernel).
     op: u32,
-    // A small integer argument (mul_small's k).
+    // Unused.
     k: u32,
     pad0: u32,
     pad1: u32,
@@ -159,14 +159,5 @@ fn curve_dbl(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
     let i = linear_id(gid, nwg);
     if (i < P.count) {
         put_point(i, $G_dbl(xyzz_at(true, i)));
-    }
-}
-
-// k·p.
-@compute @workgroup_size(WG)
-fn curve_mul_small(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let i = linear_id(gid, nwg);
-    if (i < P.count) {
-        put_point(i, $G_mul_small(xyzz_at(true, i), P.k));
     }
 }

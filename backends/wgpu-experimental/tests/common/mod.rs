@@ -25,3 +25,26 @@ pub fn backend() -> Option<WgpuBackend> {
         }
     }
 }
+
+/// The backend for tests of the G2 kernels: where the default adapter runs G2 on the device
+/// (GPUs), or where `BELLOWS_WGPU_G2=1` asks for it on a software adapter (whose compiler takes
+/// minutes over the G2 kernels, so CI leaves them out there: `g2=host` is the default on it).
+/// Otherwise `None` with a note.
+#[allow(dead_code)]
+pub fn g2_backend() -> Option<WgpuBackend> {
+    use bellows_core::Backend;
+    let b = backend()?;
+    if b.info().capabilities.msm_g2 {
+        return Some(b);
+    }
+    if std::env::var("BELLOWS_WGPU_G2").is_ok_and(|v| v == "1") {
+        let cfg = bellows_core::BackendConfig::new().option("g2", "device");
+        return Some(WgpuBackend::with_config(&cfg).expect("the adapter again"));
+    }
+    eprintln!(
+        "SKIPPED: G2 runs on the host on this adapter ({}); BELLOWS_WGPU_G2=1 runs the G2 kernels \
+         anyway",
+        b.gpu().name
+    );
+    None
+}
