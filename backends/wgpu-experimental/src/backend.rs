@@ -37,7 +37,6 @@ use crate::{
     gpu::Gpu,
     msm::{self, MsmEngine, MsmGroup, ResidentBases, G1, G2},
     ntt::{max_log_ntt, NttEngine},
-    shader::Loops,
 };
 
 /// One line on what it is.
@@ -75,9 +74,8 @@ impl WgpuBackend {
             let instance = adapter::instance();
             let (selected, all) = adapter::select(&instance, cfg)?;
             let kind = all[selected].info.device_type;
-            let loops = loops_option(cfg, kind)?;
             let g2_on_device = g2_option(cfg, kind)?;
-            let gpu = Gpu::open(&all[selected].adapter, loops)?;
+            let gpu = Gpu::open(&all[selected].adapter)?;
             let ntt = NttEngine::new(&gpu)?;
             let msm = MsmEngine::new(&gpu)?;
             Ok(Self {
@@ -189,23 +187,6 @@ impl WgpuBackend {
             *slot = sum.into();
         }
         Ok(())
-    }
-}
-
-/// Option `loops` (`rolled` or `unrolled`; see [`Loops`]); by default rolled on software
-/// adapters, whose compiler is slow on unrolled code, and unrolled on GPUs.
-fn loops_option(cfg: &BackendConfig, kind: wgpu::DeviceType) -> Result<Loops> {
-    match cfg.get_option("loops").map(str::trim) {
-        None | Some("") => Ok(if kind == wgpu::DeviceType::Cpu {
-            Loops::Rolled
-        } else {
-            Loops::Unrolled
-        }),
-        Some("rolled") => Ok(Loops::Rolled),
-        Some("unrolled") => Ok(Loops::Unrolled),
-        Some(other) => Err(Error::invalid(format!(
-            "option loops={other:?}: give `rolled` or `unrolled`"
-        ))),
     }
 }
 

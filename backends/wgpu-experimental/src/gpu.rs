@@ -20,11 +20,9 @@ use bellows_core::{Error, Result};
 
 use crate::{adapter::NAME, shader};
 
-/// Bytes of the parameter block every kernel binds: 16 words of its own, then `zero` (always 0,
-/// see [`shader::Loops`]) and padding.
-pub const PARAMS_BYTES: u64 = 80;
-/// Parameters of one dispatch: the kernel's 16 words (the host leaves the last 4 of the block,
-/// `zero` among them, at 0).
+/// Bytes of the parameter block every kernel binds.
+pub const PARAMS_BYTES: u64 = 64;
+/// Parameters of one dispatch: 16 words, each kernel's `Params` struct (unused words 0).
 pub type Params = [u32; 16];
 /// Threads per workgroup of the one-thread-per-item kernels (`WG` in common.wgsl).
 pub const WG: u32 = 64;
@@ -43,12 +41,12 @@ pub enum Module {
 }
 
 impl Module {
-    fn source(self, loops: shader::Loops) -> String {
+    fn source(self) -> String {
         match self {
-            Module::Ntt => shader::ntt_module(loops),
+            Module::Ntt => shader::ntt_module(),
             Module::Scan => shader::scan_module(),
-            Module::Msm(g) => shader::msm_module(g, loops),
-            Module::Testing(g) => shader::testing_module(g, loops),
+            Module::Msm(g) => shader::msm_module(g),
+            Module::Testing(g) => shader::testing_module(g),
         }
     }
     /// Storage buffers its kernels bind.
@@ -188,7 +186,7 @@ impl Batch<'_> {
             let mut bytes = vec![0u8; self.params.len() * stride as usize];
             for (i, p) in self.params.iter().enumerate() {
                 let at = i * stride as usize;
-                bytes[at..at + 64].copy_from_slice(bytemuck::cast_slice(p));
+                bytes[at..at + PARAMS_BYTES as usize].copy_from_slice(bytemuck::cast_slice(p));
             }
             let buf = gpu.buffer(bytes.len() as u64, wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST, "params")?;
             gpu.queue.write_buffer(&buf, 0, &bytes);
@@ -276,8 +274,6 @@ pub struct Gpu {
     pub limits: wgpu::Limits,
     /// The adapter's name.
     pub name: String,
-    /// How the kernels' limb loops are compiled.
-    pub loops: shader::Loops,
     kernels: Mutex<HashMap<(Module, &'static str), Arc<Kernel>>>,
     modules: Mutex<HashMap<Module, wgpu::ShaderModule>>,
     uncaptured: Arc<Mutex<Vec<String>>>,
@@ -300,7 +296,7 @@ fn device_err(device: &str, reason: impl Into<String>) -> Error {
 impl Gpu {
     /// Opens a device on `adapter` with the adapter's own limits (wgpu's defaults would cap a
     /// storage binding at 128 MiB).
-    pub fn open(adapter: &wgpu::Adapter, loops: shader::Loops) -> Result<Self> {
+    pub fn open(adapter: &wgpu::Adapter) -> Result<Self> {
         let info = adapter.get_info();
         let limits = adapter.limits();
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
@@ -332,7 +328,6 @@ impl Gpu {
             queue,
             limits,
             name: info.name,
-            loops,
             kernels: Mutex::new(HashMap::new()),
             modules: Mutex::new(HashMap::new()),
             uncaptured,
@@ -397,7 +392,7 @@ impl Gpu {
             let m = modules.entry(module).or_insert_with(|| {
                 self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
                     label: Some(entry),
-                    source: wgpu::ShaderSource::Wgsl(module.source(self.loops).into()),
+                    source: wgpu::ShaderSource::Wgsl(module.source().into()),
                 })
             });
             let layout = self.layout(module.arity());

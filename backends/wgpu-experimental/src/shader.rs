@@ -97,24 +97,6 @@ fn wgsl_list(limbs: &[u32]) -> String {
         .join(", ")
 }
 
-/// How the limb loops of the field code are bounded.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
-pub enum Loops {
-    /// Constant bounds: the compiler unrolls them (GPUs).
-    #[default]
-    Unrolled,
-    /// Bounds the compiler cannot see (`N + P.zero`): compact code (software adapters).
-    Rolled,
-}
-
-/// What ends the bound of a loop over a batch of products: nothing, or `+ P.zero`.
-fn roll(loops: Loops) -> &'static str {
-    match loops {
-        Loops::Unrolled => "",
-        Loops::Rolled => " + P.zero",
-    }
-}
-
 /// The linear-time operations of a field as straight-line WGSL on `let` values (no loops, no
 /// array variables): `P_is_zero`, `P_eq`, `P_reduce_once`, `P_add`, `P_dbl`, `P_sub`, `P_neg`
 /// for prefix P and type `ty`. Branch-free: conditional corrections are selected limb by limb.
@@ -185,18 +167,12 @@ pub fn field_linear(ty: &str, p: &str, c: &FieldConsts) -> String {
 
 /// `field.wgsl` instantiated as type `ty` with function prefix `prefix`, with its
 /// [`field_linear`] operations.
-pub fn field(ty: &str, prefix: &str, c: &FieldConsts, loops: Loops) -> String {
-    field_template(ty, prefix, c, loops) + &field_linear(ty, prefix, c)
+pub fn field(ty: &str, prefix: &str, c: &FieldConsts) -> String {
+    field_template(ty, prefix, c) + &field_linear(ty, prefix, c)
 }
 
-fn field_template(ty: &str, prefix: &str, c: &FieldConsts, loops: Loops) -> String {
-    let n = c.modulus.len();
-    let limbs = match loops {
-        Loops::Unrolled => format!("{n}u"),
-        Loops::Rolled => format!("({n}u + P.zero)"),
-    };
+fn field_template(ty: &str, prefix: &str, c: &FieldConsts) -> String {
     FIELD
-        .replace("$LIMBS", &limbs)
         .replace("$MOD", &wgsl_list(&c.modulus))
         .replace("$ONE", &wgsl_list(&c.one))
         .replace("$M0", &format!("0x{:08x}", c.m0))
@@ -207,9 +183,8 @@ fn field_template(ty: &str, prefix: &str, c: &FieldConsts, loops: Loops) -> Stri
 
 /// `curve.wgsl` instantiated for group `prefix` over the field `field_prefix` of type
 /// `field_ty`.
-pub fn curve(prefix: &str, field_prefix: &str, field_ty: &str, loops: Loops) -> String {
+pub fn curve(prefix: &str, field_prefix: &str, field_ty: &str) -> String {
     CURVE
-        .replace("$ROLL", roll(loops))
         .replace("$E", prefix)
         .replace("$Q", field_prefix)
         .replace("$K", field_ty)
@@ -242,16 +217,16 @@ impl GroupKind {
 }
 
 /// Fields and curve code a group module needs: Fr (digits), Fp, Fp2 for G2, the curve.
-fn group_arith(g: GroupKind, loops: Loops) -> String {
+fn group_arith(g: GroupKind) -> String {
     let mut s = String::new();
     s.push_str(COMMON);
-    s.push_str(&field("Fr", "fr", &FieldConsts::fr(), loops));
-    s.push_str(&field("Fp", "fp", &FieldConsts::fp(), loops));
+    s.push_str(&field("Fr", "fr", &FieldConsts::fr()));
+    s.push_str(&field("Fp", "fp", &FieldConsts::fp()));
     match g {
-        GroupKind::G1 => s.push_str(&curve("g1", "fp", "Fp", loops)),
+        GroupKind::G1 => s.push_str(&curve("g1", "fp", "Fp")),
         GroupKind::G2 => {
-            s.push_str(&FP2.replace("$ROLL", roll(loops)));
-            s.push_str(&curve("g2", "fp2", "Fp2", loops));
+            s.push_str(FP2);
+            s.push_str(&curve("g2", "fp2", "Fp2"));
         }
     }
     s
@@ -271,8 +246,8 @@ fn group_template(text: &str, g: GroupKind) -> String {
 }
 
 /// The NTT module: radix-2 stages, bit reversal, power tables, the quotient's pointwise step.
-pub fn ntt_module(loops: Loops) -> String {
-    [COMMON, &field("Fr", "fr", &FieldConsts::fr(), loops), NTT].concat()
+pub fn ntt_module() -> String {
+    [COMMON, &field("Fr", "fr", &FieldConsts::fr()), NTT].concat()
 }
 
 /// The prefix-sum module (no field arithmetic).
@@ -304,8 +279,8 @@ fn coord_access(name: &str, buf: &str, g: GroupKind) -> String {
 }
 
 /// The MSM module of a group: digits, bucket accumulation and window reduction.
-pub fn msm_module(g: GroupKind, loops: Loops) -> String {
-    let mut s = group_arith(g, loops);
+pub fn msm_module(g: GroupKind) -> String {
+    let mut s = group_arith(g);
     s.push_str(&group_template(MSM, g));
     for (name, buf) in [("bases", "bases"), ("buckets", "buckets"), ("partials", "partials")] {
         s.push_str(&coord_access(name, buf, g));
@@ -315,8 +290,8 @@ pub fn msm_module(g: GroupKind, loops: Loops) -> String {
 
 /// The module of element-wise test kernels of a group (field and curve operations one thread per
 /// item, for the tests that compare them with blst).
-pub fn testing_module(g: GroupKind, loops: Loops) -> String {
-    let mut s = group_arith(g, loops);
+pub fn testing_module(g: GroupKind) -> String {
+    let mut s = group_arith(g);
     s.push_str(&group_template(TESTING, g));
     s.push_str(&coord_access("outp", "outp", g));
     s.push_str(match g {
@@ -349,17 +324,15 @@ mod tests {
 
     #[test]
     fn templates_leave_no_placeholder() {
-        for l in [Loops::Unrolled, Loops::Rolled] {
-            for m in [
-                ntt_module(l),
-                scan_module(),
-                msm_module(GroupKind::G1, l),
-                msm_module(GroupKind::G2, l),
-                testing_module(GroupKind::G1, l),
-                testing_module(GroupKind::G2, l),
-            ] {
-                assert!(!m.contains('$'), "{}", &m[m.find('$').unwrap()..][..40]);
-            }
+        for m in [
+            ntt_module(),
+            scan_module(),
+            msm_module(GroupKind::G1),
+            msm_module(GroupKind::G2),
+            testing_module(GroupKind::G1),
+            testing_module(GroupKind::G2),
+        ] {
+            assert!(!m.contains('$'), "{}", &m[m.find('$').unwrap()..][..40]);
         }
     }
 }

@@ -54,14 +54,13 @@ fn $E_from_affine(p: $EAffine) -> $EXyzz {
     return $EXyzz(p.x, p.y, $Q_one(), $Q_one());
 }
 
-// Up to four products in one loop: one inlined copy of the multiplication however many a
-// formula needs (the formulas below group their independent products into such batches; a GPU
-// compiler unrolls the loop again, a software one keeps it rolled: see field.wgsl).
+// Up to four independent products, written as one loop: the formulas below group their
+// products into such batches, which keeps the source short; compilers unroll the loop.
 fn $E_muls(a: array<$K, 4>, b: array<$K, 4>, k: u32) -> array<$K, 4> {
     var x = a;
     var y = b;
     var r: array<$K, 4>;
-    for (var i = 0u; i < k$ROLL; i++) {
+    for (var i = 0u; i < k; i++) {
         r[i] = $Q_mul(x[i], y[i]);
     }
     return r;
@@ -98,30 +97,34 @@ fn $E_dbl(p: $EXyzz) -> $EXyzz {
 // ZZZ3 = ZZZ1·PPP. P = 0 means equal x: a doubling when R = 0, else P = −Q.
 // Batches: (U2, S2), (PP, R²), (PPP, Q), (R(Q − X3), Y1·PPP, ZZ3, ZZZ3).
 fn $E_add_affine(p: $EXyzz, q: $EAffine) -> $EXyzz {
-    if ($E_affine_is_identity(q)) {
-        return p;
-    }
-    if ($E_is_identity(p)) {
-        return $E_from_affine(q);
-    }
-    let z = $Q_zero();
-    let b1 = $E_muls(array<$K, 4>(q.x, q.y, z, z), array<$K, 4>(p.zz, p.zzz, z, z), 2u);
-    let h = $Q_sub(b1[0], p.x);
-    let r = $Q_sub(b1[1], p.y);
-    if ($Q_is_zero(h)) {
-        if ($Q_is_zero(r)) {
-            return $E_dbl($E_from_affine(q));
+    var out = p;
+    if (!$E_affine_is_identity(q)) {
+        if ($E_is_identity(p)) {
+            out = $E_from_affine(q);
+        } else {
+            let z = $Q_zero();
+            let b1 = $E_muls(array<$K, 4>(q.x, q.y, z, z), array<$K, 4>(p.zz, p.zzz, z, z), 2u);
+            let h = $Q_sub(b1[0], p.x);
+            let r = $Q_sub(b1[1], p.y);
+            if ($Q_is_zero(h)) {
+                if ($Q_is_zero(r)) {
+                    out = $E_dbl($E_from_affine(q));
+                } else {
+                    out = $E_identity();
+                }
+            } else {
+                let b2 = $E_muls(array<$K, 4>(h, r, z, z), array<$K, 4>(h, r, z, z), 2u);
+                let pp = b2[0];
+                let b3 = $E_muls(array<$K, 4>(h, p.x, z, z), array<$K, 4>(pp, pp, z, z), 2u);
+                let ppp = b3[0];
+                let qq = b3[1];
+                let x3 = $Q_sub($Q_sub(b2[1], ppp), $Q_dbl(qq));
+                let b4 = $E_muls(array<$K, 4>(r, p.y, p.zz, p.zzz), array<$K, 4>($Q_sub(qq, x3), ppp, pp, ppp), 4u);
+                out = $EXyzz(x3, $Q_sub(b4[0], b4[1]), b4[2], b4[3]);
+            }
         }
-        return $E_identity();
     }
-    let b2 = $E_muls(array<$K, 4>(h, r, z, z), array<$K, 4>(h, r, z, z), 2u);
-    let pp = b2[0];
-    let b3 = $E_muls(array<$K, 4>(h, p.x, z, z), array<$K, 4>(pp, pp, z, z), 2u);
-    let ppp = b3[0];
-    let qq = b3[1];
-    let x3 = $Q_sub($Q_sub(b2[1], ppp), $Q_dbl(qq));
-    let b4 = $E_muls(array<$K, 4>(r, p.y, p.zz, p.zzz), array<$K, 4>($Q_sub(qq, x3), ppp, pp, ppp), 4u);
-    return $EXyzz(x3, $Q_sub(b4[0], b4[1]), b4[2], b4[3]);
+    return out;
 }
 
 // add-2008-s: P1 + P2, both XYZZ. U1 = X1·ZZ2, U2 = X2·ZZ1, S1 = Y1·ZZZ2, S2 = Y2·ZZZ1,
@@ -129,30 +132,34 @@ fn $E_add_affine(p: $EXyzz, q: $EAffine) -> $EXyzz {
 // Y3 = R(Q − X3) − S1·PPP, ZZ3 = ZZ1·ZZ2·PP, ZZZ3 = ZZZ1·ZZZ2·PPP.
 // Batches: (U1, U2, S1, S2), (PP, R², ZZ1·ZZ2, ZZZ1·ZZZ2), (PPP, Q), (R(Q − X3), S1·PPP, ZZ3, ZZZ3).
 fn $E_add(p: $EXyzz, q: $EXyzz) -> $EXyzz {
-    if ($E_is_identity(q)) {
-        return p;
-    }
-    if ($E_is_identity(p)) {
-        return q;
-    }
-    let z = $Q_zero();
-    let b1 = $E_muls(array<$K, 4>(p.x, q.x, p.y, q.y), array<$K, 4>(q.zz, p.zz, q.zzz, p.zzz), 4u);
-    let u1 = b1[0];
-    let s1 = b1[2];
-    let h = $Q_sub(b1[1], u1);
-    let r = $Q_sub(b1[3], s1);
-    if ($Q_is_zero(h)) {
-        if ($Q_is_zero(r)) {
-            return $E_dbl(p);
+    var out = p;
+    if (!$E_is_identity(q)) {
+        if ($E_is_identity(p)) {
+            out = q;
+        } else {
+            let z = $Q_zero();
+            let b1 = $E_muls(array<$K, 4>(p.x, q.x, p.y, q.y), array<$K, 4>(q.zz, p.zz, q.zzz, p.zzz), 4u);
+            let u1 = b1[0];
+            let s1 = b1[2];
+            let h = $Q_sub(b1[1], u1);
+            let r = $Q_sub(b1[3], s1);
+            if ($Q_is_zero(h)) {
+                if ($Q_is_zero(r)) {
+                    out = $E_dbl(p);
+                } else {
+                    out = $E_identity();
+                }
+            } else {
+                let b2 = $E_muls(array<$K, 4>(h, r, p.zz, p.zzz), array<$K, 4>(h, r, q.zz, q.zzz), 4u);
+                let pp = b2[0];
+                let b3 = $E_muls(array<$K, 4>(h, u1, z, z), array<$K, 4>(pp, pp, z, z), 2u);
+                let ppp = b3[0];
+                let qq = b3[1];
+                let x3 = $Q_sub($Q_sub(b2[1], ppp), $Q_dbl(qq));
+                let b4 = $E_muls(array<$K, 4>(r, s1, b2[2], b2[3]), array<$K, 4>($Q_sub(qq, x3), ppp, pp, ppp), 4u);
+                out = $EXyzz(x3, $Q_sub(b4[0], b4[1]), b4[2], b4[3]);
+            }
         }
-        return $E_identity();
     }
-    let b2 = $E_muls(array<$K, 4>(h, r, p.zz, p.zzz), array<$K, 4>(h, r, q.zz, q.zzz), 4u);
-    let pp = b2[0];
-    let b3 = $E_muls(array<$K, 4>(h, u1, z, z), array<$K, 4>(pp, pp, z, z), 2u);
-    let ppp = b3[0];
-    let qq = b3[1];
-    let x3 = $Q_sub($Q_sub(b2[1], ppp), $Q_dbl(qq));
-    let b4 = $E_muls(array<$K, 4>(r, s1, b2[2], b2[3]), array<$K, 4>($Q_sub(qq, x3), ppp, pp, ppp), 4u);
-    return $EXyzz(x3, $Q_sub(b4[0], b4[1]), b4[2], b4[3]);
+    return out;
 }

@@ -15,12 +15,11 @@
 // algorithms", IEEE Micro 16(3), 1996); limb products from common.wgsl's `mac`.
 //
 // Compile time shapes the code (measured on Mesa's lavapipe, whose LLVM back end compiles every
-// kernel with all calls inlined; `examples/compile_*.rs`): the linear-time operations (add,
-// subtract, negate, compare, reduce) are generated in Rust as straight-line code on `let`
-// values, with no array variables, which compiles ~15× faster than loops over array variables;
-// the multiplication's limb loops run to `$LIMBS`: the constant N on GPUs, whose compilers unroll
-// them into registers, or `N + P.zero` (a uniform that is always 0) on software adapters, where
-// the unrolled product (~3600 operations) would cost seconds of compile time per copy.
+// kernel with all calls inlined, in time that grows faster than linearly with its size; see
+// docs/wgpu.md): the linear-time operations (add, subtract, negate, compare, reduce) are
+// generated in Rust as straight-line code on `let` values, with no array variables, which
+// compiles about 15 times faster than loops over array variables; the multiplication's limb
+// loops have constant bounds, which compilers unroll into registers.
 
 alias $T = array<u32, $N>;
 
@@ -47,11 +46,11 @@ fn $F_mul(a: $T, b: $T) -> $T {
     var y = b;
     var m = $F_MOD_C;
     var t: array<u32, $N + 2>;
-    for (var i = 0u; i < $LIMBS; i++) {
+    for (var i = 0u; i < $Nu; i++) {
         // t += x · y[i]
         let yi = y[i];
         var c = 0u;
-        for (var j = 0u; j < $LIMBS; j++) {
+        for (var j = 0u; j < $Nu; j++) {
             let w = mac(x[j], yi, t[j], c);
             t[j] = w.x;
             c = w.y;
@@ -63,7 +62,7 @@ fn $F_mul(a: $T, b: $T) -> $T {
         let q = t[0] * $F_M0;
         var w = mac(q, m[0], t[0], 0u);
         c = w.y;
-        for (var j = 1u; j < $LIMBS; j++) {
+        for (var j = 1u; j < $Nu; j++) {
             w = mac(q, m[j], t[j], c);
             t[j - 1u] = w.x;
             c = w.y;
@@ -73,7 +72,7 @@ fn $F_mul(a: $T, b: $T) -> $T {
         t[$Nu] = t[$Nu + 1u] + select(0u, 1u, s2 < c);
     }
     var r: $T;
-    for (var i = 0u; i < $LIMBS; i++) {
+    for (var i = 0u; i < $Nu; i++) {
         r[i] = t[i];
     }
     return $F_reduce_once(r, t[$Nu]);

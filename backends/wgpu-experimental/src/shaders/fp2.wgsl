@@ -42,13 +42,13 @@ fn fp2_neg(a: Fp2) -> Fp2 {
     return Fp2(fp_neg(a.c0), fp_neg(a.c1));
 }
 
-// The three products of Karatsuba's multiplication in one loop (one inlined copy of fp_mul;
-// see field.wgsl's note on loops).
+// The three products of Karatsuba's multiplication in one loop: one inlined copy of fp_mul per
+// call (see curve.wgsl's `muls`).
 fn fp2_mul(a: Fp2, b: Fp2) -> Fp2 {
     var x = array<Fp, 3>(a.c0, a.c1, fp_add(a.c0, a.c1));
     var y = array<Fp, 3>(b.c0, b.c1, fp_add(b.c0, b.c1));
     var v: array<Fp, 3>;
-    for (var i = 0u; i < 3u$ROLL; i++) {
+    for (var i = 0u; i < 3u; i++) {
         v[i] = fp_mul(x[i], y[i]);
     }
     return Fp2(fp_sub(v[0], v[1]), fp_sub(fp_sub(v[2], v[0]), v[1]));
@@ -59,7 +59,7 @@ fn fp2_sqr(a: Fp2) -> Fp2 {
     var x = array<Fp, 2>(fp_add(a.c0, a.c1), a.c0);
     var y = array<Fp, 2>(fp_sub(a.c0, a.c1), a.c1);
     var v: array<Fp, 2>;
-    for (var i = 0u; i < 2u$ROLL; i++) {
+    for (var i = 0u; i < 2u; i++) {
         v[i] = fp_mul(x[i], y[i]);
     }
     return Fp2(v[0], fp_dbl(v[1]));

@@ -54,11 +54,6 @@ struct Params {
     count: u32,
     // Index of the pass's first base within the bound bases.
     base_off: u32,
-    // Always 0: bounds the limb loops on software adapters (field.wgsl).
-    zero: u32,
-    pad_z0: u32,
-    pad_z1: u32,
-    pad_z2: u32,
 }
 
 @group(0) @binding(0) var<uniform> P: Params;

@@ -14,13 +14,6 @@ struct Params {
     pad2: u32,
     pad3: u32,
     pad4: u32,
-    pad_a: vec4<u32>,
-    pad_b: vec4<u32>,
-    // Always 0: bounds the limb loops on software adapters (field.wgsl).
-    zero: u32,
-    pad_z0: u32,
-    pad_z1: u32,
-    pad_z2: u32,
 }
 
 @group(0) @binding(0) var<uniform> P: Params;
