@@ -68,7 +68,7 @@ fn kind_name(t: wgpu::DeviceType) -> &'static str {
 
 /// Bytes in words: `128 MiB`, `4 GiB`, `512 KiB`.
 pub fn show_bytes(b: u64) -> String {
-    if b >= 1 << 30 && b % (1 << 30) == 0 || b >= 16 << 30 {
+    if b >= 1 << 30 && b.is_multiple_of(1 << 30) || b >= 16 << 30 {
         format!("{} GiB", b >> 30)
     } else if b >= 1 << 30 {
         format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64)
@@ -181,7 +181,9 @@ pub const NO_ADAPTER_HINT: &str = "wgpu found no GPU adapter through Vulkan, Met
 
 /// The adapter a configuration selects: option `adapter` (an index into [`list`], or a
 /// case-insensitive part of an adapter's name), else [`BackendConfig::device`] as an index
-/// (default 0: the first usable adapter in listing order). Returns its index and the list.
+/// (`--devices N`; default 0: the first usable adapter in listing order). Several devices
+/// (option `devices` with a list) are refused: the backend drives one adapter. Returns the index
+/// and the list.
 pub fn select(instance: &wgpu::Instance, cfg: &BackendConfig) -> Result<(usize, Vec<AdapterEntry>)> {
     let all = list(instance);
     let backend_err = |reason: String| Error::Backend {
@@ -190,6 +192,12 @@ pub fn select(instance: &wgpu::Instance, cfg: &BackendConfig) -> Result<(usize, 
     };
     if all.is_empty() {
         return Err(backend_err(NO_ADAPTER_HINT.into()));
+    }
+    if let Some(list) = cfg.get_option("devices").filter(|d| d.contains(',')) {
+        return Err(Error::invalid(format!(
+            "devices {list}: the wgpu backend drives one adapter; give one index (or \
+             --backend-opt adapter=INDEX|NAME)"
+        )));
     }
     let listing = || {
         all.iter()

@@ -43,6 +43,9 @@ use crate::{
 pub const DESCRIPTION: &str = "experimental: GPUs through wgpu (Vulkan, Metal, DX12) with our own \
      WGSL kernels (NTT, fused h, Pippenger MSM G1/G2)";
 
+/// Resident bases by handle id: group, number of points, the device buffers.
+type BasesMap = HashMap<u64, (Group, u64, Arc<ResidentBases>)>;
+
 /// The wgpu backend on one adapter.
 pub struct WgpuBackend {
     gpu: Gpu,
@@ -52,7 +55,7 @@ pub struct WgpuBackend {
     selected: usize,
     adapters: Vec<String>,
     g2_on_device: bool,
-    bases: Mutex<HashMap<u64, (Group, u64, Arc<ResidentBases>)>>,
+    bases: Mutex<BasesMap>,
     next_id: AtomicU64,
     budget: Mutex<Option<u64>>,
 }

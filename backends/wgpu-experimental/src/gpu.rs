@@ -362,7 +362,7 @@ impl Gpu {
             .lock()
             .map(|mut v| std::mem::take(&mut *v))
             .unwrap_or_default();
-        for e in errs.into_iter().flatten() {
+        if let Some(e) = errs.into_iter().flatten().next() {
             return Err(match e {
                 wgpu::Error::OutOfMemory { .. } => Error::OutOfMemory {
                     device: format!("{NAME}:{}", self.name),
@@ -489,7 +489,7 @@ impl Gpu {
         if data.is_empty() {
             return;
         }
-        if data.len() % 4 == 0 {
+        if data.len().is_multiple_of(4) {
             self.queue.write_buffer(buffer, offset, data);
         } else {
             let mut padded = data.to_vec();

@@ -202,7 +202,7 @@ impl MsmEngine {
         })
     }
 
-    /// Σ scalars[i]·bases[start + i] (the caller checked the range).
+    /// `Σ scalars[i]·bases[start + i]` (the caller checked the range).
     pub fn msm<G: MsmGroup>(
         &self,
         gpu: &Gpu,
@@ -233,7 +233,7 @@ impl MsmEngine {
         Ok(acc)
     }
 
-    /// One device pass: Σ scalars[i]·bases[base_off + i] with every point in `bases`.
+    /// One device pass: `Σ scalars[i]·bases[base_off + i]` with every point in `bases`.
     fn pass<G: MsmGroup>(
         &self,
         gpu: &Gpu,

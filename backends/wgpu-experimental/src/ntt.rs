@@ -7,6 +7,7 @@
 //!   bit-reversed) or decimation in time from bit-reversed order (output natural);
 //! - inverse: the same transforms with ω⁻¹, then x_i ·= n⁻¹·g^(−i) (g = 1 without coset),
 //!   positions read in the order the transform left them.
+//!
 //! The powers come from two tables of about √n entries each (`power` in ntt.wgsl), the twiddles
 //! from a table of n/2 entries built on the device once per size and direction and kept.
 //!
@@ -54,7 +55,7 @@ fn params(log_n: u32, log_m: u32, count: u64, flag: u32, log_lo: u32) -> Params 
 }
 
 /// `lo = x^0 … x^(2^L − 1)` followed by `hi = c·x^(s·2^L)` for `s < ⌈count / 2^L⌉`, with
-/// `L = ⌈log2(count) / 2⌉`: c·x^i = hi[i >> L]·lo[i mod 2^L] for every i < count.
+/// `L = ⌈log2(count) / 2⌉`: `c·x^i = hi[i >> L]·lo[i mod 2^L]` for every i < count.
 pub fn power_tables(x: blstrs::Scalar, c: blstrs::Scalar, count: u64) -> (u32, Vec<Fr>) {
     let bits = 64 - count.max(1).saturating_sub(1).leading_zeros();
     let log_lo = bits.div_ceil(2);
@@ -113,6 +114,7 @@ impl NttEngine {
 
     /// Records the radix-2 stages of one transform of every vector of `data`: decimation in
     /// frequency (natural → bit-reversed) when `dif`, else in time (bit-reversed → natural).
+    #[allow(clippy::too_many_arguments)]
     fn record_stages(
         &self,
         gpu: &Gpu,

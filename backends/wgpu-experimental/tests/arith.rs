@@ -39,24 +39,45 @@ fn fps(n: usize, seed: u64) -> Vec<Fp> {
         })
         .take(n)
         .collect();
-    let one = Fp::ONE;
     v[0] = Fp::default();
-    v[1] = one;
-    v[2] = fp_op(|r, a, _| unsafe { blst::blst_fp_cneg(r, a, true) }, &one, &one);
-    v[3] = fp_op(|r, a, b| unsafe { blst::blst_fp_add(r, a, b) }, &one, &one);
+    v[1] = Fp::ONE;
+    v[2] = host_neg(&Fp::ONE);
+    v[3] = host_fp(HostOp::Add, &Fp::ONE, &Fp::ONE);
     v
 }
 
-/// blst's `f(r, a, b)` on layout values.
-fn fp_op(f: impl Fn(*mut blst::blst_fp, *const blst::blst_fp, *const blst::blst_fp), a: &Fp, b: &Fp) -> Fp {
+/// A blst Fp operation on layout values.
+#[derive(Clone, Copy, Debug)]
+enum HostOp {
+    Add,
+    Sub,
+    Mul,
+}
+
+fn host_fp(op: HostOp, a: &Fp, b: &Fp) -> Fp {
+    let f = match op {
+        HostOp::Add => blst::blst_fp_add,
+        HostOp::Sub => blst::blst_fp_sub,
+        HostOp::Mul => blst::blst_fp_mul,
+    };
     let mut r = Fp::default();
-    // The layout Fp is #[repr(C)] over [u64; 6], blst_fp's own representation (asserted in
-    // bellows-core), so the pointers are valid blst_fp pointers.
-    f(
-        (&mut r as *mut Fp).cast(),
-        (a as *const Fp).cast(),
-        (b as *const Fp).cast(),
-    );
+    // SAFETY: layout::Fp is #[repr(C)] over [u64; 6], blst_fp's representation (asserted in
+    // bellows-core), so the three pointers are valid, aligned blst_fp pointers for the call.
+    unsafe { f((&mut r as *mut Fp).cast(), (a as *const Fp).cast(), (b as *const Fp).cast()) };
+    r
+}
+
+fn host_neg(a: &Fp) -> Fp {
+    let mut r = Fp::default();
+    // SAFETY: as in host_fp.
+    unsafe { blst::blst_fp_cneg((&mut r as *mut Fp).cast(), (a as *const Fp).cast(), true) };
+    r
+}
+
+fn host_sqr(a: &Fp) -> Fp {
+    let mut r = Fp::default();
+    // SAFETY: as in host_fp.
+    unsafe { blst::blst_fp_sqr((&mut r as *mut Fp).cast(), (a as *const Fp).cast()) };
     r
 }
 
@@ -70,7 +91,7 @@ fn fr_arithmetic_matches_blst() {
     xb[6] = -xa[6]; // a + (−a)
     let a: Vec<Fr> = xa.iter().map(|&s| s.into()).collect();
     let bb: Vec<Fr> = xb.iter().map(|&s| s.into()).collect();
-    let cases: [(FieldOp, fn(blstrs::Scalar, blstrs::Scalar) -> blstrs::Scalar); 5] = [
+    let cases: [(FieldOp, FrFn); 5] = [
         (FieldOp::Add, |a, b| a + b),
         (FieldOp::Sub, |a, b| a - b),
         (FieldOp::Mul, |a, b| a * b),
@@ -102,22 +123,26 @@ fn fp_arithmetic_matches_blst() {
     let n = 257;
     let (a, mut bb) = (fps(n, 3), fps(n, 4));
     bb[5] = a[5];
-    bb[6] = fp_op(|r, x, _| unsafe { blst::blst_fp_cneg(r, x, true) }, &a[6], &a[6]);
-    // SAFETY (every closure): blst's functions on valid, aligned blst_fp pointers (fp_op).
-    let cases: [(FieldOp, fn(*mut blst::blst_fp, *const blst::blst_fp, *const blst::blst_fp)); 5] = [
-        (FieldOp::Add, |r, x, y| unsafe { blst::blst_fp_add(r, x, y) }),
-        (FieldOp::Sub, |r, x, y| unsafe { blst::blst_fp_sub(r, x, y) }),
-        (FieldOp::Mul, |r, x, y| unsafe { blst::blst_fp_mul(r, x, y) }),
-        (FieldOp::Neg, |r, x, _| unsafe { blst::blst_fp_cneg(r, x, true) }),
-        (FieldOp::Sqr, |r, x, _| unsafe { blst::blst_fp_sqr(r, x) }),
+    bb[6] = host_neg(&a[6]);
+    let cases: [(FieldOp, FpFn); 5] = [
+        (FieldOp::Add, |x, y| host_fp(HostOp::Add, x, y)),
+        (FieldOp::Sub, |x, y| host_fp(HostOp::Sub, x, y)),
+        (FieldOp::Mul, |x, y| host_fp(HostOp::Mul, x, y)),
+        (FieldOp::Neg, |x, _| host_neg(x)),
+        (FieldOp::Sqr, |x, _| host_sqr(x)),
     ];
     for (op, f) in cases {
         let got = fp_ops(&b, op, &a, &bb).unwrap();
         for i in 0..n {
-            assert_eq!(got[i], fp_op(f, &a[i], &bb[i]), "{op:?} at {i}");
+            assert_eq!(got[i], f(&a[i], &bb[i]), "{op:?} at {i}");
         }
     }
 }
+
+/// A host Fp operation.
+type FpFn = fn(&Fp, &Fp) -> Fp;
+/// A host Fr operation.
+type FrFn = fn(blstrs::Scalar, blstrs::Scalar) -> blstrs::Scalar;
 
 fn g1_points(n: usize, seed: u64) -> Vec<blstrs::G1Affine> {
     let mut r = rng(seed);
@@ -143,8 +168,7 @@ trait Coord: Copy + Default + PartialEq + std::fmt::Debug {
 
 impl Coord for Fp {
     fn mul(a: &Self, b: &Self) -> Self {
-        // SAFETY: blst on valid blst_fp pointers (layout::Fp is blst_fp's representation).
-        fp_op(|r, x, y| unsafe { blst::blst_fp_mul(r, x, y) }, a, b)
+        host_fp(HostOp::Mul, a, b)
     }
 }
 
