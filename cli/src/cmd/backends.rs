@@ -227,6 +227,11 @@ pub fn run(args: &BackendsArgs) -> Result<()> {
             continue;
         }
         for (i, d) in info.devices.iter().enumerate() {
+            // A backend that cannot tell the device's memory (wgpu) reports 0: say nothing.
+            if d.memory_total == 0 {
+                outln!("  device {i}: {}", d.name);
+                continue;
+            }
             outln!(
                 "  device {i}: {} ({:.1} GiB)",
                 d.name,

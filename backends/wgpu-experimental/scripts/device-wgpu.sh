@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine, from the repository root, with .carry/bin and .gl carried (see
+# build-device.sh): the Vulkan loader unpacked, the NVIDIA Vulkan driver found, then
+# correctness first (kernel compile times, `bellows conformance --backend wgpu --full`), then
+# the measurements side by side with the CUDA and CPU backends in the same command: NTT 2^20
+# and 2^24, G1 MSM 2^20 and 2^22 (bellows-wgpu-bench, each result checked against the CPU
+# backend), and a whole proof at K = 20 (`bellows bench`) on wgpu, cuda and cpu. Logs and a
+# summary go to $OUT (or /tmp/bellows-wgpu-out). Steps are chosen with STEPS (default: all):
+#   setup compile conformance primitives prove
+set -u -o pipefail
+out=${OUT:-/tmp/bellows-wgpu-out}
+mkdir -p "$out"
+B=.carry/bin
+steps=${STEPS:-setup compile conformance primitives prove}
+summary="$out/summary.txt"
+: > "$summary"
+fail=0
+has() { case " $steps " in *" $1 "*) return 0;; *) return 1;; esac; }
+# The Vulkan loader (the machine has the NVIDIA driver's ICD but no libvulkan).
+if [ -d .gl ]; then
+  for f in .gl/*.deb; do dpkg -x "$f" /; done
+  ldconfig
+fi
+if [ -z "${VK_DRIVER_FILES:-}" ] && [ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ] \
+   && ! ls /usr/share/vulkan/icd.d/nvidia_icd*.json /etc/vulkan/icd.d/nvidia_icd*.json >/dev/null 2>&1; then
+  export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+fi
+{
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv
+  nproc
+  "$B/bellows" backends
+} > "$out/machine.txt" 2>&1
+grep -A12 "^wgpu" "$out/machine.txt" | head -12 | sed 's/^/backends: /' >> "$summary"
+if has compile; then
+  # Every kernel once, timed (the driver compiles WGSL → SPIR-V → SASS at first use).
+  timeout 400 "$B/wgpu-compile-times" ntt dif_stage ntt dit_stage ntt mul_powers ntt bit_reverse_permute \
+    ntt quotient_pointwise scan scan_blocks msm-g1 digits msm-g1 accumulate msm-g1 fixup \
+    msm-g1 window_segments msm-g1 reduce msm-g1 to_jacobian msm-g2 accumulate msm-g2 fixup \
+    msm-g2 window_segments msm-g2 reduce msm-g2 to_jacobian > "$out/compile.log" 2>&1 || fail=1
+  sed 's/^/compile: /' "$out/compile.log" >> "$summary"
+fi
+if has conformance; then
+  timeout 500 "$B/bellows" conformance --backend wgpu --full --max-log-size "${CONF_MAX:-18}" > "$out/conformance.log" 2>&1 || fail=1
+  grep -hE "^(PASS|FAIL)|passed|failed" "$out/conformance.log" | tail -3 | sed 's/^/conformance: /' >> "$summary"
+fi
+if has primitives; then
+  timeout 500 "$B/bellows-wgpu-bench" --backends "${BACKENDS:-wgpu,cuda,cpu}" --ntt "${NTT:-20,24}" \
+    --msm "${MSM:-20,22}" --reps "${REPS:-5}" > "$out/primitives.log" 2> "$out/primitives.err" || fail=1
+  grep -hE "^(RESULT|MISMATCH|SKIP)" "$out/primitives.log" >> "$summary"
+fi
+if has prove; then
+  for b in ${PROVE_BACKENDS:-wgpu cuda cpu}; do
+    timeout 300 "$B/bellows" bench --backend "$b" -k "${K:-20}" --reps "${PROVE_REPS:-3}" --json \
+      > "$out/prove-$b.json" 2> "$out/prove-$b.err" || fail=1
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); ph=d["phases"]; print("prove backend=%s K=%d: total %.3f s (synthesis %.3f, G1 phase %.3f, G2 %.3f on %s)" % (sys.argv[2], d["log_size"], ph["total"]["median_s"], ph["synthesis"]["median_s"], ph["g1_phase"]["median_s"], ph["msm_g2"]["median_s"], d["g2_on"]))' "$out/prove-$b.json" "$b" >> "$summary" 2>&1
+  done
+fi
+cat "$summary"
+echo "exit status $fail"
+exit "$fail"

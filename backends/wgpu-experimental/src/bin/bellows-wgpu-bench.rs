@@ -1,0 +1,214 @@
+//! `bellows-wgpu-bench`: NTT and G1 MSM timings of several backends side by side, in one process
+//! and on the same inputs, each result checked against the CPU reference before it is timed.
+//!
+//! ```text
+//! bellows-wgpu-bench --backends cpu,cuda,wgpu --ntt 20,24 --msm 20,22 [--reps 5] [--opt KEY=VALUE]
+//! ```
+//! Backends are resolved as `--backend` everywhere (built-in `cpu`, plugins by name along the
+//! plugin search path, or paths). Each line printed is
+//! `RESULT backend=B op=ntt|msm-g1 log=K median_ms=M min_ms=M` (or `SKIP …` with the reason); a
+//! result that differs from the CPU backend's is `MISMATCH …` and the exit status is 1.
+//! An NTT call is forward, natural order, one vector, host data in and out (what a prover's
+//! call costs); an MSM call is one G1 job over bases made resident first (their upload is not
+//! timed), scalars from the host.
+//!
+//! Built with `--features bench` (it links the CPU backend and rayon, which the plugin does not).
+
+use std::{sync::Arc, time::Instant};
+
+use bellows_core::{
+    backend::{MsmJob, NttConfig, SharedPoints},
+    layout::{Fr, G1Affine, G1Jacobian},
+    registry::resolve,
+    Backend, BackendConfig,
+};
+use bellows_cpu as _;
+use blstrs::{G1Projective, Scalar};
+use ff::Field;
+use group::{Curve, Group};
+use rand::SeedableRng;
+use rand_chacha::ChaCha20Rng;
+use rayon::prelude::*;
+
+struct Args {
+    backends: Vec<String>,
+    ntt: Vec<u32>,
+    msm: Vec<u32>,
+    reps: usize,
+    opts: Vec<(String, String)>,
+}
+
+fn list<T: std::str::FromStr>(s: &str) -> Vec<T> {
+    s.split(',').filter(|x| !x.is_empty()).filter_map(|x| x.trim().parse().ok()).collect()
+}
+
+fn args() -> Args {
+    let mut a = Args {
+        backends: vec!["cpu".into(), "wgpu".into()],
+        ntt: vec![16],
+        msm: vec![16],
+        reps: 5,
+        opts: Vec::new(),
+    };
+    let v: Vec<String> = std::env::args().skip(1).collect();
+    let mut i = 0;
+    while i + 1 < v.len() {
+        match v[i].as_str() {
+            "--backends" => a.backends = list(&v[i + 1]),
+            "--ntt" => a.ntt = list(&v[i + 1]),
+            "--msm" => a.msm = list(&v[i + 1]),
+            "--reps" => a.reps = v[i + 1].parse().unwrap_or(5),
+            "--opt" => {
+                if let Some((k, val)) = v[i + 1].split_once('=') {
+                    a.opts.push((k.into(), val.into()));
+                }
+            }
+            other => {
+                eprintln!("unknown argument {other}");
+                std::process::exit(2);
+            }
+        }
+        i += 2;
+    }
+    a
+}
+
+fn scalars(n: usize, seed: u64) -> Vec<Fr> {
+    (0..n)
+        .into_par_iter()
+        .chunks(1 << 14)
+        .flat_map_iter(|c| {
+            let mut r = ChaCha20Rng::seed_from_u64(seed ^ (c[0] as u64) << 8);
+            c.into_iter().map(move |_| Fr::from(Scalar::random(&mut r)))
+        })
+        .collect()
+}
+
+/// n distinct points R + i·G (a chunk's first by one scalar multiplication, the rest by
+/// additions), normalised to affine in batches.
+fn points(n: usize) -> Vec<G1Affine> {
+    let r = G1Projective::generator() * Scalar::from(0x5eed_u64);
+    let g = G1Projective::generator();
+    let chunk = 1 << 14;
+    (0..n.div_ceil(chunk))
+        .into_par_iter()
+        .flat_map_iter(|c| {
+            let len = chunk.min(n - c * chunk);
+            let mut p = r + g * Scalar::from((c * chunk) as u64);
+            let mut proj = Vec::with_capacity(len);
+            for _ in 0..len {
+                proj.push(p);
+                p += g;
+            }
+            let mut aff = vec![blstrs::G1Affine::default(); len];
+            G1Projective::batch_normalize(&proj, &mut aff);
+            aff.into_iter().map(G1Affine::from)
+        })
+        .collect()
+}
+
+fn stats(mut t: Vec<f64>) -> (f64, f64) {
+    t.sort_by(|a, b| a.total_cmp(b));
+    (t[t.len() / 2], t[0])
+}
+
+fn main() {
+    let a = args();
+    let mut cfg = BackendConfig::new();
+    for (k, v) in &a.opts {
+        cfg = cfg.option(k.clone(), v.clone());
+    }
+    let reference: Arc<dyn Backend> = Arc::new(bellows_cpu::CpuBackend::new());
+    let mut failed = false;
+    let backends: Vec<(String, Option<Arc<dyn Backend>>)> = a
+        .backends
+        .iter()
+        .map(|name| match resolve(name, &cfg) {
+            Ok(b) => {
+                eprintln!("{name}: {}", b.info().description);
+                (name.clone(), Some(b))
+            }
+            Err(e) => {
+                println!("SKIP backend={name}: {e}");
+                (name.clone(), None)
+            }
+        })
+        .collect();
+    for &k in &a.ntt {
+        let input = scalars(1 << k, k as u64);
+        let mut want = input.clone();
+        reference.ntt(&mut want, k, &NttConfig::forward()).expect("reference NTT");
+        for (name, b) in &backends {
+            let Some(b) = b else { continue };
+            let mut got = input.clone();
+            if let Err(e) = b.ntt(&mut got, k, &NttConfig::forward()) {
+                println!("SKIP backend={name} op=ntt log={k}: {e}");
+                continue;
+            }
+            if got != want {
+                println!("MISMATCH backend={name} op=ntt log={k}");
+                failed = true;
+                continue;
+            }
+            let times: Vec<f64> = (0..a.reps)
+                .map(|_| {
+                    let mut d = input.clone();
+                    let t = Instant::now();
+                    b.ntt(&mut d, k, &NttConfig::forward()).expect("NTT");
+                    t.elapsed().as_secs_f64() * 1e3
+                })
+                .collect();
+            let (med, min) = stats(times);
+            println!("RESULT backend={name} op=ntt log={k} median_ms={med:.2} min_ms={min:.2}");
+        }
+    }
+    for &k in &a.msm {
+        let n = 1usize << k;
+        let pts: SharedPoints<G1Affine> = Arc::new(points(n));
+        let sc = scalars(n, 1000 + k as u64);
+        let job = [MsmJob::new(0, &sc)];
+        let want = {
+            let h = reference.load_bases_g1(pts.clone()).expect("reference bases");
+            let mut out = [G1Jacobian::default()];
+            reference.msm_g1(h, &job, &mut out).expect("reference MSM");
+            reference.free_bases(h).ok();
+            G1Projective::from(out[0]).to_affine()
+        };
+        for (name, b) in &backends {
+            let Some(b) = b else { continue };
+            let h = match b.load_bases_g1(pts.clone()) {
+                Ok(h) => h,
+                Err(e) => {
+                    println!("SKIP backend={name} op=msm-g1 log={k}: {e}");
+                    continue;
+                }
+            };
+            let mut out = [G1Jacobian::default()];
+            match b.msm_g1(h, &job, &mut out) {
+                Ok(()) if G1Projective::from(out[0]).to_affine() == want => {}
+                Ok(()) => {
+                    println!("MISMATCH backend={name} op=msm-g1 log={k}");
+                    failed = true;
+                    b.free_bases(h).ok();
+                    continue;
+                }
+                Err(e) => {
+                    println!("SKIP backend={name} op=msm-g1 log={k}: {e}");
+                    b.free_bases(h).ok();
+                    continue;
+                }
+            }
+            let times: Vec<f64> = (0..a.reps)
+                .map(|_| {
+                    let t = Instant::now();
+                    b.msm_g1(h, &job, &mut out).expect("MSM");
+                    t.elapsed().as_secs_f64() * 1e3
+                })
+                .collect();
+            b.free_bases(h).ok();
+            let (med, min) = stats(times);
+            println!("RESULT backend={name} op=msm-g1 log={k} median_ms={med:.2} min_ms={min:.2}");
+        }
+    }
+    std::process::exit(i32::from(failed));
+}

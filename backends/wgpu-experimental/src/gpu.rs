@@ -1,0 +1,567 @@
+//! One wgpu device with our kernels: pipelines, buffers, command recording, readback, errors.
+//!
+//! Every kernel binds a 64-byte uniform of parameters at binding 0 (a dynamic offset into one
+//! uniform buffer per submission, so a whole sequence of dispatches with different parameters
+//! is recorded into one command buffer) and a fixed number of read-write storage buffers at
+//! bindings 1…k. Dispatches of more than 65535 workgroups are spread over a second grid
+//! dimension (the kernels' `linear_id`).
+//!
+//! Errors: wgpu reports validation, out-of-memory and internal errors asynchronously; its default
+//! handler panics. Here every operation runs inside error scopes ([`Gpu::scoped`]) that turn
+//! them into [`bellows_core::Error`]s, an uncaptured-error handler keeps anything else for the
+//! next operation to report, and a lost device fails every later call.
+
+use std::{
+    collections::HashMap,
+    sync::{Arc, Mutex},
+};
+
+use bellows_core::{Error, Result};
+
+use crate::{adapter::NAME, shader};
+
+/// Bytes of the parameter block every kernel binds.
+pub const PARAMS_BYTES: u64 = 64;
+/// Parameters of one dispatch: 16 words, each kernel's `Params` struct (unused words 0).
+pub type Params = [u32; 16];
+/// Threads per workgroup of the one-thread-per-item kernels (`WG` in common.wgsl).
+pub const WG: u32 = 64;
+
+/// The kernel modules.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Module {
+    /// NTT stages and element-wise Fr passes (4 storage buffers).
+    Ntt,
+    /// Prefix sums (2 storage buffers).
+    Scan,
+    /// MSM of a group (7 storage buffers).
+    Msm(shader::GroupKind),
+    /// Element-wise test kernels of a group (3 storage buffers).
+    Testing(shader::GroupKind),
+}
+
+impl Module {
+    fn source(self) -> String {
+        match self {
+            Module::Ntt => shader::ntt_module(),
+            Module::Scan => shader::scan_module(),
+            Module::Msm(g) => shader::msm_module(g),
+            Module::Testing(g) => shader::testing_module(g),
+        }
+    }
+    /// Storage buffers its kernels bind.
+    pub fn arity(self) -> usize {
+        match self {
+            Module::Ntt => 4,
+            Module::Scan => 2,
+            Module::Msm(_) => 7,
+            Module::Testing(_) => 3,
+        }
+    }
+}
+
+/// One compiled kernel.
+pub struct Kernel {
+    pipeline: wgpu::ComputePipeline,
+    layout: wgpu::BindGroupLayout,
+    arity: usize,
+    /// Threads per workgroup of this kernel.
+    pub workgroup: u32,
+}
+
+/// A range of a buffer bound to a kernel.
+#[derive(Clone, Debug)]
+pub struct Slice {
+    /// The buffer.
+    pub buffer: wgpu::Buffer,
+    /// Byte offset (a multiple of the adapter's storage offset alignment).
+    pub offset: u64,
+    /// Byte length; `None`: to the end.
+    pub size: Option<u64>,
+}
+
+impl From<&wgpu::Buffer> for Slice {
+    fn from(b: &wgpu::Buffer) -> Self {
+        Slice {
+            buffer: b.clone(),
+            offset: 0,
+            size: None,
+        }
+    }
+}
+
+enum Op {
+    Dispatch {
+        kernel: Arc<Kernel>,
+        buffers: Vec<Slice>,
+        params: usize,
+        groups: (u32, u32),
+    },
+    Copy {
+        from: wgpu::Buffer,
+        from_offset: u64,
+        to: wgpu::Buffer,
+        to_offset: u64,
+        size: u64,
+    },
+    Clear {
+        buffer: wgpu::Buffer,
+        offset: u64,
+        size: u64,
+    },
+}
+
+/// A sequence of dispatches and copies, recorded then submitted as one command buffer.
+pub struct Batch<'g> {
+    gpu: &'g Gpu,
+    ops: Vec<Op>,
+    params: Vec<Params>,
+}
+
+impl Batch<'_> {
+    /// Dispatches `kernel` over `items` threads (one per item, in workgroups of the kernel's
+    /// size), binding `buffers` at 1…k and `params` at 0. Nothing is recorded for zero items.
+    pub fn dispatch(&mut self, kernel: &Arc<Kernel>, buffers: &[Slice], params: Params, items: u64) {
+        self.dispatch_groups(kernel, buffers, params, items.div_ceil(kernel.workgroup as u64));
+    }
+
+    /// As [`Batch::dispatch`] with the number of workgroups given.
+    pub fn dispatch_groups(
+        &mut self,
+        kernel: &Arc<Kernel>,
+        buffers: &[Slice],
+        params: Params,
+        groups: u64,
+    ) {
+        if groups == 0 {
+            return;
+        }
+        debug_assert_eq!(buffers.len(), kernel.arity);
+        let max = self.gpu.limits.max_compute_workgroups_per_dimension.max(1) as u64;
+        let x = groups.min(max);
+        let y = groups.div_ceil(x);
+        self.params.push(params);
+        self.ops.push(Op::Dispatch {
+            kernel: kernel.clone(),
+            buffers: buffers.to_vec(),
+            params: self.params.len() - 1,
+            groups: (x as u32, y as u32),
+        });
+    }
+
+    /// Copies `size` bytes between buffers.
+    pub fn copy(&mut self, from: &wgpu::Buffer, from_offset: u64, to: &wgpu::Buffer, to_offset: u64, size: u64) {
+        if size > 0 {
+            self.ops.push(Op::Copy {
+                from: from.clone(),
+                from_offset,
+                to: to.clone(),
+                to_offset,
+                size,
+            });
+        }
+    }
+
+    /// Zeroes `size` bytes of `buffer` from `offset` (both multiples of 4).
+    pub fn clear(&mut self, buffer: &wgpu::Buffer, offset: u64, size: u64) {
+        if size > 0 {
+            self.ops.push(Op::Clear {
+                buffer: buffer.clone(),
+                offset,
+                size,
+            });
+        }
+    }
+
+    /// Records everything into one command buffer and submits it.
+    pub fn submit(self) -> Result<()> {
+        let gpu = self.gpu;
+        if self.ops.is_empty() {
+            return Ok(());
+        }
+        let stride = PARAMS_BYTES.next_multiple_of(gpu.limits.min_uniform_buffer_offset_alignment.max(1) as u64);
+        let uniform = if self.params.is_empty() {
+            None
+        } else {
+            let mut bytes = vec![0u8; self.params.len() * stride as usize];
+            for (i, p) in self.params.iter().enumerate() {
+                let at = i * stride as usize;
+                bytes[at..at + PARAMS_BYTES as usize].copy_from_slice(bytemuck::cast_slice(p));
+            }
+            let buf = gpu.buffer(bytes.len() as u64, wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST, "params")?;
+            gpu.queue.write_buffer(&buf, 0, &bytes);
+            Some(buf)
+        };
+        let mut enc = gpu
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("bellows") });
+        let mut ops = self.ops.into_iter().peekable();
+        while let Some(op) = ops.next() {
+            match op {
+                Op::Dispatch { .. } => {
+                    let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                        label: None,
+                        timestamp_writes: None,
+                    });
+                    let mut next = Some(op);
+                    while let Some(Op::Dispatch {
+                        kernel,
+                        buffers,
+                        params,
+                        groups,
+                    }) = next
+                    {
+                        let uniform = uniform.as_ref().expect("dispatches have parameters");
+                        let mut entries = vec![wgpu::BindGroupEntry {
+                            binding: 0,
+                            resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                                buffer: uniform,
+                                offset: 0,
+                                size: std::num::NonZeroU64::new(PARAMS_BYTES),
+                            }),
+                        }];
+                        for (i, s) in buffers.iter().enumerate() {
+                            entries.push(wgpu::BindGroupEntry {
+                                binding: i as u32 + 1,
+                                resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                                    buffer: &s.buffer,
+                                    offset: s.offset,
+                                    size: s.size.and_then(std::num::NonZeroU64::new),
+                                }),
+                            });
+                        }
+                        let bg = gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {
+                            label: None,
+                            layout: &kernel.layout,
+                            entries: &entries,
+                        });
+                        pass.set_pipeline(&kernel.pipeline);
+                        pass.set_bind_group(0, &bg, &[(params as u64 * stride) as u32]);
+                        pass.dispatch_workgroups(groups.0, groups.1, 1);
+                        next = if matches!(ops.peek(), Some(Op::Dispatch { .. })) {
+                            ops.next()
+                        } else {
+                            None
+                        };
+                    }
+                }
+                Op::Copy {
+                    from,
+                    from_offset,
+                    to,
+                    to_offset,
+                    size,
+                } => enc.copy_buffer_to_buffer(&from, from_offset, &to, to_offset, size),
+                Op::Clear {
+                    buffer,
+                    offset,
+                    size,
+                } => enc.clear_buffer(&buffer, offset, Some(size)),
+            }
+        }
+        gpu.queue.submit([enc.finish()]);
+        Ok(())
+    }
+}
+
+/// One device with its queue, limits and kernel cache.
+pub struct Gpu {
+    /// The device.
+    pub device: wgpu::Device,
+    /// Its queue.
+    pub queue: wgpu::Queue,
+    /// The limits it was created with (the adapter's own).
+    pub limits: wgpu::Limits,
+    /// The adapter's name.
+    pub name: String,
+    kernels: Mutex<HashMap<(Module, &'static str), Arc<Kernel>>>,
+    modules: Mutex<HashMap<Module, wgpu::ShaderModule>>,
+    uncaptured: Arc<Mutex<Vec<String>>>,
+    lost: Arc<Mutex<Option<String>>>,
+}
+
+impl std::fmt::Debug for Gpu {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gpu").field("name", &self.name).finish_non_exhaustive()
+    }
+}
+
+fn device_err(device: &str, reason: impl Into<String>) -> Error {
+    Error::Device {
+        device: format!("{NAME}:{device}"),
+        reason: reason.into(),
+    }
+}
+
+impl Gpu {
+    /// Opens a device on `adapter` with the adapter's own limits (wgpu's defaults would cap a
+    /// storage binding at 128 MiB).
+    pub fn open(adapter: &wgpu::Adapter) -> Result<Self> {
+        let info = adapter.get_info();
+        let limits = adapter.limits();
+        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+            label: Some("bellows"),
+            required_features: wgpu::Features::empty(),
+            required_limits: limits.clone(),
+            experimental_features: wgpu::ExperimentalFeatures::default(),
+            memory_hints: wgpu::MemoryHints::Performance,
+            trace: wgpu::Trace::Off,
+        }))
+        .map_err(|e| device_err(&info.name, format!("cannot open the device: {e}")))?;
+        let uncaptured = Arc::new(Mutex::new(Vec::new()));
+        let sink = uncaptured.clone();
+        device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
+            tracing::error!("wgpu: {e}");
+            if let Ok(mut v) = sink.lock() {
+                v.push(e.to_string());
+            }
+        }));
+        let lost = Arc::new(Mutex::new(None));
+        let lost_sink = lost.clone();
+        device.set_device_lost_callback(move |reason, msg| {
+            if let Ok(mut l) = lost_sink.lock() {
+                *l = Some(format!("{reason:?}: {msg}"));
+            }
+        });
+        Ok(Self {
+            device,
+            queue,
+            limits,
+            name: info.name,
+            kernels: Mutex::new(HashMap::new()),
+            modules: Mutex::new(HashMap::new()),
+            uncaptured,
+            lost,
+        })
+    }
+
+    /// An error on this device.
+    pub fn error(&self, reason: impl Into<String>) -> Error {
+        device_err(&self.name, reason)
+    }
+
+    /// Runs `f` inside out-of-memory, validation and internal error scopes and waits for the
+    /// device: a wgpu error raised by anything `f` did becomes this call's error (out of memory
+    /// as [`Error::OutOfMemory`]). The caller holds the backend's lock, so the scopes (which
+    /// are per thread) see only this operation.
+    pub fn scoped<T>(&self, what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
+        if let Some(l) = self.lost.lock().ok().and_then(|l| l.clone()) {
+            return Err(self.error(format!("the device was lost ({l})")));
+        }
+        let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let val = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let int = self.device.push_error_scope(wgpu::ErrorFilter::Internal);
+        let r = f();
+        let errs = [
+            pollster::block_on(int.pop()),
+            pollster::block_on(val.pop()),
+            pollster::block_on(oom.pop()),
+        ];
+        let stray: Vec<String> = self
+            .uncaptured
+            .lock()
+            .map(|mut v| std::mem::take(&mut *v))
+            .unwrap_or_default();
+        if let Some(e) = errs.into_iter().flatten().next() {
+            return Err(match e {
+                wgpu::Error::OutOfMemory { .. } => Error::OutOfMemory {
+                    device: format!("{NAME}:{}", self.name),
+                    requested: 0,
+                    available: 0,
+                },
+                other => self.error(format!("{what}: {other}")),
+            });
+        }
+        if let Some(s) = stray.first() {
+            return Err(self.error(format!("{what}: {s}")));
+        }
+        if let Some(l) = self.lost.lock().ok().and_then(|l| l.clone()) {
+            return Err(self.error(format!("the device was lost during {what} ({l})")));
+        }
+        r
+    }
+
+    /// The kernel `entry` of `module`, compiled on first use.
+    pub fn kernel(&self, module: Module, entry: &'static str) -> Result<Arc<Kernel>> {
+        let mut cache = self.kernels.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(k) = cache.get(&(module, entry)) {
+            return Ok(k.clone());
+        }
+        let k = self.scoped(&format!("compiling kernel {entry}"), || {
+            let mut modules = self.modules.lock().unwrap_or_else(|e| e.into_inner());
+            let m = modules.entry(module).or_insert_with(|| {
+                self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                    label: Some(entry),
+                    source: wgpu::ShaderSource::Wgsl(module.source().into()),
+                })
+            });
+            let layout = self.layout(module.arity());
+            let pl = self.device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                label: None,
+                bind_group_layouts: &[Some(&layout)],
+                immediate_size: 0,
+            });
+            let pipeline = self.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some(entry),
+                layout: Some(&pl),
+                module: m,
+                entry_point: Some(entry),
+                compilation_options: Default::default(),
+                cache: None,
+            });
+            let workgroup = if module == Module::Scan { 256 } else { WG };
+            Ok(Arc::new(Kernel {
+                pipeline,
+                layout,
+                arity: module.arity(),
+                workgroup,
+            }))
+        })?;
+        cache.insert((module, entry), k.clone());
+        Ok(k)
+    }
+
+    fn layout(&self, arity: usize) -> wgpu::BindGroupLayout {
+        let mut entries = vec![wgpu::BindGroupLayoutEntry {
+            binding: 0,
+            visibility: wgpu::ShaderStages::COMPUTE,
+            ty: wgpu::BindingType::Buffer {
+                ty: wgpu::BufferBindingType::Uniform,
+                has_dynamic_offset: true,
+                min_binding_size: std::num::NonZeroU64::new(PARAMS_BYTES),
+            },
+            count: None,
+        }];
+        for i in 0..arity {
+            entries.push(wgpu::BindGroupLayoutEntry {
+                binding: i as u32 + 1,
+                visibility: wgpu::ShaderStages::COMPUTE,
+                ty: wgpu::BindingType::Buffer {
+                    ty: wgpu::BufferBindingType::Storage { read_only: false },
+                    has_dynamic_offset: false,
+                    min_binding_size: None,
+                },
+                count: None,
+            });
+        }
+        self.device
+            .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+                label: None,
+                entries: &entries,
+            })
+    }
+
+    /// A new buffer of `size` bytes (at least 16), checked against the adapter's limits first:
+    /// a buffer the adapter cannot hold is an [`Error::OutOfMemory`] naming the limit.
+    pub fn buffer(&self, size: u64, usage: wgpu::BufferUsages, label: &str) -> Result<wgpu::Buffer> {
+        let size = size.max(16).next_multiple_of(4);
+        let storage = usage.contains(wgpu::BufferUsages::STORAGE);
+        let limit = if storage {
+            self.limits.max_storage_buffer_binding_size.min(self.limits.max_buffer_size)
+        } else {
+            self.limits.max_buffer_size
+        };
+        if size > limit {
+            return Err(Error::OutOfMemory {
+                device: format!("{NAME}:{}", self.name),
+                requested: size,
+                available: limit,
+            });
+        }
+        Ok(self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some(label),
+            size,
+            usage,
+            mapped_at_creation: false,
+        }))
+    }
+
+    /// A storage buffer (also a copy source and destination) holding `data`.
+    pub fn upload(&self, data: &[u8], label: &str) -> Result<wgpu::Buffer> {
+        let b = self.storage(data.len() as u64, label)?;
+        self.write(&b, 0, data);
+        Ok(b)
+    }
+
+    /// Writes `data` into `buffer` at `offset` (lands before the next submission runs). Empty
+    /// writes and lengths that are not a multiple of 4 are padded by the caller's buffer size.
+    pub fn write(&self, buffer: &wgpu::Buffer, offset: u64, data: &[u8]) {
+        if data.is_empty() {
+            return;
+        }
+        if data.len().is_multiple_of(4) {
+            self.queue.write_buffer(buffer, offset, data);
+        } else {
+            let mut padded = data.to_vec();
+            padded.resize(data.len().next_multiple_of(4), 0);
+            self.queue.write_buffer(buffer, offset, &padded);
+        }
+    }
+
+    /// A storage buffer of `size` bytes, also a copy source and destination.
+    pub fn storage(&self, size: u64, label: &str) -> Result<wgpu::Buffer> {
+        self.buffer(
+            size,
+            wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+            label,
+        )
+    }
+
+    /// A new recording.
+    pub fn batch(&self) -> Batch<'_> {
+        Batch {
+            gpu: self,
+            ops: Vec::new(),
+            params: Vec::new(),
+        }
+    }
+
+    /// Copies `out.len()` bytes of `buffer` from `offset` into `out` (through a mapped staging
+    /// buffer), after everything submitted so far.
+    pub fn read(&self, buffer: &wgpu::Buffer, offset: u64, out: &mut [u8]) -> Result<()> {
+        if out.is_empty() {
+            return Ok(());
+        }
+        let len = (out.len() as u64).next_multiple_of(4);
+        let staging = self.buffer(len, wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST, "readback")?;
+        let mut enc = self
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("readback") });
+        enc.copy_buffer_to_buffer(buffer, offset, &staging, 0, len);
+        self.queue.submit([enc.finish()]);
+        let (tx, rx) = std::sync::mpsc::channel();
+        staging.map_async(wgpu::MapMode::Read, .., move |r| {
+            let _ = tx.send(r);
+        });
+        self.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| self.error(format!("waiting for the device: {e}")))?;
+        match rx.recv() {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => return Err(self.error(format!("reading results back: {e}"))),
+            Err(_) => return Err(self.error("reading results back: the mapping was abandoned")),
+        }
+        {
+            let view = staging
+                .slice(..)
+                .get_mapped_range()
+                .map_err(|e| self.error(format!("reading results back: {e}")))?;
+            out.copy_from_slice(&view[..out.len()]);
+        }
+        staging.unmap();
+        Ok(())
+    }
+
+    /// Waits until the device has finished everything submitted.
+    pub fn wait(&self) -> Result<()> {
+        self.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map(|_| ())
+            .map_err(|e| self.error(format!("waiting for the device: {e}")))
+    }
+}
+
+/// Bytes of a value for upload.
+pub fn bytes_of<T: bytemuck::NoUninit>(v: &[T]) -> &[u8] {
+    bytemuck::cast_slice(v)
+}

@@ -1,0 +1,338 @@
+//! WGSL sources: our kernels in `src/shaders/`, assembled into modules.
+//!
+//! WGSL has no generics, so the field (`field.wgsl`) and curve (`curve.wgsl`) code is written once
+//! as a template with `$`-placeholders and instantiated here per field (Fr, Fp) and per group
+//! (G1 over Fp, G2 over Fp2), with the constants of each field computed from its modulus
+//! ([`FieldConsts`]). A module is the concatenation of the pieces one set of kernels needs.
+
+use bellows_core::layout::{Fp, Fr};
+
+const COMMON: &str = include_str!("shaders/common.wgsl");
+const FIELD: &str = include_str!("shaders/field.wgsl");
+const FP2: &str = include_str!("shaders/fp2.wgsl");
+const CURVE: &str = include_str!("shaders/curve.wgsl");
+const NTT: &str = include_str!("shaders/ntt.wgsl");
+const SCAN: &str = include_str!("shaders/scan.wgsl");
+const MSM: &str = include_str!("shaders/msm.wgsl");
+const TESTING: &str = include_str!("shaders/testing.wgsl");
+
+/// The constants a Montgomery field needs in the kernels, as 32-bit limbs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FieldConsts {
+    /// The modulus p, little-endian.
+    pub modulus: Vec<u32>,
+    /// R mod p with R = 2^(32·limbs): the Montgomery form of 1.
+    pub one: Vec<u32>,
+    /// −p⁻¹ mod 2^32.
+    pub m0: u32,
+}
+
+/// Little-endian u64 limbs as twice as many little-endian u32 limbs.
+pub fn u32_limbs(x: &[u64]) -> Vec<u32> {
+    x.iter().flat_map(|&l| [l as u32, (l >> 32) as u32]).collect()
+}
+
+impl FieldConsts {
+    /// The constants of the field with modulus `p` (odd, little-endian u64 limbs), computed:
+    /// R mod p by doubling 1 modulo p 64·limbs times, −p⁻¹ mod 2^32 by Newton's iteration
+    /// x ← x(2 − px), which doubles the number of correct low bits at each step.
+    pub fn from_modulus(p: &[u64]) -> Self {
+        let modulus = u32_limbs(p);
+        let mut r = vec![0u32; modulus.len()];
+        r[0] = 1;
+        for _ in 0..32 * modulus.len() {
+            r = double_mod(&r, &modulus);
+        }
+        let p0 = modulus[0];
+        let mut inv = 1u32; // correct to 1 bit (p is odd)
+        for _ in 0..5 {
+            inv = inv.wrapping_mul(2u32.wrapping_sub(p0.wrapping_mul(inv)));
+        }
+        Self {
+            modulus,
+            one: r,
+            m0: inv.wrapping_neg(),
+        }
+    }
+
+    /// Fr of BLS12-381.
+    pub fn fr() -> Self {
+        Self::from_modulus(&Fr::MODULUS)
+    }
+
+    /// Fp of BLS12-381.
+    pub fn fp() -> Self {
+        Self::from_modulus(&Fp::MODULUS)
+    }
+}
+
+/// 2x mod m for x < m (little-endian u32 limbs).
+fn double_mod(x: &[u32], m: &[u32]) -> Vec<u32> {
+    let mut d = Vec::with_capacity(x.len());
+    let mut carry = 0u32;
+    for &l in x {
+        d.push((l << 1) | carry);
+        carry = l >> 31;
+    }
+    // Subtract m when 2x ≥ m.
+    let mut diff = Vec::with_capacity(x.len());
+    let mut borrow = 0u64;
+    for (a, b) in d.iter().zip(m) {
+        let t = (*a as u64).wrapping_sub(*b as u64).wrapping_sub(borrow);
+        diff.push(t as u32);
+        borrow = (t >> 63) & 1;
+    }
+    if carry == 1 || borrow == 0 {
+        diff
+    } else {
+        d
+    }
+}
+
+fn wgsl_list(limbs: &[u32]) -> String {
+    limbs
+        .iter()
+        .map(|l| format!("0x{l:08x}u"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The linear-time operations of a field as straight-line WGSL on `let` values (no loops, no
+/// array variables): `P_is_zero`, `P_eq`, `P_reduce_once`, `P_add`, `P_dbl`, `P_sub`, `P_neg`
+/// for prefix P and type `ty`. Branch-free: conditional corrections are selected limb by limb.
+pub fn field_linear(ty: &str, p: &str, c: &FieldConsts) -> String {
+    let n = c.modulus.len();
+    let m = |i: usize| format!("0x{:08x}u", c.modulus[i]);
+    let join = |f: &dyn Fn(usize) -> String, sep: &str| (0..n).map(f).collect::<Vec<_>>().join(sep);
+    let mut s = String::new();
+    s += &format!("fn {p}_is_zero(a: {ty}) -> bool {{\n    return ({}) == 0u;\n}}\n\n", join(&|i| format!("a[{i}]"), " | "));
+    s += &format!(
+        "fn {p}_eq(a: {ty}, b: {ty}) -> bool {{\n    return ({}) == 0u;\n}}\n\n",
+        join(&|i| format!("(a[{i}] ^ b[{i}])"), " | ")
+    );
+    // r − p when hi·2^(32N) + r ≥ p, else r.
+    s += &format!("// r − p when hi·2^(32N) + r ≥ p, else r (requires hi·2^(32N) + r < 2p).\nfn {p}_reduce_once(r: {ty}, hi: u32) -> {ty} {{\n");
+    for i in 0..n {
+        let bin = if i == 0 { "0u".to_string() } else { format!("b{}", i - 1) };
+        s += &format!(
+            "    let e{i} = r[{i}] - {mi};\n    let d{i} = e{i} - {bin};\n    let b{i} = select(0u, 1u, r[{i}] < {mi}) + select(0u, 1u, e{i} < {bin});\n",
+            mi = m(i)
+        );
+    }
+    s += &format!(
+        "    let take = hi != 0u || b{} == 0u;\n    return {ty}({});\n}}\n\n",
+        n - 1,
+        join(&|i| format!("select(r[{i}], d{i}, take)"), ", ")
+    );
+    s += &format!("fn {p}_add(a: {ty}, b: {ty}) -> {ty} {{\n");
+    for i in 0..n {
+        let cin = if i == 0 { "0u".to_string() } else { format!("c{}", i - 1) };
+        s += &format!(
+            "    let s{i} = a[{i}] + b[{i}];\n    let r{i} = s{i} + {cin};\n    let c{i} = select(0u, 1u, s{i} < a[{i}]) + select(0u, 1u, r{i} < s{i});\n"
+        );
+    }
+    s += &format!("    return {p}_reduce_once({ty}({}), c{});\n}}\n\n", join(&|i| format!("r{i}"), ", "), n - 1);
+    s += &format!("fn {p}_dbl(a: {ty}) -> {ty} {{\n    return {p}_add(a, a);\n}}\n\n");
+    // a − b, plus p (masked in) when that borrowed.
+    s += &format!("// a − b, plus p (masked in) when that borrowed.\nfn {p}_sub(a: {ty}, b: {ty}) -> {ty} {{\n");
+    for i in 0..n {
+        let bin = if i == 0 { "0u".to_string() } else { format!("b{}", i - 1) };
+        s += &format!(
+            "    let e{i} = a[{i}] - b[{i}];\n    let d{i} = e{i} - {bin};\n    let b{i} = select(0u, 1u, a[{i}] < b[{i}]) + select(0u, 1u, e{i} < {bin});\n"
+        );
+    }
+    s += &format!("    let mask = 0u - b{};\n", n - 1);
+    for i in 0..n {
+        let cin = if i == 0 { "0u".to_string() } else { format!("c{}", i - 1) };
+        s += &format!(
+            "    let m{i} = {mi} & mask;\n    let s{i} = d{i} + m{i};\n    let r{i} = s{i} + {cin};\n    let c{i} = select(0u, 1u, s{i} < m{i}) + select(0u, 1u, r{i} < s{i});\n",
+            mi = m(i)
+        );
+    }
+    s += &format!("    return {ty}({});\n}}\n\n", join(&|i| format!("r{i}"), ", "));
+    // p − a, 0 for 0.
+    s += &format!(
+        "// p − a; 0 for 0 (p masked out).\nfn {p}_neg(a: {ty}) -> {ty} {{\n    let mask = select(0xffffffffu, 0u, {p}_is_zero(a));\n"
+    );
+    for i in 0..n {
+        let bin = if i == 0 { "0u".to_string() } else { format!("b{}", i - 1) };
+        s += &format!(
+            "    let m{i} = {mi} & mask;\n    let e{i} = m{i} - a[{i}];\n    let d{i} = e{i} - {bin};\n    let b{i} = select(0u, 1u, m{i} < a[{i}]) + select(0u, 1u, e{i} < {bin});\n",
+            mi = m(i)
+        );
+    }
+    s += &format!("    return {ty}({});\n}}\n\n", join(&|i| format!("d{i}"), ", "));
+    s
+}
+
+/// `field.wgsl` instantiated as type `ty` with function prefix `prefix`, with its
+/// [`field_linear`] operations.
+pub fn field(ty: &str, prefix: &str, c: &FieldConsts) -> String {
+    field_template(ty, prefix, c) + &field_linear(ty, prefix, c)
+}
+
+fn field_template(ty: &str, prefix: &str, c: &FieldConsts) -> String {
+    FIELD
+        .replace("$MOD", &wgsl_list(&c.modulus))
+        .replace("$ONE", &wgsl_list(&c.one))
+        .replace("$M0", &format!("0x{:08x}", c.m0))
+        .replace("$N", &c.modulus.len().to_string())
+        .replace("$T", ty)
+        .replace("$F", prefix)
+}
+
+/// `curve.wgsl` instantiated for group `prefix` over the field `field_prefix` of type
+/// `field_ty`.
+pub fn curve(prefix: &str, field_prefix: &str, field_ty: &str) -> String {
+    CURVE
+        .replace("$E", prefix)
+        .replace("$Q", field_prefix)
+        .replace("$K", field_ty)
+}
+
+/// Which group a group-generic module is built for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum GroupKind {
+    /// G1, coordinates in Fp (12 words each).
+    G1,
+    /// G2, coordinates in Fp2 (24 words each).
+    G2,
+}
+
+impl GroupKind {
+    /// The function prefix of the group's curve code.
+    pub fn prefix(self) -> &'static str {
+        match self {
+            GroupKind::G1 => "g1",
+            GroupKind::G2 => "g2",
+        }
+    }
+    /// 32-bit words of one coordinate.
+    pub fn coord_words(self) -> usize {
+        match self {
+            GroupKind::G1 => 12,
+            GroupKind::G2 => 24,
+        }
+    }
+}
+
+/// Fields and curve code a group module needs: Fr (digits), Fp, Fp2 for G2, the curve.
+fn group_arith(g: GroupKind) -> String {
+    let mut s = String::new();
+    s.push_str(COMMON);
+    s.push_str(&field("Fr", "fr", &FieldConsts::fr()));
+    s.push_str(&field("Fp", "fp", &FieldConsts::fp()));
+    match g {
+        GroupKind::G1 => s.push_str(&curve("g1", "fp", "Fp")),
+        GroupKind::G2 => {
+            s.push_str(FP2);
+            s.push_str(&curve("g2", "fp2", "Fp2"));
+        }
+    }
+    s
+}
+
+/// Group-generic kernel text: `$G` is the group prefix, `$K` its coordinate type, `$Q` the
+/// coordinate field's prefix and `$W` the words of one coordinate.
+fn group_template(text: &str, g: GroupKind) -> String {
+    let (q, k) = match g {
+        GroupKind::G1 => ("fp", "Fp"),
+        GroupKind::G2 => ("fp2", "Fp2"),
+    };
+    text.replace("$G", g.prefix())
+        .replace("$Q", q)
+        .replace("$K", k)
+        .replace("$W", &g.coord_words().to_string())
+}
+
+/// The NTT module: radix-2 stages, bit reversal, power tables, the quotient's pointwise step.
+pub fn ntt_module() -> String {
+    [COMMON, &field("Fr", "fr", &FieldConsts::fr()), NTT].concat()
+}
+
+/// The prefix-sum module (no field arithmetic).
+pub fn scan_module() -> String {
+    [COMMON, SCAN].concat()
+}
+
+/// `ld_NAME(word offset) -> coordinate` and `st_NAME(word offset, coordinate)` over the storage
+/// array `buf`: WGSL cannot pass a storage array to a function, so each buffer gets its own
+/// accessors.
+fn coord_access(name: &str, buf: &str, g: GroupKind) -> String {
+    let fp = format!(
+        "fn ld_{name}_fp(o: u32) -> Fp {{\n    var r: Fp;\n    for (var k = 0u; k < 12u; k++) {{\n        \
+         r[k] = {buf}[o + k];\n    }}\n    return r;\n}}\n\n\
+         fn st_{name}_fp(o: u32, v: Fp) {{\n    var x = v;\n    for (var k = 0u; k < 12u; k++) {{\n        \
+         {buf}[o + k] = x[k];\n    }}\n}}\n\n"
+    );
+    let coord = match g {
+        GroupKind::G1 => format!(
+            "fn ld_{name}(o: u32) -> Fp {{\n    return ld_{name}_fp(o);\n}}\n\n\
+             fn st_{name}(o: u32, v: Fp) {{\n    st_{name}_fp(o, v);\n}}\n\n"
+        ),
+        GroupKind::G2 => format!(
+            "fn ld_{name}(o: u32) -> Fp2 {{\n    return Fp2(ld_{name}_fp(o), ld_{name}_fp(o + 12u));\n}}\n\n\
+             fn st_{name}(o: u32, v: Fp2) {{\n    st_{name}_fp(o, v.c0);\n    st_{name}_fp(o + 12u, v.c1);\n}}\n\n"
+        ),
+    };
+    fp + &coord
+}
+
+/// The MSM module of a group: digits, bucket accumulation and window reduction.
+pub fn msm_module(g: GroupKind) -> String {
+    let mut s = group_arith(g);
+    s.push_str(&group_template(MSM, g));
+    for (name, buf) in [("bases", "bases"), ("buckets", "buckets"), ("partials", "partials")] {
+        s.push_str(&coord_access(name, buf, g));
+    }
+    s
+}
+
+/// The module of element-wise test kernels of a group (field and curve operations one thread per
+/// item, for the tests that compare them with blst).
+pub fn testing_module(g: GroupKind) -> String {
+    let mut s = group_arith(g);
+    s.push_str(&group_template(TESTING, g));
+    s.push_str(&coord_access("outp", "outp", g));
+    s.push_str(match g {
+        GroupKind::G1 => {
+            "fn ld_coord(a: bool, o: u32) -> Fp {\n    return fp_at(a, o);\n}\n\n\
+             fn st_coord(o: u32, v: Fp) {\n    st_outp(o, v);\n}\n"
+        }
+        GroupKind::G2 => {
+            "fn ld_coord(a: bool, o: u32) -> Fp2 {\n    return Fp2(fp_at(a, o), fp_at(a, o + 12u));\n}\n\n\
+             fn st_coord(o: u32, v: Fp2) {\n    st_outp(o, v);\n}\n"
+        }
+    });
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn field_constants_match_blst() {
+        let fr = FieldConsts::fr();
+        assert_eq!(fr.one, u32_limbs(&Fr::ONE.0));
+        assert_eq!(fr.modulus[0].wrapping_mul(fr.m0), u32::MAX, "p·(−p⁻¹) = −1");
+        let fp = FieldConsts::fp();
+        assert_eq!(fp.one, u32_limbs(&Fp::ONE.0));
+        assert_eq!(fp.modulus[0].wrapping_mul(fp.m0), u32::MAX);
+        assert_eq!(fr.m0, 0xffff_ffff, "r ≡ 1 mod 2^32");
+    }
+
+    #[test]
+    fn templates_leave_no_placeholder() {
+        for m in [
+            ntt_module(),
+            scan_module(),
+            msm_module(GroupKind::G1),
+            msm_module(GroupKind::G2),
+            testing_module(GroupKind::G1),
+            testing_module(GroupKind::G2),
+        ] {
+            assert!(!m.contains('$'), "{}", &m[m.find('$').unwrap()..][..40]);
+        }
+    }
+}

@@ -1,0 +1,50 @@
+//! What the tests of this crate share: the backend on the machine's adapter, or a skip.
+
+use bellows_wgpu::WgpuBackend;
+
+/// Whether this run must not skip for want of an adapter: in CI (`CI` set to anything but
+/// `false`/`0`), or when `BELLOWS_WGPU_REQUIRED=1`. .ci/run installs Mesa's lavapipe, a software
+/// Vulkan adapter, so that these tests always have one there.
+pub fn adapter_required() -> bool {
+    let on = |k: &str| std::env::var(k).is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
+    on("CI") || on("BELLOWS_WGPU_REQUIRED")
+}
+
+/// The backend on the default adapter. Without one: a panic (test failure) where an adapter is
+/// required ([`adapter_required`]), else `None` with a note on stderr (the test passes vacuously
+/// and says so).
+pub fn backend() -> Option<WgpuBackend> {
+    match WgpuBackend::new() {
+        Ok(b) => Some(b),
+        Err(e) if adapter_required() => {
+            panic!("no usable wgpu adapter, and this run requires one (CI or BELLOWS_WGPU_REQUIRED): {e}")
+        }
+        Err(e) => {
+            eprintln!("SKIPPED: no usable wgpu adapter on this machine: {e}");
+            None
+        }
+    }
+}
+
+/// The backend for tests of the G2 kernels: where the default adapter runs G2 on the device
+/// (GPUs), or where `BELLOWS_WGPU_G2=1` asks for it on a software adapter (whose compiler takes
+/// minutes over the G2 kernels, so CI leaves them out there: `g2=host` is the default on it).
+/// Otherwise `None` with a note.
+#[allow(dead_code)]
+pub fn g2_backend() -> Option<WgpuBackend> {
+    use bellows_core::Backend;
+    let b = backend()?;
+    if b.info().capabilities.msm_g2 {
+        return Some(b);
+    }
+    if std::env::var("BELLOWS_WGPU_G2").is_ok_and(|v| v == "1") {
+        let cfg = bellows_core::BackendConfig::new().option("g2", "device");
+        return Some(WgpuBackend::with_config(&cfg).expect("the adapter again"));
+    }
+    eprintln!(
+        "SKIPPED: G2 runs on the host on this adapter ({}); BELLOWS_WGPU_G2=1 runs the G2 kernels \
+         anyway",
+        b.gpu().name
+    );
+    None
+}

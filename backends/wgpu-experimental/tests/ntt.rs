@@ -1,0 +1,79 @@
+//! NTTs and h_poly on the adapter against the CPU reference, exactly (the conformance suite
+//! covers more; these are the quick ones that name the failing configuration), and the errors
+//! of malformed shapes.
+
+mod common;
+
+use bellows_core::{
+    backend::{Ntt, NttConfig, Ordering},
+    layout::Fr,
+    Error,
+};
+use bellows_cpu::CpuBackend;
+use ff::Field;
+use rand::SeedableRng;
+use rand_chacha::ChaCha20Rng;
+
+fn random(n: usize, seed: u64) -> Vec<Fr> {
+    let mut r = ChaCha20Rng::seed_from_u64(seed);
+    (0..n).map(|_| blstrs::Scalar::random(&mut r).into()).collect()
+}
+
+#[test]
+fn every_configuration_matches_the_cpu() {
+    let Some(b) = common::backend() else { return };
+    let cpu = CpuBackend::new();
+    let orders = [Ordering::Natural, Ordering::BitReversed];
+    for log_n in [0u32, 1, 2, 5, 9] {
+        for base in [NttConfig::forward(), NttConfig::inverse()] {
+            for coset in [false, true] {
+                for i in orders {
+                    for o in orders {
+                        let cfg = base.with_coset(coset).with_orders(i, o);
+                        let batch = if log_n == 5 { 3 } else { 1 };
+                        let x = random(batch << log_n, log_n as u64 * 100 + batch as u64);
+                        let (mut want, mut got) = (x.clone(), x);
+                        cpu.ntt(&mut want, log_n, &cfg).unwrap();
+                        b.ntt(&mut got, log_n, &cfg).unwrap();
+                        assert!(want == got, "2^{log_n} × {batch}, {cfg:?}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn h_poly_matches_the_cpu() {
+    let Some(b) = common::backend() else { return };
+    let cpu = CpuBackend::new();
+    for (log_n, batch) in [(0u32, 1usize), (1, 1), (3, 2), (8, 1)] {
+        let len = batch << log_n;
+        let (a, bb, c) = (random(len, 1), random(len, 2), random(len, 3));
+        let (mut wa, mut wb, mut wc) = (a.clone(), bb.clone(), c.clone());
+        cpu.h_poly(&mut wa, &mut wb, &mut wc, log_n).unwrap();
+        let (mut ga, mut gb, mut gc) = (a, bb, c);
+        b.h_poly(&mut ga, &mut gb, &mut gc, log_n).unwrap();
+        assert!(wa == ga, "h_poly 2^{log_n} × {batch}");
+    }
+}
+
+#[test]
+fn malformed_shapes_are_invalid_input() {
+    let Some(b) = common::backend() else { return };
+    let mut three = vec![Fr::ONE; 3];
+    assert!(matches!(
+        b.ntt(&mut three, 1, &NttConfig::forward()),
+        Err(Error::InvalidInput(_))
+    ));
+    let mut one = vec![Fr::ONE; 1];
+    assert!(matches!(
+        b.ntt(&mut one, 33, &NttConfig::forward()),
+        Err(Error::InvalidInput(_))
+    ));
+    let (mut x, mut y, mut z) = (vec![Fr::ONE; 4], vec![Fr::ONE; 4], vec![Fr::ONE; 2]);
+    assert!(matches!(
+        b.h_poly(&mut x, &mut y, &mut z, 2),
+        Err(Error::InvalidInput(_))
+    ));
+}
