@@ -73,6 +73,8 @@ fn run(cli: Cli) -> error::Result<ExitCode> {
         Command::Bench(a) => cmd::bench::run(a, &g),
         Command::Demo(a) => cmd::demo::run(a, &g),
         Command::Pce(a) => cmd::pce::run(a).map_err(Into::into),
+        #[cfg(feature = "filecoin")]
+        Command::Porep(a) => cmd::porep::run(a, &g),
         Command::ProbePlugin(a) => cmd::backends::probe_child(a),
         Command::Conformance(a) => {
             // The suite prints its own results and errors; its verdict is the exit code.

@@ -1,0 +1,462 @@
+//! PoRep commit phase 2 (C2) on Bellows: the partition circuits of a C1 output, their
+//! parameters, proving through the pipeline, and verification through filecoin-proofs.
+//!
+//! What filecoin-proofs' `seal_commit_phase2` does, step for step, with the proving done by
+//! Bellows:
+//! 1. the public inputs of the stacked-DRG proof (replica id, comm_d, comm_r, seed) and one
+//!    `StackedCircuit` per partition from the C1 output's vanilla proofs, built by
+//!    storage-proofs-porep's `StackedCompound::circuit` (the same code, so the same circuits);
+//! 2. the Groth16 parameters of the circuit from the parameter cache
+//!    ([`crate::params`], file names from the circuit's cache identifier);
+//! 3. one Groth16 proof per partition — here through Bellows' pipeline on any backend, several
+//!    partitions in flight;
+//! 4. the proof bytes: the partition proofs concatenated, 192 bytes each (compressed A ‖ B ‖ C),
+//!    which is what `MultiProof::write` produces.
+//!
+//! filecoin-proofs then verifies the result before returning it; [`prove_c2`] does the same
+//! with Bellows' verifier when the verifying key is in the cache (partition by partition, with
+//! the public inputs storage-proofs-porep generates), and [`verify_seal`] runs filecoin-proofs'
+//! own `verify_seal`.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bellows_core::groth16::io::{read_verifying_key, PointCheck};
+use bellows_core::groth16::prover::{G2Policy, ProvingKey};
+use bellows_core::groth16::{prepare_verifying_key, verify_proof, Parameters, Proof};
+use bellows_core::pipeline::{Job, Pipeline, PipelineConfig};
+use bellows_core::{Backend, Error, Result};
+use blstrs::Scalar as Fr;
+use filecoin_hashers::{Domain, Hasher};
+use filecoin_proofs::constants::DefaultPieceHasher;
+use filecoin_proofs::types::{MerkleTreeTrait, VanillaSealProof};
+use filecoin_proofs_api::seal::SealCommitPhase1Output;
+use filecoin_proofs_api::{RegisteredSealProof, SectorId};
+use storage_proofs_core::compound_proof::CompoundProof;
+use storage_proofs_porep::stacked::{self, StackedCircuit, StackedCompound, StackedDrg};
+
+use crate::c1::C1Output;
+use crate::params::{self, CachePaths, Check, LoadReport};
+use crate::shape::proofs_error;
+use crate::with_sector_shape;
+
+/// The partition circuits of one C1 output, with their public inputs.
+pub struct PorepInstance<Tree: 'static + MerkleTreeTrait> {
+    /// The proof type.
+    pub proof: RegisteredSealProof,
+    /// One circuit per partition, in partition order.
+    pub circuits: Vec<StackedCircuit<Tree, DefaultPieceHasher>>,
+    /// The public inputs of each partition (without the constant one), as storage-proofs-porep
+    /// generates them for verification.
+    pub public_inputs: Vec<Vec<Fr>>,
+    /// The circuit's parameter-cache identifier.
+    pub cache_id: String,
+}
+
+/// The parameter-cache identifier of `proof`'s circuit (the part between `v28-` and `.params`).
+pub fn cache_id(proof: RegisteredSealProof) -> Result<String> {
+    fn inner<Tree: 'static + MerkleTreeTrait>(proof: RegisteredSealProof) -> Result<String> {
+        proof
+            .as_v1_config()
+            .get_cache_identifier::<Tree>()
+            .map_err(|e| proofs_error("cache identifier", e))
+    }
+    with_sector_shape!(u64::from(proof.sector_size()), inner, proof)
+}
+
+/// The cache files of `proof`'s circuit in `dir`.
+pub fn cache_paths(proof: RegisteredSealProof, dir: &Path) -> Result<CachePaths> {
+    Ok(CachePaths::new(dir, &cache_id(proof)?))
+}
+
+/// Builds the partition circuits of `c1` for the sector shape `Tree` (which must be the one of
+/// the C1 output's proof type).
+pub fn instance<Tree: 'static + MerkleTreeTrait>(c1: &C1Output) -> Result<PorepInstance<Tree>> {
+    let p: &SealCommitPhase1Output = &c1.phase1;
+    let proof = p.registered_proof;
+    crate::c1::supported(proof)?;
+    let config = proof.as_v1_config();
+    let vanilla: Vec<Vec<VanillaSealProof<Tree>>> = p
+        .vanilla_proofs
+        .clone()
+        .try_into()
+        .map_err(|e| proofs_error("C1 output: vanilla proofs", e))?;
+    let replica_id: Fr = p.replica_id.into();
+    let comm_r = <Tree::Hasher as Hasher>::Domain::try_from_bytes(&p.comm_r)
+        .map_err(|e| proofs_error("C1 output: comm_r is not a field element", e))?;
+    let comm_d = <DefaultPieceHasher as Hasher>::Domain::try_from_bytes(&p.comm_d)
+        .map_err(|e| proofs_error("C1 output: comm_d is not a field element", e))?;
+    let pub_in = stacked::PublicInputs {
+        replica_id: replica_id.into(),
+        tau: Some(stacked::Tau { comm_d, comm_r }),
+        k: None,
+        seed: Some(p.seed),
+    };
+    let pub_params = filecoin_proofs::parameters::public_params::<Tree>(&config)
+        .map_err(|e| proofs_error("PoRep public parameters", e))?;
+    let mut circuits = Vec::with_capacity(vanilla.len());
+    let mut public_inputs = Vec::with_capacity(vanilla.len());
+    for (k, v) in vanilla.iter().enumerate() {
+        circuits.push(
+            <StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<
+                StackedDrg<'_, Tree, DefaultPieceHasher>,
+                _,
+            >>::circuit(&pub_in, (), v, &pub_params, Some(k))
+            .map_err(|e| proofs_error(&format!("C1 output: partition {k}"), e))?,
+        );
+        public_inputs.push(
+            <StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<
+                StackedDrg<'_, Tree, DefaultPieceHasher>,
+                _,
+            >>::generate_public_inputs(&pub_in, &pub_params, Some(k))
+            .map_err(|e| proofs_error(&format!("public inputs of partition {k}"), e))?,
+        );
+    }
+    let cache_id = config
+        .get_cache_identifier::<Tree>()
+        .map_err(|e| proofs_error("cache identifier", e))?;
+    Ok(PorepInstance {
+        proof,
+        circuits,
+        public_inputs,
+        cache_id,
+    })
+}
+
+/// The blank (witness-free) circuit of `proof`, as the setup needs it.
+pub fn blank_circuit<Tree: 'static + MerkleTreeTrait>(
+    proof: RegisteredSealProof,
+) -> Result<StackedCircuit<Tree, DefaultPieceHasher>> {
+    let config = proof.as_v1_config();
+    let pub_params = filecoin_proofs::parameters::public_params::<Tree>(&config)
+        .map_err(|e| proofs_error("PoRep public parameters", e))?;
+    Ok(<StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<
+        StackedDrg<'_, Tree, DefaultPieceHasher>,
+        _,
+    >>::blank_circuit(&pub_params))
+}
+
+/// How [`prove_c2`] runs.
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct ProveConfig {
+    /// The backend the partitions are proved on.
+    pub backend: Arc<dyn Backend>,
+    /// How the parameters file is checked when loaded. Default: [`Check::Batched`].
+    pub check: Check,
+    /// The pipeline's settings (synthesis workers, device workers, memory budget, seed).
+    /// Default: [`PipelineConfig::default`] (r and s from the operating system).
+    pub pipeline: PipelineConfig,
+    /// Where the G2 MSM runs. Default: [`G2Policy::Auto`].
+    pub g2: G2Policy,
+    /// Verify the proof with Bellows' verifier before returning it, as filecoin-proofs does,
+    /// when the verifying key is in the cache. Default: true.
+    pub verify: bool,
+}
+
+impl ProveConfig {
+    /// The defaults, on `backend`.
+    pub fn new(backend: Arc<dyn Backend>) -> Self {
+        ProveConfig {
+            backend,
+            check: Check::default(),
+            pipeline: PipelineConfig::default(),
+            g2: G2Policy::default(),
+            verify: true,
+        }
+    }
+}
+
+/// A C2 proof and what making it took.
+#[derive(Clone, Debug)]
+pub struct C2Output {
+    /// The proof bytes, exactly as `seal_commit_phase2` returns them: the partition proofs
+    /// concatenated, 192 bytes each.
+    pub proof: Vec<u8>,
+    /// The partition proofs.
+    pub partitions: Vec<Proof>,
+    /// The parameter load.
+    pub load: LoadReport,
+    /// Building the partition circuits from the C1 output.
+    pub circuits_time: Duration,
+    /// Making the parameters resident on the backend.
+    pub key_time: Duration,
+    /// Proving every partition through the pipeline (synthesis and backend work overlapped).
+    pub prove_time: Duration,
+    /// The self-check: `Some(time)` when the proof was verified with the cached verifying key.
+    pub verify_time: Option<Duration>,
+}
+
+/// The expected number of public inputs against the parameters file's IC length.
+fn expect_inputs(proof: RegisteredSealProof, inputs: usize) -> impl FnOnce(&io::ParamsShape) -> Result<()> {
+    move |shape| {
+        if shape.num_inputs != inputs + 1 {
+            return Err(Error::malformed(
+                "parameters file",
+                format!(
+                    "it is for a circuit with {} public inputs, but {proof:?}'s partition \
+                     circuit has {inputs}: the file does not belong to this proof type",
+                    shape.num_inputs.saturating_sub(1)
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+use bellows_core::groth16::io;
+
+/// Loads the parameters of `proof` from the cache folder `dir`, checking them with `check` and
+/// their shape against a partition circuit with `num_inputs` public inputs.
+pub fn load_params(
+    proof: RegisteredSealProof,
+    dir: &Path,
+    check: Check,
+    num_inputs: usize,
+) -> Result<(Parameters, LoadReport)> {
+    let paths = cache_paths(proof, dir)?;
+    if !paths.params.exists() {
+        return Err(Error::invalid(format!(
+            "no parameters for {proof:?} in {}: expected {} (filecoin-proofs' name for this \
+             circuit; fetch the published file with `lotus fetch-params`, or make test \
+             parameters with `bellows porep setup`)",
+            dir.display(),
+            paths.params.display()
+        )));
+    }
+    params::load(&paths.params, check, expect_inputs(proof, num_inputs))
+}
+
+/// Proves C2 for `c1` with the parameters in the cache folder `params_dir` (see the module
+/// documentation).
+pub fn prove_c2(c1: &C1Output, params_dir: &Path, cfg: &ProveConfig) -> Result<C2Output> {
+    with_sector_shape!(
+        u64::from(c1.registered_proof().sector_size()),
+        prove_c2_inner,
+        c1,
+        params_dir,
+        cfg
+    )
+}
+
+fn prove_c2_inner<Tree: 'static + MerkleTreeTrait>(
+    c1: &C1Output,
+    params_dir: &Path,
+    cfg: &ProveConfig,
+) -> Result<C2Output> {
+    let t = Instant::now();
+    let inst = instance::<Tree>(c1)?;
+    let circuits_time = t.elapsed();
+    let num_inputs = inst.public_inputs[0].len();
+    let (params, load) = load_params(inst.proof, params_dir, cfg.check, num_inputs)?;
+    let params = Arc::new(params);
+    let t = Instant::now();
+    let key = Arc::new(ProvingKey::with_g2_policy(
+        params.clone(),
+        cfg.backend.clone(),
+        cfg.g2,
+    )?);
+    let key_time = t.elapsed();
+    let t = Instant::now();
+    let partitions = prove_circuits(key, inst.circuits, &cfg.pipeline)?;
+    let prove_time = t.elapsed();
+    let mut proof = Vec::with_capacity(partitions.len() * 192);
+    for p in &partitions {
+        proof.extend_from_slice(&p.to_bytes());
+    }
+    let vk_path = cache_paths(inst.proof, params_dir)?.vk;
+    let verify_time = if cfg.verify {
+        let t = Instant::now();
+        // The parameters' own key when there is no .vk file beside them.
+        let vk = if vk_path.exists() {
+            read_verifying_key(&vk_path, PointCheck::Full)?
+        } else {
+            params.vk.clone()
+        };
+        check_partitions(&vk, &partitions, &inst.public_inputs)?;
+        Some(t.elapsed())
+    } else {
+        None
+    };
+    Ok(C2Output {
+        proof,
+        partitions,
+        load,
+        circuits_time,
+        key_time,
+        prove_time,
+        verify_time,
+    })
+}
+
+/// Proves the partition `circuits` through one pipeline job, on `key`.
+pub fn prove_circuits<C: bellpepper_core::Circuit<Fr> + Send>(
+    key: Arc<ProvingKey>,
+    circuits: Vec<C>,
+    config: &PipelineConfig,
+) -> Result<Vec<Proof>> {
+    let pipeline = Pipeline::new(vec![key], config.clone())?;
+    let mut result = None;
+    pipeline.run(
+        std::iter::once(Job {
+            id: 0,
+            partitions: circuits,
+        }),
+        |done| result = Some(done.proofs),
+    )?;
+    result.unwrap_or_else(|| Err(Error::Pipeline("the C2 job never completed".into())))
+}
+
+/// Verifies each partition proof with Bellows' verifier against `vk` and the partition's public
+/// inputs; an invalid partition is an error naming it.
+pub fn check_partitions(
+    vk: &bellows_core::groth16::VerifyingKey,
+    proofs: &[Proof],
+    public_inputs: &[Vec<Fr>],
+) -> Result<()> {
+    let pvk = prepare_verifying_key(vk);
+    for (k, (p, inputs)) in proofs.iter().zip(public_inputs).enumerate() {
+        if !verify_proof(&pvk, p, inputs)? {
+            return Err(Error::VerificationFailed(format!(
+                "partition {k} of the C2 proof does not verify with the verifying key: the \
+                 parameters and the verifying key do not belong together, or the C1 output is \
+                 inconsistent"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The prover id of miner actor `actor` (as in `f01234`): the actor id as an unsigned LEB128
+/// varint (the payload of its ID address), padded with zeros to 32 bytes, as lotus derives it.
+pub fn prover_id_from_actor(actor: u64) -> [u8; 32] {
+    let mut out = [0u8; 32];
+    let mut v = actor;
+    let mut i = 0;
+    loop {
+        let byte = (v & 0x7f) as u8;
+        v >>= 7;
+        if v == 0 {
+            out[i] = byte;
+            break;
+        }
+        out[i] = byte | 0x80;
+        i += 1;
+    }
+    out
+}
+
+/// Verifies a C2 proof with filecoin-proofs' own `verify_seal`, for the sector `sector_id` of
+/// prover `prover_id`, with the commitments, ticket and seed of `c1`.
+///
+/// filecoin-proofs reads the verifying key from its parameter cache folder,
+/// `FIL_PROOFS_PARAMETER_CACHE`, which it reads once per process: set it before the first call
+/// (the `bellows porep verify` command does). Returns `Ok(false)` for a proof that does not
+/// verify.
+pub fn verify_seal(
+    c1: &C1Output,
+    prover_id: [u8; 32],
+    sector_id: u64,
+    proof: &[u8],
+) -> Result<bool> {
+    let p = &c1.phase1;
+    let want = usize::from(p.registered_proof.partitions()) * 192;
+    if proof.len() != want {
+        return Err(Error::malformed(
+            "C2 proof",
+            format!(
+                "{} bytes, but a {:?} proof is {want} bytes ({} partitions of 192)",
+                proof.len(),
+                p.registered_proof,
+                p.registered_proof.partitions()
+            ),
+        ));
+    }
+    filecoin_proofs_api::seal::verify_seal(
+        p.registered_proof,
+        p.comm_r,
+        p.comm_d,
+        prover_id,
+        SectorId::from(sector_id),
+        p.ticket,
+        p.seed,
+        proof,
+    )
+    .map_err(|e| proofs_error("filecoin-proofs verify_seal", e))
+}
+
+/// The folder filecoin-proofs reads parameters and verifying keys from in this process.
+pub fn filecoin_parameter_cache() -> std::path::PathBuf {
+    storage_proofs_core::parameter_cache::parameter_cache_dir()
+}
+
+/// Generates parameters for `proof`'s circuit with Bellows' setup and fresh toxic waste from
+/// `rng`, and writes them into the cache folder `dir` under filecoin-proofs' names
+/// (`.params`, `.vk`, `.meta`).
+///
+/// These are **test parameters**: whoever ran the setup could forge proofs with them, and
+/// proofs made with them verify only against their own verifying key, never on the Filecoin
+/// network (which uses the published parameters of the trusted setup ceremony).
+pub fn setup<R: rand_core::RngCore>(
+    proof: RegisteredSealProof,
+    dir: &Path,
+    rng: &mut R,
+    force: bool,
+) -> Result<(CachePaths, SetupReport)> {
+    fn inner<Tree: 'static + MerkleTreeTrait>(
+        proof: RegisteredSealProof,
+        dir: &Path,
+        rng: &mut dyn rand_core::RngCore,
+        force: bool,
+    ) -> Result<(CachePaths, SetupReport)> {
+        let id = proof
+            .as_v1_config()
+            .get_cache_identifier::<Tree>()
+            .map_err(|e| proofs_error("cache identifier", e))?;
+        let circuit = blank_circuit::<Tree>(proof)?;
+        let t = Instant::now();
+        let params = bellows_core::groth16::setup::generate_random_parameters(circuit, rng)?;
+        let setup_time = t.elapsed();
+        let t = Instant::now();
+        let paths = params::write_cache(
+            dir,
+            &id,
+            &params,
+            u64::from(proof.sector_size()),
+            force,
+        )?;
+        Ok((
+            paths,
+            SetupReport {
+                setup_time,
+                write_time: t.elapsed(),
+                domain_size: params.domain_size(),
+                num_inputs: params.num_inputs(),
+                num_aux: params.num_aux(),
+            },
+        ))
+    }
+    with_sector_shape!(
+        u64::from(proof.sector_size()),
+        inner,
+        proof,
+        dir,
+        rng as &mut dyn rand_core::RngCore,
+        force
+    )
+}
+
+/// What [`setup`] did.
+#[derive(Clone, Debug)]
+pub struct SetupReport {
+    /// The setup itself (circuit synthesis and every fixed-base multiplication).
+    pub setup_time: Duration,
+    /// Writing the three files.
+    pub write_time: Duration,
+    /// The circuit's evaluation domain.
+    pub domain_size: usize,
+    /// Public inputs, the constant one included.
+    pub num_inputs: usize,
+    /// Private variables.
+    pub num_aux: usize,
+}
