@@ -206,19 +206,15 @@ mod tests {
     use rand_core::SeedableRng;
 
     fn norm1(src: &[G1Projective], dst: &mut [G1Affine]) {
-        for (s, d) in src.iter().zip(dst) {
-            *d = s.to_affine();
-        }
+        G1Projective::batch_normalize(src, dst);
     }
 
     fn norm2(src: &[G2Projective], dst: &mut [G2Affine]) {
-        for (s, d) in src.iter().zip(dst) {
-            *d = s.to_affine();
-        }
+        G2Projective::batch_normalize(src, dst);
     }
 
-    /// Edge scalars and random ones, against blst's own multiplication, for every window width
-    /// (so every carry pattern of the recoding is met).
+    /// Edge scalars and random ones, against blst's own multiplication, for window widths with
+    /// and without the extra carry window (3, 5, 15 divide 255; 16 is the setup's usual width).
     #[test]
     fn products_equal_plain_multiplication() {
         let mut rng = ChaCha20Rng::seed_from_u64(7);
@@ -237,7 +233,7 @@ mod tests {
             scalars.push(Option::from(Scalar::from_bytes_le(&bytes)).unwrap());
         }
         scalars.extend((0..40).map(|_| Scalar::random(&mut rng)));
-        for w in 2..=17 {
+        for w in [2, 3, 4, 5, 8, 11, 15, 16] {
             let t = FixedBaseTable::with_window(base, w, norm1);
             for s in &scalars {
                 assert_eq!(t.mul(s), base * s, "w = {w}, s = {s:?}");

@@ -272,12 +272,12 @@ mod tests {
 
     #[test]
     fn good_sets_pass_and_a_bad_point_is_named() {
-        let good = subgroup_points(150_000, 1);
+        let good = subgroup_points(40_000, 1);
         let more = subgroup_points(1000, 2);
-        assert!(matches!(plan(151_000, 80), Plan::Buckets { .. }));
+        assert!(matches!(plan(41_000, 80), Plan::Buckets { .. }));
         assert_eq!(first_outside(&[&good[..], &more[..]]), None);
         let bad = off_subgroup_g1();
-        for (sec, idx) in [(0usize, 0usize), (0, 149_999), (1, 500)] {
+        for (sec, idx) in [(0usize, 0usize), (0, 39_999), (1, 500)] {
             let mut a = good.clone();
             let mut b = more.clone();
             if sec == 0 {
@@ -297,13 +297,13 @@ mod tests {
     /// part) are still caught: the cancellation needs them in one bucket in every round.
     #[test]
     fn cancelling_bad_points_are_caught() {
-        let mut pts = subgroup_points(120_000, 3);
+        let mut pts = subgroup_points(30_000, 3);
         let bad = off_subgroup_g1();
         pts[10] = bad;
         pts[20] = -bad;
         assert_eq!(first_outside(&[&pts[..]]), Some((0, 10)));
         // t-part of order dividing h: P + P + P … each the same bad point, many copies.
-        let mut pts = subgroup_points(120_000, 4);
+        let mut pts = subgroup_points(30_000, 4);
         for p in pts.iter_mut().step_by(97) {
             *p = bad;
         }
@@ -315,7 +315,7 @@ mod tests {
         let mut rng = ChaCha20Rng::seed_from_u64(5);
         let step = G2Projective::random(&mut rng).to_affine();
         let mut acc = G2Projective::random(&mut rng);
-        let pts: Vec<G2Affine> = (0..40_000)
+        let pts: Vec<G2Affine> = (0..20_000)
             .map(|_| {
                 acc += &step;
                 acc.to_affine()

@@ -19,6 +19,7 @@ pub mod c1;
 pub mod params;
 pub mod porep;
 mod shape;
+pub mod testing;
 
 pub use c1::{parse_c1, read_c1, C1Output};
 pub use params::{CachePaths, Check};
