@@ -15,6 +15,9 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+// Links the CPU backend, so that "cpu" resolves for every user of this crate.
+use bellows_cpu as _;
+
 pub mod c1;
 pub mod params;
 pub mod porep;

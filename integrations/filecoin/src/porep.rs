@@ -34,6 +34,7 @@ use filecoin_proofs::types::{MerkleTreeTrait, VanillaSealProof};
 use filecoin_proofs_api::seal::SealCommitPhase1Output;
 use filecoin_proofs_api::{RegisteredSealProof, SectorId};
 use storage_proofs_core::compound_proof::CompoundProof;
+use storage_proofs_core::proof::ProofScheme;
 use storage_proofs_porep::stacked::{self, StackedCircuit, StackedCompound, StackedDrg};
 
 use crate::c1::C1Output;
@@ -95,6 +96,23 @@ pub fn instance<Tree: 'static + MerkleTreeTrait>(c1: &C1Output) -> Result<PorepI
     };
     let pub_params = filecoin_proofs::parameters::public_params::<Tree>(&config)
         .map_err(|e| proofs_error("PoRep public parameters", e))?;
+    // The vanilla proofs must verify for the proof type the C1 output claims (milliseconds):
+    // a C1 output of another sector, version or seed is refused here, before any proving,
+    // rather than yielding a proof that does not verify.
+    let valid = StackedDrg::<Tree, DefaultPieceHasher>::verify_all_partitions(
+        &pub_params,
+        &pub_in,
+        &vanilla,
+    )
+    .map_err(|e| proofs_error("C1 output: checking the vanilla proofs", e))?;
+    if !valid {
+        return Err(Error::malformed(
+            "C1 output",
+            format!(
+                "its vanilla proofs do not verify as {proof:?} proofs for its comm_r, comm_d,                  replica id and seed: the output was changed, or it was made for another proof                  type or version"
+            ),
+        ));
+    }
     let mut circuits = Vec::with_capacity(vanilla.len());
     let mut public_inputs = Vec::with_capacity(vanilla.len());
     for (k, v) in vanilla.iter().enumerate() {

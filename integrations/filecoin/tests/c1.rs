@@ -77,7 +77,7 @@ fn damaged_content_is_named() {
     // All-zero commitments and seed.
     for key in ["comm_r", "comm_d", "seed"] {
         let mut v = json_value();
-        v[key] = serde_json::json!([0; 32]);
+        v[key] = serde_json::json!(vec![0u8; 32]);
         let e = err(v.to_string().as_bytes());
         assert!(e.contains(key) && e.contains("all zeros"), "{e}");
     }
@@ -110,27 +110,64 @@ fn other_sizes_and_versions_are_refused_or_named() {
     v["registered_proof"] = "StackedDrg2KiBV9".into();
     let e = err(v.to_string().as_bytes());
     assert!(e.contains("not a seal proof type"), "{e}");
-    // The same sector under proof version 1.0: it reads, but needs other parameters (another
-    // circuit identifier), which a C2 asks for by name.
+    // The same sector under proof version 1.0 reads (the two versions share one circuit and
+    // one parameter file), but its partition circuit is not satisfied: 1.0 derives another
+    // graph (porep id), so the vanilla proofs do not fit. See
+    // `a_relabelled_c1_is_unsatisfied` for the synthesis.
     let mut v = json_value();
     v["registered_proof"] = "StackedDrg2KiBV1".into();
-    let c1 = parse_c1(v.to_string().as_bytes(), "v1").unwrap();
-    assert_ne!(
+    parse_c1(v.to_string().as_bytes(), "v1").unwrap();
+    assert_eq!(
         porep::cache_id(RegisteredSealProof::StackedDrg2KiBV1).unwrap(),
         porep::cache_id(PROOF).unwrap()
     );
+    // A C2 without parameters in the folder names the file it wants.
     let dir = common::work_dir().join("no-params");
     std::fs::create_dir_all(&dir).unwrap();
     let cfg = bellows_filecoin::ProveConfig::new(
         bellows_core::registry::resolve("cpu", &Default::default()).unwrap(),
     );
+    let c1 = parse_c1(&c1_json(&s.c1), "c1").unwrap();
     let e = bellows_filecoin::prove_c2(&c1, &dir, &cfg)
         .unwrap_err()
         .to_string();
     assert!(
-        e.contains("no parameters for StackedDrg2KiBV1 ") && e.contains(".params"),
+        e.contains("no parameters for StackedDrg2KiBV1_1 ") && e.contains(".params"),
         "{e}"
     );
+}
+
+/// The real C1's partition circuit (2.69 M variables) is satisfied and has the published
+/// shape; relabelled as proof version 1.0, or with another seed, its vanilla proofs no longer
+/// verify, which is reported before any circuit is built.
+#[test]
+fn circuits_of_a_real_c1_and_relabelled_ones() {
+    use bellows_core::groth16::synthesis::find_unsatisfied;
+    use bellows_filecoin::filecoin_proofs::constants::SectorShape2KiB;
+    let t = std::time::Instant::now();
+    let c1 = parse_c1(&c1_json(&sealed().c1), "c1").unwrap();
+    let inst = porep::instance::<SectorShape2KiB>(&c1).unwrap();
+    assert_eq!(inst.circuits.len(), 1);
+    assert_eq!(inst.public_inputs[0].len(), 39);
+    assert!(find_unsatisfied(inst.circuits[0].clone()).unwrap().is_none());
+    eprintln!("synthesis of a satisfied 2 KiB partition: {:?}", t.elapsed());
+    for (key, value) in [
+        ("registered_proof", serde_json::json!("StackedDrg2KiBV1")),
+        ("seed", serde_json::json!(vec![6u8; 32])),
+        ("ticket", serde_json::json!(vec![6u8; 32])),
+    ] {
+        let mut v = json_value();
+        v[key] = value;
+        let c1 = parse_c1(v.to_string().as_bytes(), "changed").unwrap();
+        match porep::instance::<SectorShape2KiB>(&c1) {
+            // The ticket is not part of the PoRep statement (the replica id already binds it).
+            Ok(_) => assert_eq!(key, "ticket"),
+            Err(e) => {
+                assert_ne!(key, "ticket");
+                assert!(e.to_string().contains("vanilla proofs do not verify"), "{e}");
+            }
+        }
+    }
 }
 
 /// The cache file names are filecoin-proofs' own: for the published 2 KiB circuit,

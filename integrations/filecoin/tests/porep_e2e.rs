@@ -108,7 +108,7 @@ fn porep_2kib_end_to_end() {
     // Partition 0 byte for byte against bellperson's create_proof, same parameters, r and s.
     let inst = porep::instance::<SectorShape2KiB>(&parse_c1(&c1_json(&s.c1), "c1").unwrap())
         .unwrap();
-    let (params, _) = porep::load_params(PROOF, &dir, bellows_filecoin::Check::CurveOnly, 38)
+    let (params, _) = porep::load_params(PROOF, &dir, bellows_filecoin::Check::CurveOnly, 39)
         .unwrap();
     let params = Arc::new(params);
     let key = ProvingKey::new(params.clone(), cpu).unwrap();
