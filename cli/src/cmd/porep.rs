@@ -121,6 +121,10 @@ pub struct C2Args {
     #[arg(long, value_name = "CHECK", default_value = "batched",
           value_parser = ["batched", "full", "digest", "curve-only"])]
     pub check: String,
+    /// For --check digest: a manifest in parameters.json's format [default: the
+    /// parameters.json filecoin-proofs 19.1 carries].
+    #[arg(long, value_name = "FILE")]
+    pub manifest: Option<PathBuf>,
     /// Deterministic r and s from this seed (for tests; real proofs draw them from the OS).
     #[arg(long, value_name = "S", value_parser = crate::values::seed)]
     pub seed: Option<u64>,
@@ -197,6 +201,10 @@ pub struct LoadArgs {
     #[arg(long, value_name = "CHECK", default_value = "batched",
           value_parser = ["batched", "full", "digest", "curve-only"])]
     pub check: String,
+    /// For --check digest: a manifest in parameters.json's format [default: the
+    /// parameters.json filecoin-proofs 19.1 carries].
+    #[arg(long, value_name = "FILE")]
+    pub manifest: Option<PathBuf>,
     /// Print the report as JSON on stdout.
     #[arg(long)]
     pub json: bool,
@@ -230,6 +238,7 @@ fn c2(a: &C2Args, g: &Globals) -> Result<()> {
     let backend = open_backend(&a.backend, g)?;
     let mut cfg = ProveConfig::new(backend.clone());
     cfg.check = check;
+    cfg.manifest = a.manifest.clone();
     cfg.g2 = g2_policy(&a.backend)?;
     cfg.pipeline.seed = a.seed;
     cfg.verify = !a.no_verify;
@@ -432,7 +441,12 @@ fn setup(a: &SetupArgs) -> Result<()> {
 
 fn load(a: &LoadArgs) -> Result<()> {
     let check: Check = a.check.parse()?;
-    let (_params, r) = bellows_filecoin::params::load(&a.params, check, |_| Ok(()))?;
+    let (_params, r) = bellows_filecoin::params::load_with_manifest(
+        &a.params,
+        check,
+        a.manifest.as_deref(),
+        |_| Ok(()),
+    )?;
     let secs = r.elapsed.as_secs_f64();
     let rate = r.points as f64 / secs.max(1e-9);
     if a.json {

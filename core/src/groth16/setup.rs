@@ -174,7 +174,9 @@ pub fn generate_parameters<C: Circuit<Scalar>>(
     circuit: C,
     waste: &ToxicWaste,
 ) -> Result<Parameters> {
+    let clock = PhaseClock::start();
     let m = ConstraintMatrices::of(circuit)?;
+    clock.lap("circuit synthesised into its matrices");
     let (n, log_n) = m.domain()?;
     if bool::from(waste.g1.is_identity()) || bool::from(waste.g2.is_identity()) {
         return Err(Error::invalid(
@@ -206,6 +208,7 @@ pub fn generate_parameters<C: Circuit<Scalar>>(
     // Window tables sized for every product of the setup (only speed depends on the sizing).
     let g1_table = FixedBaseTable::new(g1, (n - 1) + 3 * vars, normalize_g1_into);
     let g2_table = FixedBaseTable::new(g2, vars, normalize_g2_into);
+    clock.lap("window tables built");
     let mul_g1 = |scalars: &[Scalar]| -> Vec<G1Affine> {
         g1_table.mul_many(scalars, normalize_g1_into)
     };
@@ -215,9 +218,11 @@ pub fn generate_parameters<C: Circuit<Scalar>>(
     let h_scalars = Secret(powers[..n - 1].par_iter().map(|p| *p * coeff).collect());
     let h = mul_g1(&h_scalars);
     drop(h_scalars);
+    clock.lap("h query");
 
     let mut lagrange = powers;
     inverse_fft(&mut lagrange, log_n);
+    clock.lap("Lagrange coefficients");
 
     let eval = |cols: &[Column]| -> Secret {
         Secret(
@@ -229,6 +234,7 @@ pub fn generate_parameters<C: Circuit<Scalar>>(
     let (u_in, v_in, w_in) = (eval(&m.at_inputs), eval(&m.bt_inputs), eval(&m.ct_inputs));
     let (u_aux, v_aux, w_aux) = (eval(&m.at_aux), eval(&m.bt_aux), eval(&m.ct_aux));
     drop(lagrange);
+    clock.lap("u, v, w evaluated");
     let ext = |u: &[Scalar], v: &[Scalar], w: &[Scalar], inv: Scalar| -> Secret {
         Secret(
             (u, v, w)
@@ -239,6 +245,7 @@ pub fn generate_parameters<C: Circuit<Scalar>>(
     };
     let ic = mul_g1(&ext(&u_in, &v_in, &w_in, k[GAMMA_INV]));
     let l = mul_g1(&ext(&u_aux, &v_aux, &w_aux, k[DELTA_INV]));
+    clock.lap("ic and l queries");
     drop((w_in, w_aux));
     if let Some(j) = l.iter().position(|p| bool::from(p.is_identity())) {
         return Err(Error::Synthesis(format!(
@@ -257,7 +264,9 @@ pub fn generate_parameters<C: Circuit<Scalar>>(
     let a = drop_identity(mul_g1(&u));
     drop(u);
     let b_g1 = drop_identity(mul_g1(&v));
+    clock.lap("a and b_g1 queries");
     let b_g2 = drop_identity(g2_table.mul_many(&v, normalize_g2_into));
+    clock.lap("b_g2 query");
     drop(v);
     drop(k);
 
@@ -279,6 +288,21 @@ pub fn generate_parameters<C: Circuit<Scalar>>(
         b_g1: Arc::new(b_g1),
         b_g2: Arc::new(b_g2),
     })
+}
+
+/// Logs the time of each setup phase (at debug level: `-vv` on the command line).
+struct PhaseClock(std::cell::Cell<std::time::Instant>);
+
+impl PhaseClock {
+    fn start() -> Self {
+        PhaseClock(std::cell::Cell::new(std::time::Instant::now()))
+    }
+
+    fn lap(&self, what: &str) {
+        let now = std::time::Instant::now();
+        tracing::debug!("setup: {what} in {:.2} s", (now - self.0.get()).as_secs_f64());
+        self.0.set(now);
+    }
 }
 
 fn drop_identity<P: PrimeCurveAffine>(points: Vec<P>) -> Vec<P> {

@@ -21,14 +21,17 @@
 //! P = g + t, and the projection P ↦ t is a homomorphism. A round throws every point into one of
 //! M buckets, uniformly and independently at random, sums each bucket, and checks each sum with
 //! the endomorphism test. A bucket sum is in G exactly when the t-parts of its points add to 0.
+//! Each point also gets a random sign (added or subtracted), which costs nothing and halves the
+//! chance of a miss.
 //!
-//! **Soundness.** Let some point P_j have t_j ≠ 0. Fix the buckets of all the other points, and
-//! let U_b be the sum of their t-parts in bucket b. The round passes only if every bucket sum
-//! is in G, which needs U_b = 0 for every bucket b except P_j's, and U_b = −t_j ≠ 0 for P_j's.
-//! If no bucket has U_b ≠ 0, or two do, no placement of P_j passes; if exactly one does, only
-//! placing P_j in that one bucket passes: probability 1/M. So a round misses a bad point with
-//! probability at most 1/M, whatever the points are, and R independent rounds with at most
-//! M^{−R}. We run ⌈λ / log2 M⌉ rounds for λ = [`SECURITY_BITS`] = 128. A file whose points are
+//! **Soundness.** Let some point P_j have t_j ≠ 0. Fix the buckets and signs of all the other
+//! points, and let U_b be the signed sum of their t-parts in bucket b. The round passes only if
+//! every bucket sum is in G, which needs U_b = 0 for every bucket b except P_j's, and
+//! U_b = ∓t_j ≠ 0 for P_j's (∓ against P_j's sign). If no bucket has U_b ≠ 0, or two do, no
+//! placement of P_j passes; if exactly one does, only placing P_j in that bucket with one of the
+//! two signs passes (t_j ≠ −t_j, as h is odd): probability 1/(2M). So a round misses a bad point
+//! with probability at most 1/(2M), whatever the points are, and R independent rounds with at
+//! most (2M)^{−R}. We run ⌈λ / (1 + log2 M)⌉ rounds for λ = [`SECURITY_BITS`] = 128. A file whose points are
 //! all in G always passes (no false alarm). The bucket choices come from the operating system's
 //! random generator, so whoever made the file cannot predict them.
 //!
@@ -40,7 +43,7 @@
 
 #![allow(unsafe_code)]
 
-use std::ops::AddAssign;
+use std::ops::{AddAssign, SubAssign};
 
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective};
 use group::{Curve, Group};
@@ -62,7 +65,12 @@ const MAX_LOG_BUCKETS: u32 = 16;
 /// A point type the bucket test handles: its Jacobian form and blst's subgroup tests.
 pub trait SubgroupPoint: Copy + Send + Sync + 'static {
     /// The Jacobian (projective) form bucket sums are kept in.
-    type Jacobian: Group + Curve<AffineRepr = Self> + Send + Sync + for<'a> AddAssign<&'a Self>;
+    type Jacobian: Group
+        + Curve<AffineRepr = Self>
+        + Send
+        + Sync
+        + for<'a> AddAssign<&'a Self>
+        + for<'a> SubAssign<&'a Self>;
     /// Rough cost of one endomorphism test in mixed additions (for choosing the bucket count).
     const TEST_COST: u64;
     /// Whether `p` is in the prime-order subgroup (blst's endomorphism test).
@@ -108,7 +116,7 @@ pub enum Plan {
     Buckets {
         /// log2 of the bucket count M.
         log_buckets: u32,
-        /// Number of rounds R (M^R ≥ 2^λ).
+        /// Number of rounds R ((2M)^R ≥ 2^λ).
         rounds: u32,
     },
 }
@@ -118,7 +126,7 @@ pub fn plan(n: usize, test_cost: u64) -> Plan {
     let per_point = n as u128 * test_cost as u128;
     let best = (MIN_LOG_BUCKETS..=MAX_LOG_BUCKETS)
         .map(|m| {
-            let rounds = SECURITY_BITS.div_ceil(m);
+            let rounds = SECURITY_BITS.div_ceil(m + 1);
             let cost = rounds as u128 * (n as u128 + ((1u128 << m) * test_cost as u128));
             (cost, m, rounds)
         })
@@ -167,8 +175,8 @@ pub fn first_outside_with_key<P: SubgroupPoint>(
     })
 }
 
-/// One round: every point into one of 2^log_buckets buckets; true when every bucket sum is in
-/// the subgroup.
+/// One round: every point, with a random sign, into one of 2^log_buckets buckets; true when
+/// every bucket sum is in the subgroup.
 fn bucket_round<P: SubgroupPoint>(
     sections: &[&[P]],
     log_buckets: u32,
@@ -186,18 +194,25 @@ fn bucket_round<P: SubgroupPoint>(
             |mut buckets, (t, chunk)| {
                 let mut rng = ChaCha20Rng::from_seed(key);
                 rng.set_stream((u64::from(round) << 40) | t as u64);
-                let mask = (m - 1) as u32;
-                let mut bits = 0u32;
+                // log_buckets bits of bucket and one of sign per point, from 64-bit words.
+                let per_point = log_buckets + 1;
+                let mask = (1u64 << per_point) - 1;
+                let mut bits = 0u64;
                 let mut left = 0u32;
                 for p in chunk.iter() {
-                    if left < log_buckets {
-                        bits = rng.next_u32();
-                        left = 32;
+                    if left < per_point {
+                        bits = rng.next_u64();
+                        left = 64;
                     }
-                    let b = (bits & mask) as usize;
-                    bits = bits.checked_shr(log_buckets).unwrap_or(0);
-                    left -= log_buckets;
-                    buckets[b] += p;
+                    let draw = bits & mask;
+                    bits >>= per_point;
+                    left -= per_point;
+                    let b = (draw >> 1) as usize;
+                    if draw & 1 == 0 {
+                        buckets[b] += p;
+                    } else {
+                        buckets[b] -= p;
+                    }
                 }
                 buckets
             },
@@ -263,7 +278,7 @@ mod tests {
                 log_buckets,
                 rounds,
             } => {
-                assert!(log_buckets * rounds >= SECURITY_BITS);
+                assert!((log_buckets + 1) * rounds >= SECURITY_BITS);
                 assert!(rounds <= 16);
             }
             p => panic!("{p:?}"),

@@ -182,7 +182,7 @@ fn bench<Tree: 'static + MerkleTreeTrait>(
     for _ in 0..a.reps {
         let t = Instant::now();
         let parts =
-            porep::prove_circuits(key.clone(), inst.circuits.clone(), &cfg.pipeline).unwrap();
+            bellows_filecoin::prove::prove_circuits(key.clone(), inst.circuits.clone(), &cfg.pipeline).unwrap();
         c2.push(t.elapsed());
         let bytes: Vec<u8> = parts.iter().flat_map(|p| p.to_bytes()).collect();
         assert!(verify_seal(c1, bellows_filecoin::prover_id_from_actor(1000), 1, &bytes).unwrap());

@@ -21,12 +21,15 @@ use bellows_cpu as _;
 pub mod c1;
 pub mod params;
 pub mod porep;
+pub mod post;
+pub mod prove;
 mod shape;
 pub mod testing;
 
 pub use c1::{parse_c1, read_c1, C1Output};
 pub use params::{CachePaths, Check};
-pub use porep::{prove_c2, prover_id_from_actor, verify_seal, C2Output, ProveConfig};
+pub use porep::{prove_c2, prover_id_from_actor, verify_seal, C2Output};
+pub use prove::ProveConfig;
 
 /// Re-exported so that callers name the same types: filecoin-proofs-api (proof types, C1
 /// structures) and filecoin-proofs.

@@ -118,12 +118,46 @@ pub fn filecoin_digest(bytes: &[u8]) -> String {
     hash.to_hex()[..32].to_string()
 }
 
+/// The digest a `parameters.json` manifest records for the file named `name`: from `manifest`
+/// (a file in that format: `{"<file name>": {"cid", "digest", "sector_size"}, …}`), or from the
+/// copy storage-proofs-core carries when `manifest` is `None`.
+pub fn manifest_digest(name: &str, manifest: Option<&Path>) -> Result<Option<String>> {
+    let Some(path) = manifest else {
+        return Ok(get_parameter_data_from_id(name).map(|d| d.digest.clone()));
+    };
+    let label = format!("parameter manifest {}", path.display());
+    let bytes = io::read_bounded(path, &label, 16 << 20)?;
+    let v: serde_json::Value = serde_json::from_slice(&bytes)
+        .map_err(|e| Error::malformed(&label, format!("invalid JSON: {e}")))?;
+    match v.get(name) {
+        None => Ok(None),
+        Some(entry) => entry
+            .get("digest")
+            .and_then(|d| d.as_str())
+            .map(|d| Some(d.to_string()))
+            .ok_or_else(|| {
+                Error::malformed(&label, format!("the entry for {name} has no \"digest\" string"))
+            }),
+    }
+}
+
 /// Opens (memory-maps) the parameters file at `path`, checks its shape with `expect` (called
 /// with the shape from the length fields, before anything is decoded), then decodes it with
-/// `check`.
+/// `check` (the digest check against the `parameters.json` storage-proofs-core carries).
 pub fn load(
     path: &Path,
     check: Check,
+    expect: impl FnOnce(&ParamsShape) -> Result<()>,
+) -> Result<(Parameters, LoadReport)> {
+    load_with_manifest(path, check, None, expect)
+}
+
+/// As [`load`], with the digest check against `manifest` (a file in `parameters.json`'s
+/// format) when given.
+pub fn load_with_manifest(
+    path: &Path,
+    check: Check,
+    manifest: Option<&Path>,
     expect: impl FnOnce(&ParamsShape) -> Result<()>,
 ) -> Result<(Parameters, LoadReport)> {
     let t0 = Instant::now();
@@ -145,12 +179,13 @@ pub fn load(
                 .and_then(|n| n.to_str())
                 .unwrap_or_default()
                 .to_string();
-            let published = get_parameter_data_from_id(&name).ok_or_else(|| {
+            let expected = manifest_digest(&name, manifest)?.ok_or_else(|| {
                 Error::invalid(format!(
-                    "{}: the digest check needs a published parameter file, and \
-                     parameters.json lists no file named {name:?} (use the batched or full \
-                     checks for parameters made elsewhere)",
-                    file.label()
+                    "{}: the digest check needs a file the manifest lists, and {} lists no \
+                     file named {name:?} (use the batched or full checks for parameters made \
+                     elsewhere)",
+                    file.label(),
+                    manifest.map_or("parameters.json".to_string(), |m| m.display().to_string())
                 ))
             })?;
             // Hash on one thread while the others decode; the decoded points are dropped if
@@ -159,13 +194,12 @@ pub fn load(
                 || filecoin_digest(file.bytes()),
                 || file.decode(PointCheck::CurveOnly),
             );
-            if digest != published.digest {
+            if digest != expected {
                 return Err(Error::malformed(
                     file.label(),
                     format!(
-                        "blake2b digest {digest} does not match parameters.json's {} for \
-                         {name}: not the published file (corrupted, truncated or replaced)",
-                        published.digest
+                        "blake2b digest {digest} does not match the manifest's {expected} for \
+                         {name}: not the published file (corrupted, truncated or replaced)"
                     ),
                 ));
             }

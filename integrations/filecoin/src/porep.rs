@@ -19,14 +19,10 @@
 //! own `verify_seal`.
 
 use std::path::Path;
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use bellows_core::groth16::io::{read_verifying_key, PointCheck};
-use bellows_core::groth16::prover::{G2Policy, ProvingKey};
-use bellows_core::groth16::{prepare_verifying_key, verify_proof, Parameters, Proof};
-use bellows_core::pipeline::{Job, Pipeline, PipelineConfig};
-use bellows_core::{Backend, Error, Result};
+use bellows_core::groth16::Parameters;
+use bellows_core::{Error, Result};
 use blstrs::Scalar as Fr;
 use filecoin_hashers::{Domain, Hasher};
 use filecoin_proofs::constants::DefaultPieceHasher;
@@ -38,7 +34,11 @@ use storage_proofs_core::proof::ProofScheme;
 use storage_proofs_porep::stacked::{self, StackedCircuit, StackedCompound, StackedDrg};
 
 use crate::c1::C1Output;
-use crate::params::{self, CachePaths, Check, LoadReport};
+use crate::params::{CachePaths, Check, LoadReport};
+use crate::prove::{self, ProveConfig, SetupReport};
+
+/// What [`prove_c2`] returns.
+pub use crate::prove::ProofOutput as C2Output;
 use crate::shape::proofs_error;
 use crate::with_sector_shape;
 
@@ -155,75 +155,6 @@ pub fn blank_circuit<Tree: 'static + MerkleTreeTrait>(
     >>::blank_circuit(&pub_params))
 }
 
-/// How [`prove_c2`] runs.
-#[derive(Clone)]
-#[non_exhaustive]
-pub struct ProveConfig {
-    /// The backend the partitions are proved on.
-    pub backend: Arc<dyn Backend>,
-    /// How the parameters file is checked when loaded. Default: [`Check::Batched`].
-    pub check: Check,
-    /// The pipeline's settings (synthesis workers, device workers, memory budget, seed).
-    /// Default: [`PipelineConfig::default`] (r and s from the operating system).
-    pub pipeline: PipelineConfig,
-    /// Where the G2 MSM runs. Default: [`G2Policy::Auto`].
-    pub g2: G2Policy,
-    /// Verify the proof with Bellows' verifier before returning it, as filecoin-proofs does,
-    /// when the verifying key is in the cache. Default: true.
-    pub verify: bool,
-}
-
-impl ProveConfig {
-    /// The defaults, on `backend`.
-    pub fn new(backend: Arc<dyn Backend>) -> Self {
-        ProveConfig {
-            backend,
-            check: Check::default(),
-            pipeline: PipelineConfig::default(),
-            g2: G2Policy::default(),
-            verify: true,
-        }
-    }
-}
-
-/// A C2 proof and what making it took.
-#[derive(Clone, Debug)]
-pub struct C2Output {
-    /// The proof bytes, exactly as `seal_commit_phase2` returns them: the partition proofs
-    /// concatenated, 192 bytes each.
-    pub proof: Vec<u8>,
-    /// The partition proofs.
-    pub partitions: Vec<Proof>,
-    /// The parameter load.
-    pub load: LoadReport,
-    /// Building the partition circuits from the C1 output.
-    pub circuits_time: Duration,
-    /// Making the parameters resident on the backend.
-    pub key_time: Duration,
-    /// Proving every partition through the pipeline (synthesis and backend work overlapped).
-    pub prove_time: Duration,
-    /// The self-check: `Some(time)` when the proof was verified with the cached verifying key.
-    pub verify_time: Option<Duration>,
-}
-
-/// The expected number of public inputs against the parameters file's IC length.
-fn expect_inputs(proof: RegisteredSealProof, inputs: usize) -> impl FnOnce(&io::ParamsShape) -> Result<()> {
-    move |shape| {
-        if shape.num_inputs != inputs + 1 {
-            return Err(Error::malformed(
-                "parameters file",
-                format!(
-                    "it is for a circuit with {} public inputs, but {proof:?}'s partition \
-                     circuit has {inputs}: the file does not belong to this proof type",
-                    shape.num_inputs.saturating_sub(1)
-                ),
-            ));
-        }
-        Ok(())
-    }
-}
-use bellows_core::groth16::io;
-
 /// Loads the parameters of `proof` from the cache folder `dir`, checking them with `check` and
 /// their shape against a partition circuit with `num_inputs` public inputs.
 pub fn load_params(
@@ -232,17 +163,7 @@ pub fn load_params(
     check: Check,
     num_inputs: usize,
 ) -> Result<(Parameters, LoadReport)> {
-    let paths = cache_paths(proof, dir)?;
-    if !paths.params.exists() {
-        return Err(Error::invalid(format!(
-            "no parameters for {proof:?} in {}: expected {} (filecoin-proofs' name for this \
-             circuit; fetch the published file with `lotus fetch-params`, or make test \
-             parameters with `bellows porep setup`)",
-            dir.display(),
-            paths.params.display()
-        )));
-    }
-    params::load(&paths.params, check, expect_inputs(proof, num_inputs))
+    prove::load_cached(&format!("{proof:?}"), &cache_id(proof)?, dir, check, None, num_inputs)
 }
 
 /// Proves C2 for `c1` with the parameters in the cache folder `params_dir` (see the module
@@ -265,84 +186,16 @@ fn prove_c2_inner<Tree: 'static + MerkleTreeTrait>(
     let t = Instant::now();
     let inst = instance::<Tree>(c1)?;
     let circuits_time = t.elapsed();
-    let num_inputs = inst.public_inputs[0].len();
-    let (params, load) = load_params(inst.proof, params_dir, cfg.check, num_inputs)?;
-    let params = Arc::new(params);
-    let t = Instant::now();
-    let key = Arc::new(ProvingKey::with_g2_policy(
-        params.clone(),
-        cfg.backend.clone(),
-        cfg.g2,
-    )?);
-    let key_time = t.elapsed();
-    let t = Instant::now();
-    let partitions = prove_circuits(key, inst.circuits, &cfg.pipeline)?;
-    let prove_time = t.elapsed();
-    let mut proof = Vec::with_capacity(partitions.len() * 192);
-    for p in &partitions {
-        proof.extend_from_slice(&p.to_bytes());
-    }
-    let vk_path = cache_paths(inst.proof, params_dir)?.vk;
-    let verify_time = if cfg.verify {
-        let t = Instant::now();
-        // The parameters' own key when there is no .vk file beside them.
-        let vk = if vk_path.exists() {
-            read_verifying_key(&vk_path, PointCheck::Full)?
-        } else {
-            params.vk.clone()
-        };
-        check_partitions(&vk, &partitions, &inst.public_inputs)?;
-        Some(t.elapsed())
-    } else {
-        None
-    };
-    Ok(C2Output {
-        proof,
-        partitions,
-        load,
-        circuits_time,
-        key_time,
-        prove_time,
-        verify_time,
-    })
-}
-
-/// Proves the partition `circuits` through one pipeline job, on `key`.
-pub fn prove_circuits<C: bellpepper_core::Circuit<Fr> + Send>(
-    key: Arc<ProvingKey>,
-    circuits: Vec<C>,
-    config: &PipelineConfig,
-) -> Result<Vec<Proof>> {
-    let pipeline = Pipeline::new(vec![key], config.clone())?;
-    let mut result = None;
-    pipeline.run(
-        std::iter::once(Job {
-            id: 0,
-            partitions: circuits,
-        }),
-        |done| result = Some(done.proofs),
+    let mut out = prove::prove_instance(
+        &format!("{:?}", inst.proof),
+        &inst.cache_id,
+        inst.circuits,
+        &inst.public_inputs,
+        params_dir,
+        cfg,
     )?;
-    result.unwrap_or_else(|| Err(Error::Pipeline("the C2 job never completed".into())))
-}
-
-/// Verifies each partition proof with Bellows' verifier against `vk` and the partition's public
-/// inputs; an invalid partition is an error naming it.
-pub fn check_partitions(
-    vk: &bellows_core::groth16::VerifyingKey,
-    proofs: &[Proof],
-    public_inputs: &[Vec<Fr>],
-) -> Result<()> {
-    let pvk = prepare_verifying_key(vk);
-    for (k, (p, inputs)) in proofs.iter().zip(public_inputs).enumerate() {
-        if !verify_proof(&pvk, p, inputs)? {
-            return Err(Error::VerificationFailed(format!(
-                "partition {k} of the C2 proof does not verify with the verifying key: the \
-                 parameters and the verifying key do not belong together, or the C1 output is \
-                 inconsistent"
-            )));
-        }
-    }
-    Ok(())
+    out.circuits_time = circuits_time;
+    Ok(out)
 }
 
 /// The prover id of miner actor `actor` (as in `f01234`): the actor id as an unsigned LEB128
@@ -410,11 +263,7 @@ pub fn filecoin_parameter_cache() -> std::path::PathBuf {
 
 /// Generates parameters for `proof`'s circuit with Bellows' setup and fresh toxic waste from
 /// `rng`, and writes them into the cache folder `dir` under filecoin-proofs' names
-/// (`.params`, `.vk`, `.meta`).
-///
-/// These are **test parameters**: whoever ran the setup could forge proofs with them, and
-/// proofs made with them verify only against their own verifying key, never on the Filecoin
-/// network (which uses the published parameters of the trusted setup ceremony).
+/// (`.params`, `.vk`, `.meta`). TEST parameters only: see [`prove::setup_circuit`].
 pub fn setup<R: rand_core::RngCore>(
     proof: RegisteredSealProof,
     dir: &Path,
@@ -431,28 +280,14 @@ pub fn setup<R: rand_core::RngCore>(
             .as_v1_config()
             .get_cache_identifier::<Tree>()
             .map_err(|e| proofs_error("cache identifier", e))?;
-        let circuit = blank_circuit::<Tree>(proof)?;
-        let t = Instant::now();
-        let params = bellows_core::groth16::setup::generate_random_parameters(circuit, rng)?;
-        let setup_time = t.elapsed();
-        let t = Instant::now();
-        let paths = params::write_cache(
-            dir,
+        prove::setup_circuit(
+            blank_circuit::<Tree>(proof)?,
             &id,
-            &params,
+            dir,
             u64::from(proof.sector_size()),
+            rng,
             force,
-        )?;
-        Ok((
-            paths,
-            SetupReport {
-                setup_time,
-                write_time: t.elapsed(),
-                domain_size: params.domain_size(),
-                num_inputs: params.num_inputs(),
-                num_aux: params.num_aux(),
-            },
-        ))
+        )
     }
     with_sector_shape!(
         u64::from(proof.sector_size()),
@@ -462,19 +297,4 @@ pub fn setup<R: rand_core::RngCore>(
         rng as &mut dyn rand_core::RngCore,
         force
     )
-}
-
-/// What [`setup`] did.
-#[derive(Clone, Debug)]
-pub struct SetupReport {
-    /// The setup itself (circuit synthesis and every fixed-base multiplication).
-    pub setup_time: Duration,
-    /// Writing the three files.
-    pub write_time: Duration,
-    /// The circuit's evaluation domain.
-    pub domain_size: usize,
-    /// Public inputs, the constant one included.
-    pub num_inputs: usize,
-    /// Private variables.
-    pub num_aux: usize,
 }
