@@ -150,6 +150,19 @@ pub fn instance<Tree: 'static + MerkleTreeTrait>(input: &PostInput) -> Result<Po
         &vanilla,
     )
     .map_err(|e| proofs_error("vanilla proofs", e))?;
+    // The verifier's view of the statement. A WinningPoSt circuit has `sector_count` slots of
+    // one challenge each, all for the one challenged sector, and filecoin-proofs'
+    // verify_winning_post lists that sector once per slot (each slot's challenge depends on
+    // its index), so the public inputs are generated from that list.
+    let verifier_inputs = match config.typ {
+        PoStType::Winning => fallback::PublicInputs {
+            sectors: (0..pub_params.vanilla_params.sector_count)
+                .flat_map(|_| pub_inputs.sectors.iter().cloned())
+                .collect(),
+            ..pub_inputs.clone()
+        },
+        PoStType::Window => pub_inputs.clone(),
+    };
     let mut circuits = Vec::with_capacity(partitioned.len());
     let mut public_inputs = Vec::with_capacity(partitioned.len());
     for (k, p) in partitioned.iter().enumerate() {
@@ -157,14 +170,20 @@ pub fn instance<Tree: 'static + MerkleTreeTrait>(input: &PostInput) -> Result<Po
             <FallbackPoStCompound<Tree> as CompoundProof<
                 FallbackPoSt<'_, Tree>,
                 FallbackPoStCircuit<Tree>,
-            >>::circuit(&pub_inputs, (), p, &pub_params.vanilla_params, Some(k))
+            >>::circuit(
+                &pub_inputs,
+                Default::default(),
+                p,
+                &pub_params.vanilla_params,
+                Some(k),
+            )
             .map_err(|e| proofs_error(&format!("partition {k}"), e))?,
         );
         public_inputs.push(
             <FallbackPoStCompound<Tree> as CompoundProof<
                 FallbackPoSt<'_, Tree>,
                 FallbackPoStCircuit<Tree>,
-            >>::generate_public_inputs(&pub_inputs, &pub_params.vanilla_params, Some(k))
+            >>::generate_public_inputs(&verifier_inputs, &pub_params.vanilla_params, Some(k))
             .map_err(|e| proofs_error(&format!("public inputs of partition {k}"), e))?,
         );
     }

@@ -112,10 +112,11 @@ pub fn load_cached(
         )));
     }
     let what = what.to_string();
+    let label = format!("parameters file {}", paths.params.display());
     params::load_with_manifest(&paths.params, check, manifest, move |shape: &ParamsShape| {
         if shape.num_inputs != num_inputs + 1 {
             return Err(Error::malformed(
-                format!("parameters file {}", paths.params.display()),
+                label,
                 format!(
                     "it is for a circuit with {} public inputs, but {what}'s partition circuit \
                      has {num_inputs}: the file does not belong to this proof type",

@@ -119,23 +119,18 @@ fn winning_and_window_post_2kib() {
         theirs.write(&mut theirs_bytes).unwrap();
         assert_eq!(ours.to_bytes().to_vec(), theirs_bytes, "{proof:?}");
 
-        // filecoin-proofs' own prover reads the files Bellows wrote.
-        let fp = match proof {
-            RegisteredPoStProof::StackedDrgWinning2KiBV1 => post::generate_winning_post_with_vanilla(
+        // filecoin-proofs' own prover reads the files Bellows wrote (WindowPoSt: the smaller
+        // circuit, to keep CI short).
+        if proof == RegisteredPoStProof::StackedDrgWindow2KiBV1_2 {
+            let fp = post::generate_window_post_with_vanilla(
                 proof,
                 &RANDOMNESS,
                 input.prover_id,
                 &input.vanilla_proofs,
-            ),
-            _ => post::generate_window_post_with_vanilla(
-                proof,
-                &RANDOMNESS,
-                input.prover_id,
-                &input.vanilla_proofs,
-            ),
+            )
+            .unwrap();
+            assert!(verify(proof, &fp[0].1));
         }
-        .unwrap();
-        assert!(verify(proof, &fp[0].1));
     }
 }
 
@@ -155,3 +150,4 @@ fn bad_vanilla_proofs_are_named() {
     let e = instance::<SectorShape2KiB>(&input).err().unwrap().to_string();
     assert!(e.contains("at least one"), "{e}");
 }
+
