@@ -60,8 +60,8 @@ fn offset(file: &[u8], k: usize, i: usize) -> usize {
 #[test]
 fn good_files_read_the_same_as_with_full_checks() {
     let (bytes, p) = file();
-    assert!(matches!(plan(p.h.len(), 80), Plan::Buckets { .. }));
-    assert!(matches!(plan(p.b_g2.len(), 45), Plan::Buckets { .. }));
+    assert!(matches!(plan(p.h.len(), 140), Plan::Buckets { .. }));
+    assert!(matches!(plan(p.b_g2.len(), 70), Plan::Buckets { .. }));
     let batched = io::parameters_from_bytes(&bytes, PointCheck::Batched).unwrap();
     let full = io::parameters_from_bytes(&bytes, PointCheck::Full).unwrap();
     assert_eq!(batched.vk, full.vk);

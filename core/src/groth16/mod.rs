@@ -15,6 +15,7 @@
 //! - `bellperson_compat` (feature `bellperson`): `From` conversions to and from bellperson's
 //!   `Parameters`, `VerifyingKey` and `Proof`.
 
+pub mod batch_add;
 #[cfg(feature = "bellperson")]
 pub mod bellperson_compat;
 pub mod encoding;
