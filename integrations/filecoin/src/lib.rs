@@ -23,6 +23,7 @@ pub mod params;
 pub mod porep;
 pub mod post;
 pub mod prove;
+pub mod update;
 mod shape;
 pub mod testing;
 
