@@ -86,6 +86,10 @@ pub enum Command {
     /// Cancel a daemon's job.
     #[command(long_about = crate::cmd::daemon::CANCEL_ABOUT)]
     Cancel(crate::cmd::daemon::CancelArgs),
+    /// Filecoin PoRep C2: prove a sector's seal from its C1 output, verify it with filecoin-proofs.
+    #[cfg(feature = "filecoin")]
+    #[command(long_about = crate::cmd::porep::POREP_ABOUT)]
+    Porep(crate::cmd::porep::PorepArgs),
     /// Internal: load one plugin file and print its backend's info as JSON (what `backends`
     /// runs in a child process for each plugin, so that a crashing plugin cannot take it down).
     #[command(name = "__probe-plugin", hide = true)]

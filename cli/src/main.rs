@@ -80,6 +80,8 @@ fn run(cli: Cli) -> error::Result<ExitCode> {
         Command::Status(a) => cmd::daemon::status(a),
         Command::Await(a) => cmd::daemon::await_job(a),
         Command::Cancel(a) => cmd::daemon::cancel(a),
+        #[cfg(feature = "filecoin")]
+        Command::Porep(a) => cmd::porep::run(a, &g),
         Command::ProbePlugin(a) => cmd::backends::probe_child(a),
         Command::Conformance(a) => {
             // The suite prints its own results and errors; its verdict is the exit code.

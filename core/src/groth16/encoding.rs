@@ -28,8 +28,16 @@ pub enum PointCheck {
     Full,
     /// On the curve only (and a valid encoding): several times faster to read. Points with a
     /// cofactor component are **accepted**. Only for files from a trusted source, e.g. written by
-    /// this machine.
+    /// this machine, or a file whose digest was matched against a trusted manifest.
     CurveOnly,
+    /// On the curve (point by point) **and** in the prime-order subgroup, the subgroup part
+    /// checked for each group of the whole file at once by a randomised bucket test
+    /// ([`super::subgroup`]): a file with any point outside the subgroup is refused except with
+    /// probability at most 2^−128, whoever made it, at a fraction of [`PointCheck::Full`]'s
+    /// cost. A refused file's error names the first bad point, exactly as `Full`'s does. Applies
+    /// to whole parameter and verifying-key files; single points decoded on their own get
+    /// `Full`'s check.
+    Batched,
 }
 
 /// Why a point was rejected.
@@ -59,7 +67,7 @@ impl std::fmt::Display for PointDefect {
 }
 
 /// A curve point with an uncompressed file encoding.
-pub trait UncompressedPoint: Copy + Send + Sync + Sized + 'static {
+pub trait UncompressedPoint: super::subgroup::SubgroupPoint + Copy + Send + Sync + Sized + 'static {
     /// Encoded size in bytes.
     const SIZE: usize;
     /// Group name for messages (`"G1"`, `"G2"`).
@@ -166,7 +174,9 @@ fn finish<P: PrimeCurveAffine>(
             Err(PointDefect::Infinity)
         };
     }
-    if check == PointCheck::Full && !in_subgroup(&p) {
+    // `Batched` is applied to whole sections by `decode_section`; a point decoded on its own
+    // gets the full per-point check.
+    if matches!(check, PointCheck::Full | PointCheck::Batched) && !in_subgroup(&p) {
         return Err(PointDefect::NotInSubgroup);
     }
     Ok(p)
@@ -199,6 +209,11 @@ pub fn decode_section_with_progress<P: UncompressedPoint>(
 ) -> Result<Vec<P>, (usize, PointDefect)> {
     debug_assert_eq!(bytes.len() % P::SIZE, 0);
     let n = bytes.len() / P::SIZE;
+    // `Batched`: on the curve point by point, then the subgroup for the whole section at once.
+    let (check, batched) = match check {
+        PointCheck::Batched => (PointCheck::CurveOnly, true),
+        other => (other, false),
+    };
     let mut out = vec![identity; n];
     let first_bad = out
         .par_chunks_mut(CHUNK)
@@ -215,10 +230,15 @@ pub fn decode_section_with_progress<P: UncompressedPoint>(
             None
         })
         .min_by_key(|(i, _)| *i);
-    match first_bad {
-        Some(bad) => Err(bad),
-        None => Ok(out),
+    if let Some(bad) = first_bad {
+        return Err(bad);
     }
+    if batched {
+        if let Some((_, i)) = super::subgroup::first_outside(&[&out[..]]) {
+            return Err((i, PointDefect::NotInSubgroup));
+        }
+    }
+    Ok(out)
 }
 
 /// Encodes points into `out` (`out.len() == points.len() * P::SIZE`) in parallel.

@@ -356,6 +356,11 @@ impl ParamsFile {
         &self.label
     }
 
+    /// The file's bytes, as mapped (for a digest of the whole file, say).
+    pub fn bytes(&self) -> &[u8] {
+        &self.map
+    }
+
     /// Decodes every point (see the module docs), after checking that the decoded points fit in
     /// the host's available memory.
     pub fn decode(&self, check: PointCheck) -> Result<Parameters> {

@@ -9,13 +9,17 @@
 //! - [`params`], [`proof`], [`io`]: keys and proofs, and bellperson's file formats;
 //! - [`output`]: the one safe (atomic) writer of output files; [`limits`]: size limits and
 //!   up-front memory estimates;
-//! - [`setup`]: a real trusted setup for small circuits and a fast benchmark-only generator;
+//! - [`setup`]: a real trusted setup (fixed-base window tables, [`fixed_base`], on every core)
+//!   and a fast benchmark-only generator;
+//! - [`subgroup`]: subgroup checks of whole point sets by a randomised bucket test;
 //! - `bellperson_compat` (feature `bellperson`): `From` conversions to and from bellperson's
 //!   `Parameters`, `VerifyingKey` and `Proof`.
 
+pub mod batch_add;
 #[cfg(feature = "bellperson")]
 pub mod bellperson_compat;
 pub mod encoding;
+pub mod fixed_base;
 pub mod host_msm;
 pub mod io;
 pub mod keypair;
@@ -26,6 +30,7 @@ pub mod proof;
 pub mod prover;
 pub mod quotient;
 pub mod setup;
+pub mod subgroup;
 pub mod synthesis;
 pub mod verifier;
 

@@ -21,11 +21,12 @@ use std::sync::Arc;
 use bellpepper_core::Circuit;
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use ff::Field;
-use group::{prime::PrimeCurveAffine, Curve, Group, Wnaf};
+use group::{prime::PrimeCurveAffine, Curve, Group};
 use rand_chacha::ChaCha20Rng;
 use rand_core::{RngCore, SeedableRng};
 use rayon::prelude::*;
 
+use super::fixed_base::FixedBaseTable;
 use super::keypair::{CircuitShape, Column, ConstraintMatrices};
 use super::{Parameters, VerifyingKey};
 use crate::{Error, Result};
@@ -117,6 +118,15 @@ pub fn wipe(secrets: &mut [Scalar]) {
     std::sync::atomic::compiler_fence(std::sync::atomic::Ordering::SeqCst);
 }
 
+/// Overwrites secret bytes with zero through volatile writes (see [`wipe`]).
+pub(crate) fn wipe_bytes(secret: &mut [u8]) {
+    for b in secret.iter_mut() {
+        // SAFETY: `b` is a valid, aligned, exclusive reference to an initialised byte.
+        unsafe { std::ptr::write_volatile(b, 0) };
+    }
+    std::sync::atomic::compiler_fence(std::sync::atomic::Ordering::SeqCst);
+}
+
 /// A vector of secret-derived scalars, wiped when dropped (on every path, errors included).
 struct Secret(Vec<Scalar>);
 
@@ -164,7 +174,9 @@ pub fn generate_parameters<C: Circuit<Scalar>>(
     circuit: C,
     waste: &ToxicWaste,
 ) -> Result<Parameters> {
+    let clock = PhaseClock::start();
     let m = ConstraintMatrices::of(circuit)?;
+    clock.lap("circuit synthesised into its matrices");
     let (n, log_n) = m.domain()?;
     if bool::from(waste.g1.is_identity()) || bool::from(waste.g2.is_identity()) {
         return Err(Error::invalid(
@@ -193,17 +205,12 @@ pub fn generate_parameters<C: Circuit<Scalar>>(
     let g1 = waste.g1;
     let g2 = waste.g2;
     let vars = m.num_inputs + m.num_aux;
-    // Window tables sized as bellperson sizes them (only speed depends on it).
-    let mut g1_table = Wnaf::new();
-    let g1_wnaf = g1_table.base(g1, (n - 1) + 3 * vars);
-    let mut g2_table = Wnaf::new();
-    let g2_wnaf = g2_table.base(g2, vars);
+    // Window tables sized for every product of the setup (only speed depends on the sizing).
+    let g1_table = FixedBaseTable::new(g1, (n - 1) + 3 * vars, normalize_g1_into);
+    let g2_table = FixedBaseTable::new(g2, vars, normalize_g2_into);
+    clock.lap("window tables built");
     let mul_g1 = |scalars: &[Scalar]| -> Vec<G1Affine> {
-        let pts: Vec<G1Projective> = scalars
-            .par_iter()
-            .map_init(|| g1_wnaf.shared(), |w, s| w.scalar(s))
-            .collect();
-        normalize_g1(&pts)
+        g1_table.mul_many(scalars, normalize_g1_into)
     };
 
     k[COEFF] = k[Z] * k[DELTA_INV];
@@ -211,9 +218,11 @@ pub fn generate_parameters<C: Circuit<Scalar>>(
     let h_scalars = Secret(powers[..n - 1].par_iter().map(|p| *p * coeff).collect());
     let h = mul_g1(&h_scalars);
     drop(h_scalars);
+    clock.lap("h query");
 
     let mut lagrange = powers;
     inverse_fft(&mut lagrange, log_n);
+    clock.lap("Lagrange coefficients");
 
     let eval = |cols: &[Column]| -> Secret {
         Secret(
@@ -225,6 +234,7 @@ pub fn generate_parameters<C: Circuit<Scalar>>(
     let (u_in, v_in, w_in) = (eval(&m.at_inputs), eval(&m.bt_inputs), eval(&m.ct_inputs));
     let (u_aux, v_aux, w_aux) = (eval(&m.at_aux), eval(&m.bt_aux), eval(&m.ct_aux));
     drop(lagrange);
+    clock.lap("u, v, w evaluated");
     let ext = |u: &[Scalar], v: &[Scalar], w: &[Scalar], inv: Scalar| -> Secret {
         Secret(
             (u, v, w)
@@ -235,6 +245,7 @@ pub fn generate_parameters<C: Circuit<Scalar>>(
     };
     let ic = mul_g1(&ext(&u_in, &v_in, &w_in, k[GAMMA_INV]));
     let l = mul_g1(&ext(&u_aux, &v_aux, &w_aux, k[DELTA_INV]));
+    clock.lap("ic and l queries");
     drop((w_in, w_aux));
     if let Some(j) = l.iter().position(|p| bool::from(p.is_identity())) {
         return Err(Error::Synthesis(format!(
@@ -253,13 +264,11 @@ pub fn generate_parameters<C: Circuit<Scalar>>(
     let a = drop_identity(mul_g1(&u));
     drop(u);
     let b_g1 = drop_identity(mul_g1(&v));
-    let b_g2_pts: Vec<G2Projective> = v
-        .par_iter()
-        .map_init(|| g2_wnaf.shared(), |w, s| w.scalar(s))
-        .collect();
+    clock.lap("a and b_g1 queries");
+    let b_g2 = drop_identity(g2_table.mul_many(&v, normalize_g2_into));
+    clock.lap("b_g2 query");
     drop(v);
     drop(k);
-    let b_g2 = drop_identity(normalize_g2(&b_g2_pts));
 
     let (g1a, g2a) = (g1.to_affine(), g2.to_affine());
     let vk = VerifyingKey {
@@ -279,6 +288,21 @@ pub fn generate_parameters<C: Circuit<Scalar>>(
         b_g1: Arc::new(b_g1),
         b_g2: Arc::new(b_g2),
     })
+}
+
+/// Logs the time of each setup phase (at debug level: `-vv` on the command line).
+struct PhaseClock(std::cell::Cell<std::time::Instant>);
+
+impl PhaseClock {
+    fn start() -> Self {
+        PhaseClock(std::cell::Cell::new(std::time::Instant::now()))
+    }
+
+    fn lap(&self, what: &str) {
+        let now = std::time::Instant::now();
+        tracing::debug!("setup: {what} in {:.2} s", (now - self.0.get()).as_secs_f64());
+        self.0.set(now);
+    }
 }
 
 fn drop_identity<P: PrimeCurveAffine>(points: Vec<P>) -> Vec<P> {
@@ -306,7 +330,8 @@ fn powers_of(x: Scalar, n: usize) -> Vec<Scalar> {
 
 /// In-place inverse DFT over the 2^log_n-th roots of unity: radix-2 Cooley–Tukey (Cooley and
 /// Tukey 1965) with ω⁻¹, then scaling by n⁻¹. ω is Fr's 2^32-th root of unity squared down to
-/// order n, the same ω bellperson uses. Setup-sized inputs only: serial.
+/// order n, the same ω bellperson uses. Stages run on rayon: small butterfly groups block by
+/// block, large ones in runs of [`FFT_RUN`] butterflies whose first twiddle is a power of ω⁻¹.
 fn inverse_fft(a: &mut [Scalar], log_n: u32) {
     let n = a.len();
     debug_assert_eq!(n, 1usize << log_n);
@@ -325,13 +350,29 @@ fn inverse_fft(a: &mut [Scalar], log_n: u32) {
     let mut half = 1;
     while half < n {
         let w_len = omega_inv.pow_vartime([(n / (2 * half)) as u64]);
-        for start in (0..n).step_by(2 * half) {
-            let mut w = Scalar::ONE;
-            for k in start..start + half {
-                let t = a[k + half] * w;
-                a[k + half] = a[k] - t;
-                a[k] += t;
+        // Butterflies k..k+len of one group, the twiddle starting at w.
+        let run = |lo: &mut [Scalar], hi: &mut [Scalar], mut w: Scalar| {
+            for (x, y) in lo.iter_mut().zip(hi.iter_mut()) {
+                let t = *y * w;
+                *y = *x - t;
+                *x += t;
                 w *= w_len;
+            }
+        };
+        if half < FFT_RUN {
+            a.par_chunks_mut(2 * half).for_each(|group| {
+                let (lo, hi) = group.split_at_mut(half);
+                run(lo, hi, Scalar::ONE);
+            });
+        } else {
+            for group in a.chunks_mut(2 * half) {
+                let (lo, hi) = group.split_at_mut(half);
+                lo.par_chunks_mut(FFT_RUN)
+                    .zip(hi.par_chunks_mut(FFT_RUN))
+                    .enumerate()
+                    .for_each(|(c, (lo, hi))| {
+                        run(lo, hi, w_len.pow_vartime([(c * FFT_RUN) as u64]))
+                    });
             }
         }
         half *= 2;
@@ -342,7 +383,11 @@ fn inverse_fft(a: &mut [Scalar], log_n: u32) {
     a.par_iter_mut().for_each(|x| *x *= n_inv);
 }
 
+/// Butterflies per parallel run in the large stages of [`inverse_fft`].
+const FFT_RUN: usize = 1 << 12;
+
 /// Points per batch normalisation (one field inversion each).
+#[cfg(test)]
 const NORMALIZE_CHUNK: usize = 1 << 12;
 
 macro_rules! normalize_impl {
@@ -371,6 +416,7 @@ macro_rules! normalize_impl {
         }
 
         /// Jacobian → affine for many points, chunks on rayon threads.
+        #[cfg(test)]
         fn $name(points: &[$proj]) -> Vec<$aff> {
             let mut out = vec![<$aff>::identity(); points.len()];
             out.par_chunks_mut(NORMALIZE_CHUNK)
@@ -495,7 +541,7 @@ mod tests {
     #[test]
     fn inverse_fft_gives_lagrange_coefficients() {
         let mut rng = ChaCha20Rng::seed_from_u64(1);
-        for log_n in [0u32, 1, 2, 5, 8] {
+        for log_n in [0u32, 1, 2, 5, 8, 14] {
             let n = 1usize << log_n;
             let tau = Scalar::random(&mut rng);
             let mut l = powers_of(tau, n);

@@ -1,0 +1,480 @@
+//! `bellows porep`: Filecoin PoRep commit phase 2 from a C1 output (feature `filecoin`).
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use bellows_core::Error;
+use bellows_filecoin::filecoin_proofs_api::RegisteredSealProof;
+use bellows_filecoin::{porep, C1Output, Check, ProveConfig};
+use clap::{Args, Subcommand};
+use rand_core::SeedableRng;
+
+use crate::backend_opts::{g2_policy, open as open_backend};
+use crate::cli::BackendArg;
+use crate::common::Globals;
+use crate::errln;
+use crate::error::{CliError, Result};
+use crate::output::{self, Out};
+
+/// `bellows porep --help`.
+pub const POREP_ABOUT: &str = "Filecoin PoRep commit phase 2 (C2): prove a sector's seal from \
+its commit-phase-1 (C1) output, as `seal_commit_phase2` of filecoin-proofs does, on any Bellows \
+backend, and verify it with filecoin-proofs.\n\n\
+The C1 file is lotus-bench's JSON ({\"SectorNum\", \"SectorSize\", \"Phase1Out\": base64}) or \
+filecoin-proofs-api's SealCommitPhase1Output JSON. Parameters are read from a filecoin-proofs \
+parameter folder (`--params-dir`, the folder lotus uses is /var/tmp/filecoin-proof-parameters) \
+under filecoin-proofs' own file names (v28-stacked-proof-of-replication-…​.params and .vk).\n\n\
+Subcommands: c2 (prove), verify (check a proof with filecoin-proofs' verify_seal), info (what a \
+C1 file holds and which parameter files it needs), setup (TEST parameters for a proof type, \
+under the cache's names), load (time a parameter load with a given check).\n\n\
+Examples:\n  bellows porep info --c1 c1.json\n  \
+bellows porep c2 --c1 c1.json --params-dir /var/tmp/filecoin-proof-parameters --out sector.proof\n  \
+bellows porep verify --c1 c1.json --proof sector.proof --params-dir /var/tmp/filecoin-proof-parameters --miner 1000\n  \
+bellows porep setup --proof StackedDrg2KiBV1_1 --params-dir ./params";
+
+/// `bellows porep`.
+#[derive(Debug, Args)]
+pub struct PorepArgs {
+    /// The subcommand.
+    #[command(subcommand)]
+    pub command: PorepCommand,
+}
+
+/// `bellows porep` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum PorepCommand {
+    /// Prove C2 from a C1 output: one Groth16 proof per partition, written as seal_commit_phase2 writes them.
+    #[command(long_about = C2_ABOUT)]
+    C2(C2Args),
+    /// Verify a C2 proof with filecoin-proofs' verify_seal (needs the prover id and sector number).
+    #[command(long_about = VERIFY_ABOUT)]
+    Verify(VerifyArgs),
+    /// Show what a C1 file holds: proof type, sector, partitions, and the parameter files it needs.
+    Info(InfoArgs),
+    /// Make TEST parameters for a proof type with Bellows' setup, under filecoin-proofs' file names.
+    #[command(long_about = SETUP_ABOUT)]
+    Setup(SetupArgs),
+    /// Load a parameters file with a given check and report the time and points per second.
+    #[command(long_about = LOAD_ABOUT)]
+    Load(LoadArgs),
+}
+
+const C2_ABOUT: &str = "Prove PoRep commit phase 2 from a C1 output. Every partition's circuit \
+is built by storage-proofs-porep (the code Filecoin runs), proved on the chosen backend through \
+Bellows' pipeline (several partitions in flight; synthesis on CPU threads overlapping the \
+backend's work), and the partition proofs are written concatenated, 192 bytes each: exactly the \
+bytes filecoin-proofs' seal_commit_phase2 returns. Before writing, the proof is verified with the \
+verifying key in the parameter folder (as filecoin-proofs does); --no-verify skips that.\n\n\
+Parameters are checked when loaded with --check: `batched` (default: every point on the curve, \
+and the subgroup for all points at once by a randomised test that a bad file passes with \
+probability at most 2^-128), `full` (every point's subgroup tested on its own), `digest` (the \
+file's blake2b must match filecoin-proofs' parameters.json, then curve checks only: for the \
+published files), `curve-only` (files you made yourself).\n\n\
+Errors are reported before any proving where possible: a truncated or malformed C1 file, an \
+unsupported proof type (non-interactive PoRep), parameters missing from the folder or of another \
+circuit, an existing --out without --force.\n\n\
+Examples:\n  bellows porep c2 --c1 c1.json --params-dir /var/tmp/filecoin-proof-parameters --out s.proof\n  \
+bellows porep c2 --c1 c1.json --params-dir ./params --out s.proof --backend cuda --check digest";
+
+const VERIFY_ABOUT: &str = "Verify a C2 proof with filecoin-proofs' own verify_seal: the \
+commitments, ticket and seed come from the C1 file, the prover id from --prover-id (32 bytes, \
+hex) or --miner (the actor id of f0NNNN; the prover id is its LEB128 bytes, as lotus derives \
+it), the sector number from --sector-id or else the C1 file's SectorNum (lotus-bench's form). \
+filecoin-proofs reads the verifying key from --params-dir (this sets FIL_PROOFS_PARAMETER_CACHE \
+for the process).\n\n\
+Prints `valid` and exits 0 when the proof verifies; exits 1 with the reason otherwise (a proof \
+for another sector or prover, a changed byte, a proof of the wrong length).\n\n\
+Examples:\n  bellows porep verify --c1 c1.json --proof s.proof --params-dir ./params --miner 1000\n  \
+bellows porep verify --c1 c1.json --proof s.proof --params-dir ./params --prover-id 00e807…00 --sector-id 7";
+
+const SETUP_ABOUT: &str = "Generate Groth16 parameters for a PoRep proof type's circuit with \
+Bellows' setup (fixed-base window tables on every core) and write them into --params-dir under \
+filecoin-proofs' names: .params, .vk and .meta, so that filecoin-proofs and `bellows porep c2` \
+find them. The toxic waste comes from the OS (or --seed, for reproducible test vectors) and is \
+wiped when the setup ends.\n\n\
+These are TEST parameters: proofs made with them verify against their own verifying key only, \
+never on the Filecoin network, which uses the published parameters of its trusted setup. A 2 KiB \
+sector's circuit (a 2^22 domain, 1.1 GB of parameters) takes minutes on a few cores; a 32 GiB \
+one is far beyond what a test needs.\n\n\
+Example:\n  bellows porep setup --proof StackedDrg2KiBV1_1 --params-dir ./params";
+
+const LOAD_ABOUT: &str = "Load (decode and check) a parameters file and report the time and the \
+points checked per second: for comparing the checks (--check batched|full|digest|curve-only) on \
+one file. Nothing is written.\n\nExample:\n  bellows porep load --params v28-…​.params --check full";
+
+/// `bellows porep c2`.
+#[derive(Debug, Args)]
+pub struct C2Args {
+    /// The C1 output (lotus-bench JSON or SealCommitPhase1Output JSON).
+    #[arg(long, value_name = "FILE")]
+    pub c1: PathBuf,
+    /// The filecoin-proofs parameter folder holding this proof type's .params (and .vk).
+    #[arg(long = "params-dir", value_name = "DIR")]
+    pub params_dir: PathBuf,
+    /// Where to write the proof bytes.
+    #[arg(long, value_name = "PROOF")]
+    pub out: PathBuf,
+    /// Replace --out if it exists.
+    #[arg(long)]
+    pub force: bool,
+    /// How the parameters are checked: batched, full, digest, curve-only.
+    #[arg(long, value_name = "CHECK", default_value = "batched",
+          value_parser = ["batched", "full", "digest", "curve-only"])]
+    pub check: String,
+    /// For --check digest: a manifest in parameters.json's format [default: the
+    /// parameters.json filecoin-proofs 19.1 carries].
+    #[arg(long, value_name = "FILE")]
+    pub manifest: Option<PathBuf>,
+    /// Deterministic r and s from this seed (for tests; real proofs draw them from the OS).
+    #[arg(long, value_name = "S", value_parser = crate::values::seed)]
+    pub seed: Option<u64>,
+    /// Skip the check of the proof against the verifying key before writing it.
+    #[arg(long = "no-verify")]
+    pub no_verify: bool,
+    /// Print timings as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// The backend.
+    #[command(flatten)]
+    pub backend: BackendArg,
+}
+
+/// `bellows porep verify`.
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// The C1 output the proof was made from.
+    #[arg(long, value_name = "FILE")]
+    pub c1: PathBuf,
+    /// The C2 proof file.
+    #[arg(long, value_name = "PROOF")]
+    pub proof: PathBuf,
+    /// The parameter folder holding the verifying key (.vk).
+    #[arg(long = "params-dir", value_name = "DIR")]
+    pub params_dir: PathBuf,
+    /// The prover id, 32 bytes in hex.
+    #[arg(long = "prover-id", value_name = "HEX", conflicts_with = "miner",
+          required_unless_present = "miner")]
+    pub prover_id: Option<String>,
+    /// The miner's actor id (the number of f0NNNN), from which the prover id is derived.
+    #[arg(long, value_name = "ACTOR")]
+    pub miner: Option<u64>,
+    /// The sector number [default: the C1 file's SectorNum].
+    #[arg(long = "sector-id", value_name = "N")]
+    pub sector_id: Option<u64>,
+}
+
+/// `bellows porep info`.
+#[derive(Debug, Args)]
+pub struct InfoArgs {
+    /// The C1 output.
+    #[arg(long, value_name = "FILE")]
+    pub c1: PathBuf,
+    /// A parameter folder to look for the needed files in.
+    #[arg(long = "params-dir", value_name = "DIR")]
+    pub params_dir: Option<PathBuf>,
+}
+
+/// `bellows porep setup`.
+#[derive(Debug, Args)]
+pub struct SetupArgs {
+    /// The proof type, as filecoin-proofs-api names it (e.g. StackedDrg2KiBV1_1).
+    #[arg(long, value_name = "TYPE")]
+    pub proof: String,
+    /// The folder to write the files into (created if missing).
+    #[arg(long = "params-dir", value_name = "DIR")]
+    pub params_dir: PathBuf,
+    /// Draw the toxic waste from this seed. INSECURE: for test vectors only.
+    #[arg(long, value_name = "S", value_parser = crate::values::seed)]
+    pub seed: Option<u64>,
+    /// Replace existing files.
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// `bellows porep load`.
+#[derive(Debug, Args)]
+pub struct LoadArgs {
+    /// The parameters file.
+    #[arg(long, value_name = "FILE")]
+    pub params: PathBuf,
+    /// The check: batched, full, digest, curve-only.
+    #[arg(long, value_name = "CHECK", default_value = "batched",
+          value_parser = ["batched", "full", "digest", "curve-only"])]
+    pub check: String,
+    /// For --check digest: a manifest in parameters.json's format [default: the
+    /// parameters.json filecoin-proofs 19.1 carries].
+    #[arg(long, value_name = "FILE")]
+    pub manifest: Option<PathBuf>,
+    /// Print the report as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `bellows porep`.
+pub fn run(args: &PorepArgs, g: &Globals) -> Result<()> {
+    match &args.command {
+        PorepCommand::C2(a) => c2(a, g),
+        PorepCommand::Verify(a) => verify(a),
+        PorepCommand::Info(a) => info(a),
+        PorepCommand::Setup(a) => setup(a),
+        PorepCommand::Load(a) => load(a),
+    }
+}
+
+fn c2(a: &C2Args, g: &Globals) -> Result<()> {
+    let mut files = output::prepare(
+        &[("--c1", &a.c1)],
+        &[Out {
+            opt: "--out",
+            path: &a.out,
+            what: "proof file",
+        }],
+        a.force,
+    )?
+    .into_iter();
+    let out = files.next().expect("one output prepared");
+    let c1 = bellows_filecoin::read_c1(&a.c1)?;
+    let check: Check = a.check.parse()?;
+    let backend = open_backend(&a.backend, g)?;
+    let mut cfg = ProveConfig::new(backend.clone());
+    cfg.check = check;
+    cfg.manifest = a.manifest.clone();
+    cfg.g2 = g2_policy(&a.backend)?;
+    cfg.pipeline.seed = a.seed;
+    cfg.verify = !a.no_verify;
+    errln!(
+        "proving {:?} C2: {} partition(s) on backend {}",
+        c1.registered_proof(),
+        c1.partitions(),
+        backend.info().name
+    );
+    let t = Instant::now();
+    let res = bellows_filecoin::prove_c2(&c1, &a.params_dir, &cfg)?;
+    let total = t.elapsed();
+    out.commit_bytes(&res.proof)?;
+    let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+    if a.json {
+        println!(
+            "{}",
+            serde_json::json!({
+                "proof_type": format!("{:?}", c1.registered_proof()),
+                "partitions": res.partitions.len(),
+                "backend": backend.info().name,
+                "check": a.check,
+                "load_ms": ms(res.load.elapsed),
+                "circuits_ms": ms(res.circuits_time),
+                "key_ms": ms(res.key_time),
+                "prove_ms": ms(res.prove_time),
+                "verify_ms": res.verify_time.map(ms),
+                "total_ms": ms(total),
+                "proof_bytes": res.proof.len(),
+            })
+        );
+    }
+    errln!(
+        "wrote {} ({} bytes): load {:.1} s ({} check), prove {:.1} s, {}total {:.1} s",
+        a.out.display(),
+        res.proof.len(),
+        res.load.elapsed.as_secs_f64(),
+        a.check,
+        res.prove_time.as_secs_f64(),
+        match res.verify_time {
+            Some(v) => format!("verified {:.2} s, ", v.as_secs_f64()),
+            None => "not verified, ".into(),
+        },
+        total.as_secs_f64()
+    );
+    Ok(())
+}
+
+fn parse_hex32(s: &str) -> Result<[u8; 32]> {
+    let s = s.trim().trim_start_matches("0x");
+    let bad = |why: &str| CliError::Usage(format!("invalid value '{s}' for '--prover-id': {why}"));
+    if s.len() != 64 {
+        return Err(bad("expected 64 hex digits (32 bytes)"));
+    }
+    let mut out = [0u8; 32];
+    for (i, o) in out.iter_mut().enumerate() {
+        *o = u8::from_str_radix(&s[2 * i..2 * i + 2], 16).map_err(|_| bad("not hex"))?;
+    }
+    Ok(out)
+}
+
+/// Points filecoin-proofs at `dir` for this process (before its settings are first read).
+fn set_parameter_cache(dir: &Path) -> Result<()> {
+    let dir = dir.canonicalize().map_err(|e| {
+        Error::io(
+            format!("opening the parameter folder {}", dir.display()),
+            e,
+        )
+    })?;
+    // filecoin-proofs reads FIL_PROOFS_PARAMETER_CACHE once, at its first use in the process;
+    // nothing has used it yet when a command starts, and no other thread is running.
+    std::env::set_var("FIL_PROOFS_PARAMETER_CACHE", &dir);
+    let seen = porep::filecoin_parameter_cache();
+    if seen.canonicalize().ok().as_deref() != Some(dir.as_path()) {
+        return Err(Error::invalid(format!(
+            "filecoin-proofs reads parameters from {}, not {}",
+            seen.display(),
+            dir.display()
+        ))
+        .into());
+    }
+    Ok(())
+}
+
+fn verify(a: &VerifyArgs) -> Result<()> {
+    let c1 = bellows_filecoin::read_c1(&a.c1)?;
+    let prover_id = match (&a.prover_id, a.miner) {
+        (Some(h), _) => parse_hex32(h)?,
+        (None, Some(m)) => porep::prover_id_from_actor(m),
+        (None, None) => unreachable!("clap requires one of --prover-id and --miner"),
+    };
+    let sector = a.sector_id.or(c1.sector_num).ok_or_else(|| {
+        CliError::Usage(
+            "the C1 file does not name its sector (it is not lotus-bench's form): give \
+             --sector-id N"
+                .into(),
+        )
+    })?;
+    let proof = bellows_core::groth16::io::read_bounded(&a.proof, "C2 proof file", 1 << 20)?;
+    let vk = porep::cache_paths(c1.registered_proof(), &a.params_dir)?.vk;
+    if !vk.exists() {
+        return Err(Error::invalid(format!(
+            "no verifying key for {:?} in {}: expected {}",
+            c1.registered_proof(),
+            a.params_dir.display(),
+            vk.display()
+        ))
+        .into());
+    }
+    set_parameter_cache(&a.params_dir)?;
+    if bellows_filecoin::verify_seal(&c1, prover_id, sector, &proof)? {
+        println!("valid");
+        Ok(())
+    } else {
+        Err(Error::VerificationFailed(format!(
+            "filecoin-proofs' verify_seal rejects {} for sector {sector} of prover {} ({:?}): a \
+             proof of another sector or prover, or changed bytes",
+            a.proof.display(),
+            hex(&prover_id),
+            c1.registered_proof()
+        ))
+        .into())
+    }
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+fn info(a: &InfoArgs) -> Result<()> {
+    let c1: C1Output = bellows_filecoin::read_c1(&a.c1)?;
+    let p = c1.registered_proof();
+    println!("proof type      {p:?}");
+    println!("sector size     {} bytes", u64::from(p.sector_size()));
+    if let Some(n) = c1.sector_num {
+        println!("sector number   {n}");
+    }
+    println!("partitions      {}", c1.partitions());
+    println!("comm_r          {}", hex(&c1.phase1.comm_r));
+    println!("comm_d          {}", hex(&c1.phase1.comm_d));
+    let dir = a
+        .params_dir
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("/var/tmp/filecoin-proof-parameters"));
+    let paths = porep::cache_paths(p, &dir)?;
+    for (what, path) in [("parameters", &paths.params), ("verifying key", &paths.vk)] {
+        let state = if path.exists() { "present" } else { "missing" };
+        println!("{what:<15} {} ({state})", path.display());
+    }
+    println!(
+        "published       {}",
+        if paths.is_published() {
+            "yes (listed in parameters.json: --check digest applies)"
+        } else {
+            "no"
+        }
+    );
+    Ok(())
+}
+
+fn parse_proof_type(s: &str) -> Result<RegisteredSealProof> {
+    serde_json::from_value(serde_json::Value::String(s.to_string())).map_err(|_| {
+        CliError::Usage(format!(
+            "invalid value '{s}' for '--proof': not a seal proof type (e.g. StackedDrg2KiBV1_1, \
+             StackedDrg32GiBV1_1)"
+        ))
+    })
+}
+
+fn setup(a: &SetupArgs) -> Result<()> {
+    let proof = parse_proof_type(&a.proof)?;
+    bellows_filecoin::c1::supported(proof)?;
+    errln!(
+        "generating TEST parameters for {proof:?} ({} bytes per sector): proofs made with them \
+         do not verify on the Filecoin network",
+        u64::from(proof.sector_size())
+    );
+    let (paths, report) = match a.seed {
+        Some(s) => porep::setup(
+            proof,
+            &a.params_dir,
+            &mut rand_chacha::ChaCha20Rng::seed_from_u64(s),
+            a.force,
+        )?,
+        None => porep::setup(proof, &a.params_dir, &mut rand_core::OsRng, a.force)?,
+    };
+    errln!(
+        "setup {:.1} s (2^{} domain, {} inputs, {} private variables), written in {:.1} s:",
+        report.setup_time.as_secs_f64(),
+        report.domain_size.trailing_zeros(),
+        report.num_inputs,
+        report.num_aux,
+        report.write_time.as_secs_f64()
+    );
+    for p in [&paths.params, &paths.vk, &paths.meta] {
+        println!("{}", p.display());
+    }
+    Ok(())
+}
+
+fn load(a: &LoadArgs) -> Result<()> {
+    let check: Check = a.check.parse()?;
+    let (_params, r) = bellows_filecoin::params::load_with_manifest(
+        &a.params,
+        check,
+        a.manifest.as_deref(),
+        |_| Ok(()),
+    )?;
+    let secs = r.elapsed.as_secs_f64();
+    let rate = r.points as f64 / secs.max(1e-9);
+    if a.json {
+        println!(
+            "{}",
+            serde_json::json!({
+                "file": a.params.display().to_string(),
+                "bytes": r.shape.file_bytes,
+                "points": r.points,
+                "check": a.check,
+                "seconds": secs,
+                "points_per_second": rate,
+                "digest": r.digest,
+            })
+        );
+    } else {
+        println!(
+            "{}: {} points ({} bytes), check {}: {:.2} s, {:.0} points/s{}",
+            a.params.display(),
+            r.points,
+            r.shape.file_bytes,
+            a.check,
+            secs,
+            rate,
+            r.digest
+                .map(|d| format!(", digest {d} matches parameters.json"))
+                .unwrap_or_default()
+        );
+    }
+    Ok(())
+}

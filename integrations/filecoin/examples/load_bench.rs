@@ -1,0 +1,70 @@
+//! Parameter loading, Bellows against bellperson, on one file, one run each.
+//!
+//! ```text
+//! cargo run --release -p bellows-filecoin --example load_bench -- FILE [bellperson|batched|full|curve-only|digest [MANIFEST]]...
+//! ```
+//!
+//! `bellperson` runs bellperson 0.27's `Parameters::read(reader, true)` (every point decoded
+//! and checked on the curve and in the subgroup, one after the other, as filecoin-proofs' readers
+//! do); the others run Bellows' loader with that check (`digest` against MANIFEST, a file in
+//! parameters.json's format, or the built-in parameters.json). Prints one JSON line per run
+//! with the wall time, the process CPU time, and points per second.
+
+use std::io::BufReader;
+use std::path::Path;
+use std::time::Instant;
+
+use bellows_filecoin::{params, Check};
+
+fn cpu_seconds() -> f64 {
+    // utime + stime of this process, from /proc (Linux).
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let fields: Vec<&str> = stat.rsplit(')').next().unwrap_or("").split_whitespace().collect();
+    let ticks = |i: usize| fields.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let file = args.next().expect("FILE");
+    let path = Path::new(&file);
+    let modes: Vec<String> = args.collect();
+    let mut i = 0;
+    while i < modes.len() {
+        let mode = modes[i].as_str();
+        let manifest = if mode == "digest" && modes.get(i + 1).is_some_and(|m| m.ends_with(".json")) {
+            i += 1;
+            Some(Path::new(&modes[i]).to_path_buf())
+        } else {
+            None
+        };
+        i += 1;
+        let (c0, t0) = (cpu_seconds(), Instant::now());
+        let points = if mode == "bellperson" {
+            let f = std::fs::File::open(path).unwrap();
+            let p = bellperson::groth16::Parameters::<blstrs::Bls12>::read(
+                BufReader::with_capacity(1 << 20, f),
+                true,
+            )
+            .expect("bellperson reads the file");
+            (p.vk.ic.len() + p.h.len() + p.l.len() + p.a.len() + p.b_g1.len() + p.b_g2.len()) as u64
+        } else {
+            let check: Check = mode.parse().unwrap_or_else(|_| match mode {
+                "digest" => Check::TrustedDigest,
+                m => panic!("unknown mode {m}"),
+            });
+            let (_, r) =
+                params::load_with_manifest(path, check, manifest.as_deref(), |_| Ok(())).unwrap();
+            r.points
+        };
+        let (wall, cpu) = (t0.elapsed().as_secs_f64(), cpu_seconds() - c0);
+        println!(
+            "{}",
+            serde_json::json!({
+                "mode": mode, "points": points, "wall_s": wall, "cpu_s": cpu,
+                "points_per_s": points as f64 / wall, "points_per_cpu_s": points as f64 / cpu,
+                "threads": rayon::current_num_threads(),
+            })
+        );
+    }
+}

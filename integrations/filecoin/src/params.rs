@@ -1,0 +1,250 @@
+//! Filecoin's parameter cache: file names, layout, loading (with a choice of checks) and
+//! writing parameters Bellows generated.
+//!
+//! filecoin-proofs keeps each circuit's Groth16 parameters in one folder
+//! (`FIL_PROOFS_PARAMETER_CACHE`, by default `/var/tmp/filecoin-proof-parameters`) as three
+//! files named after the circuit's cache identifier, `v28-<id>` with
+//! - `.params`: the parameters in bellperson's format (what the prover reads),
+//! - `.vk`: the verifying key alone (what the verifier reads),
+//! - `.meta`: `{"sector_size":N}`.
+//!
+//! The published files are listed, with a blake2b digest of each, in the `parameters.json`
+//! that storage-proofs-core carries (the digest is the first 128 bits of blake2b-512, in hex).
+//!
+//! Loading memory-maps the file (core's [`ParamsFile`]) and decodes it with one of the
+//! [`Check`]s; the trusted-digest mode hashes the mapped bytes while decoding them with curve
+//! checks only, and refuses the file unless the digest matches `parameters.json`.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use bellows_core::groth16::io::{self, ParamsFile, ParamsShape, PointCheck};
+use bellows_core::groth16::Parameters;
+use bellows_core::{Error, Result};
+use storage_proofs_core::parameter_cache::{
+    get_parameter_data_from_id, get_verifying_key_data, metadata_id, parameter_id,
+    verifying_key_id,
+};
+
+/// How thoroughly a parameters file is checked when loaded.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Check {
+    /// Every point on the curve; the subgroup checked for each section at once by the
+    /// randomised bucket test ([`bellows_core::groth16::subgroup`]; a bad file passes with
+    /// probability ≤ 2^−128). The default: full assurance at a fraction of `Full`'s cost.
+    #[default]
+    Batched,
+    /// Every point on the curve and in the subgroup, tested one by one (blst's endomorphism
+    /// test, on every core).
+    Full,
+    /// The file's blake2b digest must match `parameters.json` (so it is the published file,
+    /// byte for byte); points are then only checked to be on the curve.
+    TrustedDigest,
+    /// On the curve only: for files made on this machine.
+    CurveOnly,
+}
+
+impl std::str::FromStr for Check {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "batched" => Ok(Check::Batched),
+            "full" => Ok(Check::Full),
+            "digest" => Ok(Check::TrustedDigest),
+            "curve-only" => Ok(Check::CurveOnly),
+            other => Err(Error::invalid(format!(
+                "unknown parameter check {other:?}: expected batched, full, digest or curve-only"
+            ))),
+        }
+    }
+}
+
+/// The three cache files of one circuit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CachePaths {
+    /// The circuit's cache identifier (without the `v28-` prefix).
+    pub id: String,
+    /// `<dir>/v28-<id>.params`.
+    pub params: PathBuf,
+    /// `<dir>/v28-<id>.vk`.
+    pub vk: PathBuf,
+    /// `<dir>/v28-<id>.meta`.
+    pub meta: PathBuf,
+}
+
+impl CachePaths {
+    /// The file names filecoin-proofs uses for circuit `id`, in `dir`.
+    pub fn new(dir: &Path, id: &str) -> Self {
+        CachePaths {
+            id: id.to_string(),
+            params: dir.join(parameter_id(id)),
+            vk: dir.join(verifying_key_id(id)),
+            meta: dir.join(metadata_id(id)),
+        }
+    }
+
+    /// Whether `parameters.json` lists this circuit's parameter file (a published circuit).
+    pub fn is_published(&self) -> bool {
+        get_parameter_data_from_id(&parameter_id(&self.id)).is_some()
+    }
+
+    /// The digest `parameters.json` gives for the verifying key, if it lists it.
+    pub fn published_vk_digest(&self) -> Option<String> {
+        get_verifying_key_data(&self.id).map(|d| d.digest.clone())
+    }
+}
+
+/// What a load did.
+#[derive(Clone, Debug)]
+pub struct LoadReport {
+    /// The file's shape (from its length fields).
+    pub shape: ParamsShape,
+    /// The check applied.
+    pub check: Check,
+    /// Points decoded.
+    pub points: u64,
+    /// Wall time of the whole load.
+    pub elapsed: Duration,
+    /// The blake2b digest (first 128 bits, hex) when the check computed it.
+    pub digest: Option<String>,
+}
+
+/// The first 128 bits of the blake2b-512 digest of `bytes`, in hex: the digest
+/// `parameters.json` records (storage-proofs-core hashes the whole file with blake2b-512 and
+/// keeps 32 hex digits).
+pub fn filecoin_digest(bytes: &[u8]) -> String {
+    let hash = blake2b_simd::Params::new().hash(bytes);
+    hash.to_hex()[..32].to_string()
+}
+
+/// The digest a `parameters.json` manifest records for the file named `name`: from `manifest`
+/// (a file in that format: `{"<file name>": {"cid", "digest", "sector_size"}, …}`), or from the
+/// copy storage-proofs-core carries when `manifest` is `None`.
+pub fn manifest_digest(name: &str, manifest: Option<&Path>) -> Result<Option<String>> {
+    let Some(path) = manifest else {
+        return Ok(get_parameter_data_from_id(name).map(|d| d.digest.clone()));
+    };
+    let label = format!("parameter manifest {}", path.display());
+    let bytes = io::read_bounded(path, &label, 16 << 20)?;
+    let v: serde_json::Value = serde_json::from_slice(&bytes)
+        .map_err(|e| Error::malformed(&label, format!("invalid JSON: {e}")))?;
+    match v.get(name) {
+        None => Ok(None),
+        Some(entry) => entry
+            .get("digest")
+            .and_then(|d| d.as_str())
+            .map(|d| Some(d.to_string()))
+            .ok_or_else(|| {
+                Error::malformed(&label, format!("the entry for {name} has no \"digest\" string"))
+            }),
+    }
+}
+
+/// Opens (memory-maps) the parameters file at `path`, checks its shape with `expect` (called
+/// with the shape from the length fields, before anything is decoded), then decodes it with
+/// `check` (the digest check against the `parameters.json` storage-proofs-core carries).
+pub fn load(
+    path: &Path,
+    check: Check,
+    expect: impl FnOnce(&ParamsShape) -> Result<()>,
+) -> Result<(Parameters, LoadReport)> {
+    load_with_manifest(path, check, None, expect)
+}
+
+/// As [`load`], with the digest check against `manifest` (a file in `parameters.json`'s
+/// format) when given.
+pub fn load_with_manifest(
+    path: &Path,
+    check: Check,
+    manifest: Option<&Path>,
+    expect: impl FnOnce(&ParamsShape) -> Result<()>,
+) -> Result<(Parameters, LoadReport)> {
+    let t0 = Instant::now();
+    let file = ParamsFile::open(path)?;
+    let shape = file.shape();
+    expect(&shape)?;
+    let points = (shape.domain_size - 1
+        + shape.num_inputs
+        + shape.num_aux
+        + shape.a_len
+        + 2 * shape.b_len) as u64;
+    let (params, digest) = match check {
+        Check::Batched => (file.decode(PointCheck::Batched)?, None),
+        Check::Full => (file.decode(PointCheck::Full)?, None),
+        Check::CurveOnly => (file.decode(PointCheck::CurveOnly)?, None),
+        Check::TrustedDigest => {
+            let name = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or_default()
+                .to_string();
+            let expected = manifest_digest(&name, manifest)?.ok_or_else(|| {
+                Error::invalid(format!(
+                    "{}: the digest check needs a file the manifest lists, and {} lists no \
+                     file named {name:?} (use the batched or full checks for parameters made \
+                     elsewhere)",
+                    file.label(),
+                    manifest.map_or("parameters.json".to_string(), |m| m.display().to_string())
+                ))
+            })?;
+            // Hash on one thread while the others decode; the decoded points are dropped if
+            // the digest does not match.
+            let (digest, params) = rayon::join(
+                || filecoin_digest(file.bytes()),
+                || file.decode(PointCheck::CurveOnly),
+            );
+            if digest != expected {
+                return Err(Error::malformed(
+                    file.label(),
+                    format!(
+                        "blake2b digest {digest} does not match the manifest's {expected} for \
+                         {name}: not the published file (corrupted, truncated or replaced)"
+                    ),
+                ));
+            }
+            (params?, Some(digest))
+        }
+    };
+    Ok((
+        params,
+        LoadReport {
+            shape,
+            check,
+            points,
+            elapsed: t0.elapsed(),
+            digest,
+        },
+    ))
+}
+
+/// Writes `params` into the cache folder `dir` under circuit `id`: the `.params` and `.vk`
+/// files (each atomically: a temporary file renamed into place) and the `.meta` file with
+/// `sector_size`. Existing files are replaced only with `force`.
+pub fn write_cache(
+    dir: &Path,
+    id: &str,
+    params: &Parameters,
+    sector_size: u64,
+    force: bool,
+) -> Result<CachePaths> {
+    let paths = CachePaths::new(dir, id);
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Error::io(format!("creating the parameter folder {}", dir.display()), e))?;
+    if !force {
+        for p in [&paths.params, &paths.vk, &paths.meta] {
+            if p.exists() {
+                return Err(Error::invalid(format!(
+                    "{} exists already; remove it or ask for it to be replaced (--force)",
+                    p.display()
+                )));
+            }
+        }
+    }
+    io::write_parameters_file(params, &paths.params)?;
+    io::write_verifying_key_file(&params.vk, &paths.vk)?;
+    let meta = serde_json::json!({ "sector_size": sector_size }).to_string();
+    bellows_core::groth16::output::OutputFile::prepare(&paths.meta, "parameter metadata file")?
+        .commit_bytes(meta.as_bytes())?;
+    Ok(paths)
+}

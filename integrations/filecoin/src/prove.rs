@@ -1,0 +1,272 @@
+//! The route every Filecoin proof takes here, whatever its circuit: parameters from the cache,
+//! made resident on a backend, the partition circuits proved through Bellows' pipeline, the
+//! partition proofs concatenated as filecoin-proofs writes them (its `MultiProof::write`), and a
+//! check against the verifying key before the bytes are returned. And the other way: a setup
+//! that writes a circuit's parameters under the cache's names.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bellows_core::groth16::io::{read_verifying_key, ParamsShape, PointCheck};
+use bellows_core::groth16::prover::{G2Policy, ProvingKey};
+use bellows_core::groth16::{prepare_verifying_key, verify_proof, Parameters, Proof, VerifyingKey};
+use bellows_core::pipeline::{Job, Pipeline, PipelineConfig};
+use bellows_core::{Backend, Error, Result};
+use bellpepper_core::Circuit;
+use blstrs::Scalar as Fr;
+
+use crate::params::{self, CachePaths, Check, LoadReport};
+
+/// How a proof is made.
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct ProveConfig {
+    /// The backend the partitions are proved on.
+    pub backend: Arc<dyn Backend>,
+    /// How the parameters file is checked when loaded. Default: [`Check::Batched`].
+    pub check: Check,
+    /// For [`Check::TrustedDigest`]: a manifest in `parameters.json`'s format to take the
+    /// digest from. Default: `None`, the `parameters.json` storage-proofs-core carries.
+    pub manifest: Option<std::path::PathBuf>,
+    /// The pipeline's settings (synthesis workers, device workers, memory budget, seed).
+    /// Default: [`PipelineConfig::default`] (r and s from the operating system).
+    pub pipeline: PipelineConfig,
+    /// Where the G2 MSM runs. Default: [`G2Policy::Auto`].
+    pub g2: G2Policy,
+    /// Verify the partition proofs with Bellows' verifier before returning them, as
+    /// filecoin-proofs does, against the cached `.vk` (or the parameters' own key when there is
+    /// none). Default: true.
+    pub verify: bool,
+}
+
+impl ProveConfig {
+    /// The defaults, on `backend`.
+    pub fn new(backend: Arc<dyn Backend>) -> Self {
+        ProveConfig {
+            backend,
+            check: Check::default(),
+            manifest: None,
+            pipeline: PipelineConfig::default(),
+            g2: G2Policy::default(),
+            verify: true,
+        }
+    }
+}
+
+/// A proof and what making it took.
+#[derive(Clone, Debug)]
+pub struct ProofOutput {
+    /// The proof bytes, exactly as filecoin-proofs returns them: the partition proofs
+    /// concatenated, 192 bytes each.
+    pub proof: Vec<u8>,
+    /// The partition proofs.
+    pub partitions: Vec<Proof>,
+    /// The parameter load.
+    pub load: LoadReport,
+    /// Building the partition circuits from the input (vanilla proofs checked included).
+    pub circuits_time: Duration,
+    /// Making the parameters resident on the backend.
+    pub key_time: Duration,
+    /// Proving every partition through the pipeline (synthesis and backend work overlapped).
+    pub prove_time: Duration,
+    /// The self-check against the verifying key, when it ran.
+    pub verify_time: Option<Duration>,
+}
+
+/// What a setup did.
+#[derive(Clone, Debug)]
+pub struct SetupReport {
+    /// The setup itself (circuit synthesis and every fixed-base multiplication).
+    pub setup_time: Duration,
+    /// Writing the three files.
+    pub write_time: Duration,
+    /// The circuit's evaluation domain.
+    pub domain_size: usize,
+    /// Public inputs, the constant one included.
+    pub num_inputs: usize,
+    /// Private variables.
+    pub num_aux: usize,
+}
+
+/// Loads the parameters of circuit `cache_id` (named `what` in messages) from the cache folder
+/// `dir` with `check` (and `manifest` for the digest check, see [`params::load_with_manifest`]),
+/// after checking from the file's length fields that it is for a circuit with `num_inputs`
+/// public inputs (the constant one not counted).
+pub fn load_cached(
+    what: &str,
+    cache_id: &str,
+    dir: &Path,
+    check: Check,
+    manifest: Option<&Path>,
+    num_inputs: usize,
+) -> Result<(Parameters, LoadReport)> {
+    let paths = CachePaths::new(dir, cache_id);
+    if !paths.params.exists() {
+        return Err(Error::invalid(format!(
+            "no parameters for {what} in {}: expected {} (filecoin-proofs' name for this \
+             circuit; fetch the published file with `lotus fetch-params`, or make test \
+             parameters with `bellows porep setup`)",
+            dir.display(),
+            paths.params.display()
+        )));
+    }
+    let what = what.to_string();
+    let label = format!("parameters file {}", paths.params.display());
+    params::load_with_manifest(&paths.params, check, manifest, move |shape: &ParamsShape| {
+        if shape.num_inputs != num_inputs + 1 {
+            return Err(Error::malformed(
+                label,
+                format!(
+                    "it is for a circuit with {} public inputs, but {what}'s partition circuit \
+                     has {num_inputs}: the file does not belong to this proof type",
+                    shape.num_inputs.saturating_sub(1)
+                ),
+            ));
+        }
+        Ok(())
+    })
+}
+
+/// Proves `circuits` (the partitions of one proof of `what`, circuit `cache_id`, with these
+/// public inputs) with the parameters in `dir` (see the module documentation).
+pub fn prove_instance<C: Circuit<Fr> + Send>(
+    what: &str,
+    cache_id: &str,
+    circuits: Vec<C>,
+    public_inputs: &[Vec<Fr>],
+    dir: &Path,
+    cfg: &ProveConfig,
+) -> Result<ProofOutput> {
+    let num_inputs = public_inputs.first().map_or(0, Vec::len);
+    let (params, load) = load_cached(
+        what,
+        cache_id,
+        dir,
+        cfg.check,
+        cfg.manifest.as_deref(),
+        num_inputs,
+    )?;
+    let params = Arc::new(params);
+    let t = Instant::now();
+    let key = Arc::new(ProvingKey::with_g2_policy(
+        params.clone(),
+        cfg.backend.clone(),
+        cfg.g2,
+    )?);
+    let key_time = t.elapsed();
+    let t = Instant::now();
+    let partitions = prove_circuits(key, circuits, &cfg.pipeline)?;
+    let prove_time = t.elapsed();
+    let proof: Vec<u8> = partitions.iter().flat_map(|p| p.to_bytes()).collect();
+    let verify_time = if cfg.verify {
+        let t = Instant::now();
+        let vk_path = CachePaths::new(dir, cache_id).vk;
+        let vk = if vk_path.exists() {
+            read_verifying_key(&vk_path, PointCheck::Full)?
+        } else {
+            params.vk.clone()
+        };
+        check_partitions(&vk, &partitions, public_inputs)?;
+        Some(t.elapsed())
+    } else {
+        None
+    };
+    Ok(ProofOutput {
+        proof,
+        partitions,
+        load,
+        circuits_time: Duration::ZERO,
+        key_time,
+        prove_time,
+        verify_time,
+    })
+}
+
+/// Proves the partition `circuits` as one pipeline job on `key`.
+pub fn prove_circuits<C: Circuit<Fr> + Send>(
+    key: Arc<ProvingKey>,
+    circuits: Vec<C>,
+    config: &PipelineConfig,
+) -> Result<Vec<Proof>> {
+    let pipeline = Pipeline::new(vec![key], config.clone())?;
+    let mut result = None;
+    pipeline.run(
+        std::iter::once(Job {
+            id: 0,
+            partitions: circuits,
+        }),
+        |done| result = Some(done.proofs),
+    )?;
+    result.unwrap_or_else(|| Err(Error::Pipeline("the proof job never completed".into())))
+}
+
+/// Verifies each partition proof with Bellows' verifier against `vk` and the partition's public
+/// inputs; an invalid partition is an error naming it.
+pub fn check_partitions(
+    vk: &VerifyingKey,
+    proofs: &[Proof],
+    public_inputs: &[Vec<Fr>],
+) -> Result<()> {
+    if proofs.len() != public_inputs.len() {
+        return Err(Error::invalid(format!(
+            "{} partition proofs for {} sets of public inputs",
+            proofs.len(),
+            public_inputs.len()
+        )));
+    }
+    let pvk = prepare_verifying_key(vk);
+    for (k, (p, inputs)) in proofs.iter().zip(public_inputs).enumerate() {
+        if !verify_proof(&pvk, p, inputs)? {
+            return Err(Error::VerificationFailed(format!(
+                "partition {k} does not verify with the verifying key: the parameters and the \
+                 verifying key in the folder do not belong together"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Generates parameters for the circuit `blank` (no witness) with Bellows' setup and fresh toxic
+/// waste from `rng`, and writes them into the cache folder `dir` as circuit `cache_id`
+/// (`.params`, `.vk`, and `.meta` with `sector_size`).
+///
+/// These are **test parameters**: whoever ran the setup could forge proofs with them, and
+/// proofs made with them verify only against their own verifying key, never on the Filecoin
+/// network (which uses the published parameters of its trusted setup ceremony).
+pub fn setup_circuit<C: Circuit<Fr>>(
+    blank: C,
+    cache_id: &str,
+    dir: &Path,
+    sector_size: u64,
+    rng: &mut dyn rand_core::RngCore,
+    force: bool,
+) -> Result<(CachePaths, SetupReport)> {
+    if !force {
+        // Refuse before the (long) setup rather than after it.
+        let paths = CachePaths::new(dir, cache_id);
+        for p in [&paths.params, &paths.vk, &paths.meta] {
+            if p.exists() {
+                return Err(Error::invalid(format!(
+                    "{} exists already; remove it or ask for it to be replaced (--force)",
+                    p.display()
+                )));
+            }
+        }
+    }
+    let t = Instant::now();
+    let params = bellows_core::groth16::setup::generate_random_parameters(blank, rng)?;
+    let setup_time = t.elapsed();
+    let t = Instant::now();
+    let paths = params::write_cache(dir, cache_id, &params, sector_size, force)?;
+    Ok((
+        paths,
+        SetupReport {
+            setup_time,
+            write_time: t.elapsed(),
+            domain_size: params.domain_size(),
+            num_inputs: params.num_inputs(),
+            num_aux: params.num_aux(),
+        },
+    ))
+}

@@ -1,0 +1,27 @@
+//! From a sector size to the merkle-tree shape type the circuits are generic over.
+
+/// Calls `$f::<Shape>($args…)` for the sector shape of `$size` bytes (2 KiB, 8 MiB, 512 MiB,
+/// 32 GiB or 64 GiB: the production sizes), or evaluates to an `Err` naming the size.
+/// `$f` returns `bellows_core::Result<_>`.
+#[macro_export]
+macro_rules! with_sector_shape {
+    ($size:expr, $f:ident $(, $args:expr)* $(,)?) => {{
+        use filecoin_proofs::constants as c;
+        match $size {
+            s if s == c::SECTOR_SIZE_2_KIB => $f::<c::SectorShape2KiB>($($args),*),
+            s if s == c::SECTOR_SIZE_8_MIB => $f::<c::SectorShape8MiB>($($args),*),
+            s if s == c::SECTOR_SIZE_512_MIB => $f::<c::SectorShape512MiB>($($args),*),
+            s if s == c::SECTOR_SIZE_32_GIB => $f::<c::SectorShape32GiB>($($args),*),
+            s if s == c::SECTOR_SIZE_64_GIB => $f::<c::SectorShape64GiB>($($args),*),
+            s => Err(bellows_core::Error::invalid(format!(
+                "sector size {s} bytes is not one of Filecoin's (2 KiB, 8 MiB, 512 MiB, 32 GiB, \
+                 64 GiB)"
+            ))),
+        }
+    }};
+}
+
+/// Turns an error of filecoin-proofs (anyhow) into a Bellows error with `context`.
+pub(crate) fn proofs_error(context: &str, e: impl std::fmt::Display) -> bellows_core::Error {
+    bellows_core::Error::invalid(format!("{context}: {e:#}"))
+}

@@ -1,0 +1,131 @@
+//! Sealing small sectors on the CPU with filecoin-proofs, for tests, benchmarks and examples:
+//! a real C1 output without lotus.
+//!
+//! [`seal_sector`] runs the steps a storage provider's sealing pipeline runs before C2:
+//! add a piece (random data filling the sector), pre-commit phase 1 (SDR labelling), pre-commit
+//! phase 2 (trees and comm_r), and commit phase 1 (the vanilla proofs for the seed's
+//! challenges), in a folder of the caller's. A 2 KiB sector takes seconds.
+//!
+//! filecoin-proofs reads its settings (`FIL_PROOFS_*`) once per process; call
+//! [`init_filecoin_env`] first, before anything else touches filecoin-proofs.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use base64::Engine;
+use bellows_core::{Error, Result};
+use filecoin_proofs_api::seal::{
+    add_piece, seal_commit_phase1, seal_pre_commit_phase1, seal_pre_commit_phase2,
+    SealCommitPhase1Output,
+};
+use filecoin_proofs_api::{RegisteredSealProof, SectorId, UnpaddedBytesAmount};
+use rand_core::RngCore;
+
+use crate::shape::proofs_error;
+
+/// What was sealed, and the C1 output.
+#[derive(Clone, Debug)]
+pub struct SealedSector {
+    /// The prover id used.
+    pub prover_id: [u8; 32],
+    /// The sector number used.
+    pub sector_id: u64,
+    /// The commit-phase-1 output.
+    pub c1: SealCommitPhase1Output,
+    /// The sealed replica file.
+    pub replica: PathBuf,
+    /// The sector's cache folder (trees, labels).
+    pub cache: PathBuf,
+}
+
+/// The settings filecoin-proofs takes from the environment, set once for this process:
+/// the parameter folder `params_dir` (`FIL_PROOFS_PARAMETER_CACHE`), a parent cache in
+/// `work_dir` (`FIL_PROOFS_PARENT_CACHE`), locally made parameters accepted
+/// (`FIL_PROOFS_VERIFY_PRODUCTION_PARAMS=false`), single-core SDR (no hwloc). Returns the
+/// folders in force: the first call's, whatever later calls pass.
+pub fn init_filecoin_env(params_dir: &Path, work_dir: &Path) -> (PathBuf, PathBuf) {
+    static DIRS: OnceLock<(PathBuf, PathBuf)> = OnceLock::new();
+    DIRS.get_or_init(|| {
+        let parents = work_dir.join("filecoin-parents");
+        let _ = std::fs::create_dir_all(params_dir);
+        let _ = std::fs::create_dir_all(&parents);
+        std::env::set_var("FIL_PROOFS_PARAMETER_CACHE", params_dir);
+        std::env::set_var("FIL_PROOFS_PARENT_CACHE", &parents);
+        std::env::set_var("FIL_PROOFS_VERIFY_PRODUCTION_PARAMS", "false");
+        std::env::set_var("FIL_PROOFS_USE_MULTICORE_SDR", "false");
+        (params_dir.to_path_buf(), parents)
+    })
+    .clone()
+}
+
+/// Seals one sector of `proof`'s size, filled with random bytes from `rng`, in `dir`, and runs
+/// commit phase 1 with `seed`. Needs [`init_filecoin_env`] first.
+pub fn seal_sector(
+    proof: RegisteredSealProof,
+    dir: &Path,
+    prover_id: [u8; 32],
+    sector_id: u64,
+    ticket: [u8; 32],
+    seed: [u8; 32],
+    rng: &mut dyn RngCore,
+) -> Result<SealedSector> {
+    let io = |what: &str, e: std::io::Error| Error::io(format!("{what} in {}", dir.display()), e);
+    let cache = dir.join(format!("cache-{sector_id}"));
+    std::fs::create_dir_all(&cache).map_err(|e| io("creating the sector cache", e))?;
+    let staged = dir.join(format!("staged-{sector_id}"));
+    let replica = dir.join(format!("sealed-{sector_id}"));
+    let unpadded = UnpaddedBytesAmount::from(filecoin_proofs::PaddedBytesAmount::from(
+        proof.sector_size(),
+    ));
+    let mut data = vec![0u8; u64::from(unpadded) as usize];
+    rng.fill_bytes(&mut data);
+    let piece = {
+        let mut target = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&staged)
+            .map_err(|e| io("creating the staged sector", e))?;
+        let (info, _) = add_piece(proof, &data[..], &mut target, unpadded, &[])
+            .map_err(|e| proofs_error("add_piece", e))?;
+        info
+    };
+    std::fs::File::create(&replica).map_err(|e| io("creating the replica", e))?;
+    let sid = SectorId::from(sector_id);
+    let pieces = [piece];
+    let pc1 = seal_pre_commit_phase1(
+        proof, &cache, &staged, &replica, prover_id, sid, ticket, &pieces,
+    )
+    .map_err(|e| proofs_error("seal_pre_commit_phase1", e))?;
+    let pc2 = seal_pre_commit_phase2(pc1, &cache, &replica)
+        .map_err(|e| proofs_error("seal_pre_commit_phase2", e))?;
+    let c1 = seal_commit_phase1(
+        &cache, &replica, prover_id, sid, ticket, seed, pc2, &pieces,
+    )
+    .map_err(|e| proofs_error("seal_commit_phase1", e))?;
+    Ok(SealedSector {
+        prover_id,
+        sector_id,
+        c1,
+        replica,
+        cache,
+    })
+}
+
+/// `c1` as filecoin-proofs-api's JSON.
+pub fn c1_json(c1: &SealCommitPhase1Output) -> Vec<u8> {
+    serde_json::to_vec(c1).expect("a C1 output serialises")
+}
+
+/// `c1` in lotus-bench's wrapper: `{"SectorNum", "Phase1Out" (base64 of the JSON),
+/// "SectorSize"}`.
+pub fn lotus_bench_json(c1: &SealCommitPhase1Output, sector_num: u64) -> Vec<u8> {
+    let inner = base64::engine::general_purpose::STANDARD.encode(c1_json(c1));
+    serde_json::to_vec(&serde_json::json!({
+        "SectorNum": sector_num,
+        "Phase1Out": inner,
+        "SectorSize": u64::from(c1.registered_proof.sector_size()),
+    }))
+    .expect("JSON")
+}
