@@ -210,7 +210,7 @@ pub fn generate_parameters<C: Circuit<Scalar>>(
     let g2_table = FixedBaseTable::new(g2, vars, normalize_g2_into);
     clock.lap("window tables built");
     let mul_g1 = |scalars: &[Scalar]| -> Vec<G1Affine> {
-        g1_table.mul_many(scalars, normalize_g1_into)
+        g1_table.mul_many(scalars)
     };
 
     k[COEFF] = k[Z] * k[DELTA_INV];
@@ -265,7 +265,7 @@ pub fn generate_parameters<C: Circuit<Scalar>>(
     drop(u);
     let b_g1 = drop_identity(mul_g1(&v));
     clock.lap("a and b_g1 queries");
-    let b_g2 = drop_identity(g2_table.mul_many(&v, normalize_g2_into));
+    let b_g2 = drop_identity(g2_table.mul_many(&v));
     clock.lap("b_g2 query");
     drop(v);
     drop(k);
