@@ -73,11 +73,7 @@ where
     }
 
     /// Builds the tables of `base` with windows of `w` bits (2 ≤ w ≤ 20).
-    pub fn with_window(
-        base: G,
-        w: u32,
-        normalize_into: fn(&[G], &mut [G::AffineRepr]),
-    ) -> Self {
+    pub fn with_window(base: G, w: u32, normalize_into: fn(&[G], &mut [G::AffineRepr])) -> Self {
         assert!((2..=20).contains(&w), "window width {w} out of range");
         let nw = windows(w);
         let half = 1usize << (w - 1);
@@ -340,7 +336,10 @@ mod tests {
             assert!(n * w >= 255, "w = {w}");
             // The top window's bits, plus a carry, fit in a signed digit of w bits.
             let top_bits = 255usize.saturating_sub((n - 1) * w);
-            assert!(top_bits < w, "w = {w}: the top window holds {top_bits} bits");
+            assert!(
+                top_bits < w,
+                "w = {w}: the top window holds {top_bits} bits"
+            );
         }
         assert_eq!(windows(16), 16);
         assert_eq!(windows(15), 18);
