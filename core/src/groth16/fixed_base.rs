@@ -167,7 +167,6 @@ where
     pub fn mul_many_into(&self, scalars: &[Scalar], out: &mut [G::AffineRepr])
     where
         G::AffineRepr: AffineCoords,
-        <G::AffineRepr as AffineCoords>::F: Send + Sync,
     {
         assert_eq!(scalars.len(), out.len(), "fixed-base: length mismatch");
         let nw = self.windows;
@@ -203,7 +202,6 @@ where
     pub fn mul_many(&self, scalars: &[Scalar]) -> Vec<G::AffineRepr>
     where
         G::AffineRepr: AffineCoords,
-        <G::AffineRepr as AffineCoords>::F: Send + Sync,
     {
         let mut out = vec![G::identity().to_affine(); scalars.len()];
         self.mul_many_into(scalars, &mut out);
