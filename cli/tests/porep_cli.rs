@@ -49,7 +49,14 @@ fn info_names_the_sector_and_the_parameter_files() {
     let (lotus, _) = c1_files();
     let params = dir("porep", "info-params");
     let (out, _) = run(
-        &["porep", "info", "--c1", s(lotus), "--params-dir", s(&params)],
+        &[
+            "porep",
+            "info",
+            "--c1",
+            s(lotus),
+            "--params-dir",
+            s(&params),
+        ],
         0,
     );
     for want in [
@@ -74,10 +81,22 @@ fn c2_errors_come_before_any_proving() {
     let out = d.join("s.proof");
     // Parameters missing: named by filecoin-proofs' file name.
     let (_, err) = run(
-        &["porep", "c2", "--c1", s(lotus), "--params-dir", s(&params), "--out", s(&out)],
+        &[
+            "porep",
+            "c2",
+            "--c1",
+            s(lotus),
+            "--params-dir",
+            s(&params),
+            "--out",
+            s(&out),
+        ],
         1,
     );
-    assert!(err.contains("no parameters for StackedDrg2KiBV1_1"), "{err}");
+    assert!(
+        err.contains("no parameters for StackedDrg2KiBV1_1"),
+        "{err}"
+    );
     assert!(err.contains(".params"), "{err}");
     assert!(!out.exists(), "nothing written on failure");
     // A truncated C1 file.
@@ -85,28 +104,65 @@ fn c2_errors_come_before_any_proving() {
     let cut = d.join("cut.json");
     std::fs::write(&cut, &bytes[..bytes.len() / 3]).unwrap();
     let (_, err) = run(
-        &["porep", "c2", "--c1", s(&cut), "--params-dir", s(&params), "--out", s(&out)],
+        &[
+            "porep",
+            "c2",
+            "--c1",
+            s(&cut),
+            "--params-dir",
+            s(&params),
+            "--out",
+            s(&out),
+        ],
         1,
     );
     assert!(err.contains("truncated"), "{err}");
     // The output is an input.
     let (_, err) = run(
-        &["porep", "c2", "--c1", s(bare), "--params-dir", s(&params), "--out", s(bare)],
+        &[
+            "porep",
+            "c2",
+            "--c1",
+            s(bare),
+            "--params-dir",
+            s(&params),
+            "--out",
+            s(bare),
+        ],
         2,
     );
     assert!(err.contains("refusing to overwrite an input"), "{err}");
     // An existing output without --force.
     std::fs::write(&out, b"old").unwrap();
     let (_, err) = run(
-        &["porep", "c2", "--c1", s(bare), "--params-dir", s(&params), "--out", s(&out)],
+        &[
+            "porep",
+            "c2",
+            "--c1",
+            s(bare),
+            "--params-dir",
+            s(&params),
+            "--out",
+            s(&out),
+        ],
         1,
     );
     assert!(err.contains("--force"), "{err}");
     assert_eq!(std::fs::read(&out).unwrap(), b"old");
     // An unknown check.
     let (_, err) = run(
-        &["porep", "c2", "--c1", s(bare), "--params-dir", s(&params), "--out", s(&out),
-          "--check", "none"],
+        &[
+            "porep",
+            "c2",
+            "--c1",
+            s(bare),
+            "--params-dir",
+            s(&params),
+            "--out",
+            s(&out),
+            "--check",
+            "none",
+        ],
         2,
     );
     assert!(err.contains("--check"), "{err}");
@@ -119,34 +175,88 @@ fn verify_and_setup_usage_errors() {
     let proof = d.join("p");
     std::fs::write(&proof, [0u8; 192]).unwrap();
     // Neither --prover-id nor --miner.
-    run(&["porep", "verify", "--c1", s(lotus), "--proof", s(&proof), "--params-dir", s(&d)], 2);
+    run(
+        &[
+            "porep",
+            "verify",
+            "--c1",
+            s(lotus),
+            "--proof",
+            s(&proof),
+            "--params-dir",
+            s(&d),
+        ],
+        2,
+    );
     // The bare form has no SectorNum: --sector-id is needed.
     let (_, err) = run(
-        &["porep", "verify", "--c1", s(bare), "--proof", s(&proof), "--params-dir", s(&d),
-          "--miner", "1000"],
+        &[
+            "porep",
+            "verify",
+            "--c1",
+            s(bare),
+            "--proof",
+            s(&proof),
+            "--params-dir",
+            s(&d),
+            "--miner",
+            "1000",
+        ],
         2,
     );
     assert!(err.contains("--sector-id"), "{err}");
     // A prover id that is not 32 bytes of hex.
     let (_, err) = run(
-        &["porep", "verify", "--c1", s(lotus), "--proof", s(&proof), "--params-dir", s(&d),
-          "--prover-id", "12zz"],
+        &[
+            "porep",
+            "verify",
+            "--c1",
+            s(lotus),
+            "--proof",
+            s(&proof),
+            "--params-dir",
+            s(&d),
+            "--prover-id",
+            "12zz",
+        ],
         2,
     );
     assert!(err.contains("--prover-id"), "{err}");
     // No verifying key in the folder.
     let (_, err) = run(
-        &["porep", "verify", "--c1", s(lotus), "--proof", s(&proof), "--params-dir", s(&d),
-          "--miner", "1000"],
+        &[
+            "porep",
+            "verify",
+            "--c1",
+            s(lotus),
+            "--proof",
+            s(&proof),
+            "--params-dir",
+            s(&d),
+            "--miner",
+            "1000",
+        ],
         1,
     );
-    assert!(err.contains("no verifying key for StackedDrg2KiBV1_1"), "{err}");
+    assert!(
+        err.contains("no verifying key for StackedDrg2KiBV1_1"),
+        "{err}"
+    );
     // Setup: unknown and unsupported proof types.
-    let (_, err) = run(&["porep", "setup", "--proof", "Bogus", "--params-dir", s(&d)], 2);
+    let (_, err) = run(
+        &["porep", "setup", "--proof", "Bogus", "--params-dir", s(&d)],
+        2,
+    );
     assert!(err.contains("not a seal proof type"), "{err}");
     let (_, err) = run(
-        &["porep", "setup", "--proof", "StackedDrg2KiBV1_2_Feat_NonInteractivePoRep",
-          "--params-dir", s(&d)],
+        &[
+            "porep",
+            "setup",
+            "--proof",
+            "StackedDrg2KiBV1_2_Feat_NonInteractivePoRep",
+            "--params-dir",
+            s(&d),
+        ],
         1,
     );
     assert!(err.contains("non-interactive"), "{err}");
@@ -160,31 +270,63 @@ fn load_with_each_check() {
     let name = "v28-test-circuit.params";
     let params = d.join(name);
     run(
-        &["setup", "--circuit", "synthetic", "--log-size", "12", "--seed", "1", "--out",
-          s(&params)],
+        &[
+            "setup",
+            "--circuit",
+            "synthetic",
+            "--log-size",
+            "12",
+            "--seed",
+            "1",
+            "--out",
+            s(&params),
+        ],
         0,
     );
     for c in ["batched", "full", "curve-only"] {
         let (out, _) = run(&["porep", "load", "--params", s(&params), "--check", c], 0);
-        assert!(out.contains(&format!("check {c}")) && out.contains("points/s"), "{out}");
+        assert!(
+            out.contains(&format!("check {c}")) && out.contains("points/s"),
+            "{out}"
+        );
     }
-    let digest =
-        bellows_filecoin::params::filecoin_digest(&std::fs::read(&params).unwrap());
+    let digest = bellows_filecoin::params::filecoin_digest(&std::fs::read(&params).unwrap());
     let manifest = write_manifest(&d, "good.json", name, &digest);
     let (out, _) = run(
-        &["porep", "load", "--params", s(&params), "--check", "digest", "--manifest",
-          s(&manifest), "--json"],
+        &[
+            "porep",
+            "load",
+            "--params",
+            s(&params),
+            "--check",
+            "digest",
+            "--manifest",
+            s(&manifest),
+            "--json",
+        ],
         0,
     );
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["digest"], digest.as_str());
     let bad = write_manifest(&d, "bad.json", name, &"0".repeat(32));
     let (_, err) = run(
-        &["porep", "load", "--params", s(&params), "--check", "digest", "--manifest", s(&bad)],
+        &[
+            "porep",
+            "load",
+            "--params",
+            s(&params),
+            "--check",
+            "digest",
+            "--manifest",
+            s(&bad),
+        ],
         1,
     );
     assert!(err.contains("does not match"), "{err}");
-    let (_, err) = run(&["porep", "load", "--params", s(&params), "--check", "digest"], 1);
+    let (_, err) = run(
+        &["porep", "load", "--params", s(&params), "--check", "digest"],
+        1,
+    );
     assert!(err.contains("lists no file named"), "{err}");
 }
 
@@ -207,24 +349,62 @@ fn setup_c2_verify_end_to_end() {
     let d = dir("porep", "e2e");
     let params = d.join("params");
     run(
-        &["porep", "setup", "--proof", "StackedDrg2KiBV1_1", "--params-dir", s(&params)],
+        &[
+            "porep",
+            "setup",
+            "--proof",
+            "StackedDrg2KiBV1_1",
+            "--params-dir",
+            s(&params),
+        ],
         0,
     );
     let out = d.join("s.proof");
     run(
-        &["porep", "c2", "--c1", s(lotus), "--params-dir", s(&params), "--out", s(&out)],
+        &[
+            "porep",
+            "c2",
+            "--c1",
+            s(lotus),
+            "--params-dir",
+            s(&params),
+            "--out",
+            s(&out),
+        ],
         0,
     );
     assert_eq!(std::fs::metadata(&out).unwrap().len(), 192);
     let (stdout, _) = run(
-        &["porep", "verify", "--c1", s(lotus), "--proof", s(&out), "--params-dir",
-          s(&params), "--miner", "1000"],
+        &[
+            "porep",
+            "verify",
+            "--c1",
+            s(lotus),
+            "--proof",
+            s(&out),
+            "--params-dir",
+            s(&params),
+            "--miner",
+            "1000",
+        ],
         0,
     );
     assert_eq!(stdout.trim(), "valid");
     let (_, err) = run(
-        &["porep", "verify", "--c1", s(lotus), "--proof", s(&out), "--params-dir",
-          s(&params), "--miner", "1000", "--sector-id", "8"],
+        &[
+            "porep",
+            "verify",
+            "--c1",
+            s(lotus),
+            "--proof",
+            s(&out),
+            "--params-dir",
+            s(&params),
+            "--miner",
+            "1000",
+            "--sector-id",
+            "8",
+        ],
         1,
     );
     assert!(err.contains("rejects"), "{err}");

@@ -102,6 +102,9 @@ fn a_bad_point_anywhere_gets_full_checks_message() {
             batched.contains(name) && batched.contains("not in the subgroup"),
             "{batched}"
         );
-        assert!(batched.contains(&format!("point {i} (byte offset {at})")), "{batched}");
+        assert!(
+            batched.contains(&format!("point {i} (byte offset {at})")),
+            "{batched}"
+        );
     }
 }

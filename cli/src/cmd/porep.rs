@@ -108,9 +108,10 @@ pub struct C2Args {
     /// The C1 output (lotus-bench JSON or SealCommitPhase1Output JSON).
     #[arg(long, value_name = "FILE")]
     pub c1: PathBuf,
-    /// The filecoin-proofs parameter folder holding this proof type's .params (and .vk).
+    /// The filecoin-proofs parameter folder holding this proof type's .params (and .vk)
+    /// [default: FIL_PROOFS_PARAMETER_CACHE, else /var/tmp/filecoin-proof-parameters].
     #[arg(long = "params-dir", value_name = "DIR")]
-    pub params_dir: PathBuf,
+    pub params_dir: Option<PathBuf>,
     /// Where to write the proof bytes.
     #[arg(long, value_name = "PROOF")]
     pub out: PathBuf,
@@ -148,12 +149,17 @@ pub struct VerifyArgs {
     /// The C2 proof file.
     #[arg(long, value_name = "PROOF")]
     pub proof: PathBuf,
-    /// The parameter folder holding the verifying key (.vk).
+    /// The parameter folder holding the verifying key (.vk) [default: FIL_PROOFS_PARAMETER_CACHE,
+    /// else /var/tmp/filecoin-proof-parameters].
     #[arg(long = "params-dir", value_name = "DIR")]
-    pub params_dir: PathBuf,
+    pub params_dir: Option<PathBuf>,
     /// The prover id, 32 bytes in hex.
-    #[arg(long = "prover-id", value_name = "HEX", conflicts_with = "miner",
-          required_unless_present = "miner")]
+    #[arg(
+        long = "prover-id",
+        value_name = "HEX",
+        conflicts_with = "miner",
+        required_unless_present = "miner"
+    )]
     pub prover_id: Option<String>,
     /// The miner's actor id (the number of f0NNNN), from which the prover id is derived.
     #[arg(long, value_name = "ACTOR")]
@@ -169,7 +175,8 @@ pub struct InfoArgs {
     /// The C1 output.
     #[arg(long, value_name = "FILE")]
     pub c1: PathBuf,
-    /// A parameter folder to look for the needed files in.
+    /// The parameter folder to look for the needed files in [default:
+    /// FIL_PROOFS_PARAMETER_CACHE, else /var/tmp/filecoin-proof-parameters].
     #[arg(long = "params-dir", value_name = "DIR")]
     pub params_dir: Option<PathBuf>,
 }
@@ -208,6 +215,13 @@ pub struct LoadArgs {
     /// Print the report as JSON on stdout.
     #[arg(long)]
     pub json: bool,
+}
+
+/// The parameter folder: `--params-dir`, else FIL_PROOFS_PARAMETER_CACHE, else lotus' default.
+fn params_dir(opt: &Option<PathBuf>) -> PathBuf {
+    opt.clone()
+        .or_else(|| std::env::var_os("FIL_PROOFS_PARAMETER_CACHE").map(PathBuf::from))
+        .unwrap_or_else(|| PathBuf::from("/var/tmp/filecoin-proof-parameters"))
 }
 
 /// Runs `bellows porep`.
@@ -249,7 +263,7 @@ fn c2(a: &C2Args, g: &Globals) -> Result<()> {
         backend.info().name
     );
     let t = Instant::now();
-    let res = bellows_filecoin::prove_c2(&c1, &a.params_dir, &cfg)?;
+    let res = bellows_filecoin::prove_c2(&c1, &params_dir(&a.params_dir), &cfg)?;
     let total = t.elapsed();
     out.commit_bytes(&res.proof)?;
     let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
@@ -302,12 +316,9 @@ fn parse_hex32(s: &str) -> Result<[u8; 32]> {
 
 /// Points filecoin-proofs at `dir` for this process (before its settings are first read).
 fn set_parameter_cache(dir: &Path) -> Result<()> {
-    let dir = dir.canonicalize().map_err(|e| {
-        Error::io(
-            format!("opening the parameter folder {}", dir.display()),
-            e,
-        )
-    })?;
+    let dir = dir
+        .canonicalize()
+        .map_err(|e| Error::io(format!("opening the parameter folder {}", dir.display()), e))?;
     // filecoin-proofs reads FIL_PROOFS_PARAMETER_CACHE once, at its first use in the process;
     // nothing has used it yet when a command starts, and no other thread is running.
     std::env::set_var("FIL_PROOFS_PARAMETER_CACHE", &dir);
@@ -338,17 +349,18 @@ fn verify(a: &VerifyArgs) -> Result<()> {
         )
     })?;
     let proof = bellows_core::groth16::io::read_bounded(&a.proof, "C2 proof file", 1 << 20)?;
-    let vk = porep::cache_paths(c1.registered_proof(), &a.params_dir)?.vk;
+    let dir = params_dir(&a.params_dir);
+    let vk = porep::cache_paths(c1.registered_proof(), &dir)?.vk;
     if !vk.exists() {
         return Err(Error::invalid(format!(
             "no verifying key for {:?} in {}: expected {}",
             c1.registered_proof(),
-            a.params_dir.display(),
+            dir.display(),
             vk.display()
         ))
         .into());
     }
-    set_parameter_cache(&a.params_dir)?;
+    set_parameter_cache(&dir)?;
     if bellows_filecoin::verify_seal(&c1, prover_id, sector, &proof)? {
         println!("valid");
         Ok(())
@@ -379,10 +391,7 @@ fn info(a: &InfoArgs) -> Result<()> {
     println!("partitions      {}", c1.partitions());
     println!("comm_r          {}", hex(&c1.phase1.comm_r));
     println!("comm_d          {}", hex(&c1.phase1.comm_d));
-    let dir = a
-        .params_dir
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("/var/tmp/filecoin-proof-parameters"));
+    let dir = params_dir(&a.params_dir);
     let paths = porep::cache_paths(p, &dir)?;
     for (what, path) in [("parameters", &paths.params), ("verifying key", &paths.vk)] {
         let state = if path.exists() { "present" } else { "missing" };

@@ -13,46 +13,176 @@
 //! bucket is already busy closes the batch (with M buckets, a batch holds about √(πM/2)
 //! additions before that happens, about 110 for M = 2^13).
 
-use ff::Field;
+#![allow(unsafe_code)]
 
-use blstrs::{Fp, Fp2, G1Affine, G1Projective, G2Affine, G2Projective};
-use group::{prime::PrimeCurveAffine, Curve};
+use blstrs::{G1Affine, G2Affine};
+use group::prime::PrimeCurveAffine;
+
+use crate::layout;
 
 /// Additions per batch (one field inversion each).
 const BATCH: usize = 256;
 
+/// The field arithmetic the affine sums need, on blst's own types (blstrs keeps its `Fp` and
+/// `Fp2` private).
+pub trait Coord: Copy + PartialEq + Send + Sync {
+    /// Zero.
+    const ZERO: Self;
+    /// One (Montgomery form).
+    const ONE: Self;
+    /// `a · b`.
+    fn mul(&self, b: &Self) -> Self;
+    /// `a²`.
+    fn square(&self) -> Self;
+    /// `a + b`.
+    fn add(&self, b: &Self) -> Self;
+    /// `a − b`.
+    fn sub(&self, b: &Self) -> Self;
+    /// `−a`.
+    fn neg(&self) -> Self;
+    /// `1 / a` (`a` ≠ 0).
+    fn invert(&self) -> Self;
+}
+
+macro_rules! coord_impl {
+    ($t:ty, $one:expr, $mul:ident, $sqr:ident, $add:ident, $sub:ident, $cneg:ident, $inv:ident) => {
+        impl Coord for $t {
+            const ZERO: Self = $one(false);
+            const ONE: Self = $one(true);
+            fn mul(&self, b: &Self) -> Self {
+                let mut r = Self::ZERO;
+                // SAFETY: blst reads two valid field elements and writes one; `r` is a
+                // distinct, writable local.
+                unsafe { blst::$mul(&mut r, self, b) };
+                r
+            }
+            fn square(&self) -> Self {
+                let mut r = Self::ZERO;
+                // SAFETY: as for `mul`.
+                unsafe { blst::$sqr(&mut r, self) };
+                r
+            }
+            fn add(&self, b: &Self) -> Self {
+                let mut r = Self::ZERO;
+                // SAFETY: as for `mul`.
+                unsafe { blst::$add(&mut r, self, b) };
+                r
+            }
+            fn sub(&self, b: &Self) -> Self {
+                let mut r = Self::ZERO;
+                // SAFETY: as for `mul`.
+                unsafe { blst::$sub(&mut r, self, b) };
+                r
+            }
+            fn neg(&self) -> Self {
+                let mut r = Self::ZERO;
+                // SAFETY: as for `mul`.
+                unsafe { blst::$cneg(&mut r, self, true) };
+                r
+            }
+            fn invert(&self) -> Self {
+                let mut r = Self::ZERO;
+                // SAFETY: as for `mul` (blst returns 0 for 0; callers never pass 0).
+                unsafe { blst::$inv(&mut r, self) };
+                r
+            }
+        }
+    };
+}
+
+/// 0 or 1 in blst's Montgomery form.
+const fn fp_const(one: bool) -> blst::blst_fp {
+    blst::blst_fp {
+        l: if one { layout::Fp::ONE.0 } else { [0; 6] },
+    }
+}
+
+const fn fp2_const(one: bool) -> blst::blst_fp2 {
+    blst::blst_fp2 {
+        fp: [fp_const(one), fp_const(false)],
+    }
+}
+
+coord_impl!(
+    blst::blst_fp,
+    fp_const,
+    blst_fp_mul,
+    blst_fp_sqr,
+    blst_fp_add,
+    blst_fp_sub,
+    blst_fp_cneg,
+    blst_fp_eucl_inverse
+);
+coord_impl!(
+    blst::blst_fp2,
+    fp2_const,
+    blst_fp2_mul,
+    blst_fp2_sqr,
+    blst_fp2_add,
+    blst_fp2_sub,
+    blst_fp2_cneg,
+    blst_fp2_eucl_inverse
+);
+
 /// An affine point type with its coordinates exposed.
 pub trait AffineCoords: PrimeCurveAffine {
     /// The coordinate field.
-    type F: Field;
+    type F: Coord;
     /// (x, y), or `None` for the point at infinity.
     fn xy(&self) -> Option<(Self::F, Self::F)>;
     /// The point with these coordinates (on the curve: the caller's sums of curve points are).
     fn from_xy(x: Self::F, y: Self::F) -> Self;
 }
 
-impl AffineCoords for G1Affine {
-    type F = Fp;
-    fn xy(&self) -> Option<(Fp, Fp)> {
-        (!bool::from(self.is_identity())).then(|| (self.x(), self.y()))
+fn fp(f: layout::Fp) -> blst::blst_fp {
+    blst::blst_fp { l: f.0 }
+}
+
+fn fp2(f: layout::Fp2) -> blst::blst_fp2 {
+    blst::blst_fp2 {
+        fp: [fp(f.c0), fp(f.c1)],
     }
-    fn from_xy(x: Fp, y: Fp) -> Self {
-        G1Affine::from_raw_unchecked(x, y, false)
+}
+
+fn lfp2(f: blst::blst_fp2) -> layout::Fp2 {
+    layout::Fp2 {
+        c0: layout::Fp(f.fp[0].l),
+        c1: layout::Fp(f.fp[1].l),
+    }
+}
+
+impl AffineCoords for G1Affine {
+    type F = blst::blst_fp;
+    fn xy(&self) -> Option<(blst::blst_fp, blst::blst_fp)> {
+        let p = layout::G1Affine::from(*self);
+        (!bool::from(self.is_identity())).then(|| (fp(p.x), fp(p.y)))
+    }
+    fn from_xy(x: blst::blst_fp, y: blst::blst_fp) -> Self {
+        layout::G1Affine {
+            x: layout::Fp(x.l),
+            y: layout::Fp(y.l),
+        }
+        .into()
     }
 }
 
 impl AffineCoords for G2Affine {
-    type F = Fp2;
-    fn xy(&self) -> Option<(Fp2, Fp2)> {
-        (!bool::from(self.is_identity())).then(|| (self.x(), self.y()))
+    type F = blst::blst_fp2;
+    fn xy(&self) -> Option<(blst::blst_fp2, blst::blst_fp2)> {
+        let p = layout::G2Affine::from(*self);
+        (!bool::from(self.is_identity())).then(|| (fp2(p.x), fp2(p.y)))
     }
-    fn from_xy(x: Fp2, y: Fp2) -> Self {
-        G2Affine::from_raw_unchecked(x, y, false)
+    fn from_xy(x: blst::blst_fp2, y: blst::blst_fp2) -> Self {
+        layout::G2Affine {
+            x: lfp2(x),
+            y: lfp2(y),
+        }
+        .into()
     }
 }
 
 /// Buckets of affine points (see the module documentation).
-pub struct AffineBuckets<F: Field> {
+pub struct AffineBuckets<F: Coord> {
     x: Vec<F>,
     y: Vec<F>,
     full: Vec<bool>,
@@ -65,7 +195,7 @@ pub struct AffineBuckets<F: Field> {
     den: Vec<F>,
 }
 
-impl<F: Field> AffineBuckets<F> {
+impl<F: Coord> AffineBuckets<F> {
     /// `m` empty buckets.
     pub fn new(m: usize) -> Self {
         AffineBuckets {
@@ -82,7 +212,7 @@ impl<F: Field> AffineBuckets<F> {
 
     /// Adds the point (x, y) (or its negation) to bucket `b`.
     pub fn add(&mut self, b: usize, x: F, y: F, negate: bool) {
-        let y = if negate { -y } else { y };
+        let y = if negate { y.neg() } else { y };
         self.push(b as u32, x, y);
     }
 
@@ -121,20 +251,20 @@ impl<F: Field> AffineBuckets<F> {
             if bx == x {
                 // P = B (the P = −B case never enters a batch): doubling.
                 let x2 = x.square();
-                self.num.push(x2.double() + x2);
-                self.den.push(y.double());
+                self.num.push(x2.add(&x2).add(&x2));
+                self.den.push(y.add(&y));
             } else {
-                self.num.push(y - by);
-                self.den.push(x - bx);
+                self.num.push(y.sub(&by));
+                self.den.push(x.sub(&bx));
             }
         }
         batch_invert(&mut self.den);
         for (k, &(b, x, _)) in self.batch.iter().enumerate() {
             let i = b as usize;
             let (bx, by) = (self.x[i], self.y[i]);
-            let l = self.num[k] * self.den[k];
-            let x3 = l.square() - x - bx;
-            self.y[i] = l * (bx - x3) - by;
+            let l = self.num[k].mul(&self.den[k]);
+            let x3 = l.square().sub(&x).sub(&bx);
+            self.y[i] = l.mul(&bx.sub(&x3)).sub(&by);
             self.x[i] = x3;
         }
         self.batch.clear();
@@ -163,39 +293,27 @@ impl<F: Field> AffineBuckets<F> {
 
 /// Replaces every element of `v` by its inverse, with one inversion in all (Montgomery's trick).
 /// Every element must be non-zero.
-fn batch_invert<F: Field>(v: &mut [F]) {
+fn batch_invert<F: Coord>(v: &mut [F]) {
     let mut prefix = Vec::with_capacity(v.len());
     let mut acc = F::ONE;
     for x in v.iter() {
         prefix.push(acc);
-        acc *= x;
+        acc = acc.mul(x);
     }
-    let mut inv = acc.invert().expect("batch denominators are non-zero");
+    debug_assert!(acc != F::ZERO, "batch denominators are non-zero");
+    let mut inv = acc.invert();
     for (x, p) in v.iter_mut().zip(prefix).rev() {
-        let next = inv * *x;
-        *x = inv * p;
+        let next = inv.mul(x);
+        *x = inv.mul(&p);
         inv = next;
     }
-}
-
-/// The Jacobian form of an affine point, for summing buckets across threads.
-pub trait ToJacobian: AffineCoords {
-    /// The Jacobian type.
-    type J: Curve<AffineRepr = Self>;
-}
-
-impl ToJacobian for G1Affine {
-    type J = G1Projective;
-}
-
-impl ToJacobian for G2Affine {
-    type J = G2Projective;
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use group::Group;
+    use blstrs::{G1Projective, G2Projective};
+    use group::{Curve, Group};
     use rand_chacha::ChaCha20Rng;
     use rand_core::{RngCore, SeedableRng};
 
@@ -208,7 +326,7 @@ mod tests {
             .map(|_| G1Projective::random(&mut rng).to_affine())
             .collect();
         let m = 37;
-        let mut aff = AffineBuckets::<Fp>::new(m);
+        let mut aff = AffineBuckets::<blst::blst_fp>::new(m);
         let mut jac = vec![G1Projective::identity(); m];
         for i in 0..3000 {
             // Few distinct points, so equal and opposite points meet in buckets often.
@@ -225,7 +343,7 @@ mod tests {
         }
         // A bucket that ends empty: P then −P.
         let (x, y) = base[0].xy().unwrap();
-        let mut e = AffineBuckets::<Fp>::new(1);
+        let mut e = AffineBuckets::<blst::blst_fp>::new(1);
         e.add(0, x, y, false);
         e.add(0, x, y, true);
         e.add(0, x, y, false);
@@ -245,7 +363,7 @@ mod tests {
         let pts: Vec<G2Affine> = (0..500)
             .map(|_| G2Projective::random(&mut rng).to_affine())
             .collect();
-        let mut aff = AffineBuckets::<Fp2>::new(7);
+        let mut aff = AffineBuckets::<blst::blst_fp2>::new(7);
         let mut jac = vec![G2Projective::identity(); 7];
         for (i, p) in pts.iter().enumerate() {
             let (x, y) = p.xy().unwrap();

@@ -67,7 +67,9 @@ impl std::fmt::Display for PointDefect {
 }
 
 /// A curve point with an uncompressed file encoding.
-pub trait UncompressedPoint: super::subgroup::SubgroupPoint + Copy + Send + Sync + Sized + 'static {
+pub trait UncompressedPoint:
+    super::subgroup::SubgroupPoint + Copy + Send + Sync + Sized + 'static
+{
     /// Encoded size in bytes.
     const SIZE: usize;
     /// Group name for messages (`"G1"`, `"G2"`).

@@ -209,9 +209,7 @@ pub fn generate_parameters<C: Circuit<Scalar>>(
     let g1_table = FixedBaseTable::new(g1, (n - 1) + 3 * vars, normalize_g1_into);
     let g2_table = FixedBaseTable::new(g2, vars, normalize_g2_into);
     clock.lap("window tables built");
-    let mul_g1 = |scalars: &[Scalar]| -> Vec<G1Affine> {
-        g1_table.mul_many(scalars, normalize_g1_into)
-    };
+    let mul_g1 = |scalars: &[Scalar]| -> Vec<G1Affine> { g1_table.mul_many(scalars) };
 
     k[COEFF] = k[Z] * k[DELTA_INV];
     let coeff = k[COEFF];
@@ -265,7 +263,7 @@ pub fn generate_parameters<C: Circuit<Scalar>>(
     drop(u);
     let b_g1 = drop_identity(mul_g1(&v));
     clock.lap("a and b_g1 queries");
-    let b_g2 = drop_identity(g2_table.mul_many(&v, normalize_g2_into));
+    let b_g2 = drop_identity(g2_table.mul_many(&v));
     clock.lap("b_g2 query");
     drop(v);
     drop(k);
@@ -300,7 +298,10 @@ impl PhaseClock {
 
     fn lap(&self, what: &str) {
         let now = std::time::Instant::now();
-        tracing::debug!("setup: {what} in {:.2} s", (now - self.0.get()).as_secs_f64());
+        tracing::debug!(
+            "setup: {what} in {:.2} s",
+            (now - self.0.get()).as_secs_f64()
+        );
         self.0.set(now);
     }
 }

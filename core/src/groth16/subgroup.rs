@@ -67,10 +67,7 @@ const MAX_LOG_BUCKETS: u32 = 16;
 
 /// A point type the bucket test handles: its coordinates, its Jacobian form and blst's
 /// subgroup tests.
-pub trait SubgroupPoint: AffineCoords + Copy + Send + Sync + 'static
-where
-    Self::F: Send + Sync,
-{
+pub trait SubgroupPoint: AffineCoords + Copy + Send + Sync + 'static {
     /// The Jacobian (projective) form bucket sums are kept in.
     type Jacobian: Group
         + Curve<AffineRepr = Self>

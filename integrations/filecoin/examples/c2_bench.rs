@@ -119,20 +119,35 @@ fn main() {
     if !a.skip_bellperson {
         for _ in 0..a.reps {
             let t = Instant::now();
-            let out = seal::seal_commit_phase2(sealed.c1.clone(), prover, SectorId::from(sector_id))
-                .expect("filecoin-proofs seal_commit_phase2");
+            let out =
+                seal::seal_commit_phase2(sealed.c1.clone(), prover, SectorId::from(sector_id))
+                    .expect("filecoin-proofs seal_commit_phase2");
             bp_times.push(t.elapsed());
             assert!(verify_seal(&c1, prover, sector_id, &out.proof).unwrap());
         }
     }
     let min = |v: &[Duration]| v.iter().min().copied().map(secs);
-    println!("sector {}  partitions {}  backend {}", a.sector, c1.partitions(), a.backend);
-    println!("  setup (Bellows, once)            {:?}", setup_time.map(secs));
+    println!(
+        "sector {}  partitions {}  backend {}",
+        a.sector,
+        c1.partitions(),
+        a.backend
+    );
+    println!(
+        "  setup (Bellows, once)            {:?}",
+        setup_time.map(secs)
+    );
     println!("  parameter load (batched checks)  {:.2} s", report.load);
-    println!("  per partition, synthesis         {:.2} s (min of {})", report.synth, report.n);
+    println!(
+        "  per partition, synthesis         {:.2} s (min of {})",
+        report.synth, report.n
+    );
     println!("  per partition, proving           {:.2} s", report.prove);
     println!("  Bellows C2 (pipeline, all parts) {:.2} s", report.c2);
-    println!("  filecoin-proofs C2 (bellperson)  {:?} s (incl. its verification)", min(&bp_times));
+    println!(
+        "  filecoin-proofs C2 (bellperson)  {:?} s (incl. its verification)",
+        min(&bp_times)
+    );
     println!(
         "{}",
         serde_json::json!({
@@ -181,8 +196,12 @@ fn bench<Tree: 'static + MerkleTreeTrait>(
     let cfg = ProveConfig::new(backend);
     for _ in 0..a.reps {
         let t = Instant::now();
-        let parts =
-            bellows_filecoin::prove::prove_circuits(key.clone(), inst.circuits.clone(), &cfg.pipeline).unwrap();
+        let parts = bellows_filecoin::prove::prove_circuits(
+            key.clone(),
+            inst.circuits.clone(),
+            &cfg.pipeline,
+        )
+        .unwrap();
         c2.push(t.elapsed());
         let bytes: Vec<u8> = parts.iter().flat_map(|p| p.to_bytes()).collect();
         assert!(verify_seal(c1, bellows_filecoin::prover_id_from_actor(1000), 1, &bytes).unwrap());

@@ -19,8 +19,18 @@ use bellows_filecoin::{params, Check};
 fn cpu_seconds() -> f64 {
     // utime + stime of this process, from /proc (Linux).
     let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let fields: Vec<&str> = stat.rsplit(')').next().unwrap_or("").split_whitespace().collect();
-    let ticks = |i: usize| fields.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    let fields: Vec<&str> = stat
+        .rsplit(')')
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
     (ticks(11) + ticks(12)) / 100.0
 }
 
@@ -32,7 +42,8 @@ fn main() {
     let mut i = 0;
     while i < modes.len() {
         let mode = modes[i].as_str();
-        let manifest = if mode == "digest" && modes.get(i + 1).is_some_and(|m| m.ends_with(".json")) {
+        let manifest = if mode == "digest" && modes.get(i + 1).is_some_and(|m| m.ends_with(".json"))
+        {
             i += 1;
             Some(Path::new(&modes[i]).to_path_buf())
         } else {

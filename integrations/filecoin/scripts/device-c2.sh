@@ -7,15 +7,17 @@
 #     features), with synthesis and proving shown apart for Bellows; every proof verified by
 #     filecoin-proofs' verify_seal;
 #   - parameter loading on the 2 KiB file: bellperson's checked read against Bellows' batched,
-#     full, digest and curve-only loads (all cores).
-# Logs and a summary go to $OUT (default /tmp/bellows-filecoin-out). Steps: STEPS="c2 load"
-# (default both), sectors: SECTORS="2KiB 8MiB".
+#     full, digest and curve-only loads (all cores);
+#   - setup: Bellows' against bellperson's generate_parameters on the 2 KiB PoRep circuit and a
+#     2^18 synthetic one (same toxic waste; the files compared byte for byte).
+# Logs and a summary go to $OUT (default /tmp/bellows-filecoin-out). Steps: STEPS="c2 load
+# setup" (default all), sectors: SECTORS="2KiB 8MiB".
 set -u -o pipefail
 out=${OUT:-/tmp/bellows-filecoin-out}
 work=${WORK:-/tmp/bellows-filecoin-work}
 mkdir -p "$out" "$work"
 B=.carry/bin
-steps=${STEPS:-c2 load}
+steps=${STEPS:-c2 load setup}
 sectors=${SECTORS:-2KiB 8MiB}
 summary="$out/summary.txt"
 : > "$summary"
@@ -50,6 +52,10 @@ print(h.hexdigest()[:32])' "$p")
   else
     echo "load: no parameters file in $work/params (run the c2 step first)" >> "$summary"; fail=1
   fi
+fi
+if has setup; then
+  timeout 3000 "$B/setup_bench" --synthetic 18 --porep-2kib > "$out/setup.log" 2>&1 || fail=1
+  sed 's/^/setup: /' "$out/setup.log" >> "$summary"
 fi
 cat "$summary"
 echo "exit status $fail"

@@ -139,8 +139,8 @@ fn parse_phase1(bytes: &[u8], label: &str) -> Result<SealCommitPhase1Output> {
         registered_proof: serde_json::Value,
     }
     let head: Head = serde_json::from_slice(bytes).map_err(|e| json_error(label, "", &e))?;
-    let proof: RegisteredSealProof =
-        serde_json::from_value(head.registered_proof.clone()).map_err(|_| {
+    let proof: RegisteredSealProof = serde_json::from_value(head.registered_proof.clone())
+        .map_err(|_| {
             Error::malformed(
                 label,
                 format!(
@@ -229,7 +229,11 @@ fn check(out: &C1Output, label: &str) -> Result<()> {
             format!("partition {k} has no vanilla proofs"),
         ));
     }
-    for (name, v) in [("comm_r", &p.comm_r), ("comm_d", &p.comm_d), ("seed", &p.seed)] {
+    for (name, v) in [
+        ("comm_r", &p.comm_r),
+        ("comm_d", &p.comm_d),
+        ("seed", &p.seed),
+    ] {
         if v.iter().all(|&b| b == 0) {
             return Err(Error::malformed(
                 label,

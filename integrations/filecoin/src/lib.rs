@@ -23,9 +23,9 @@ pub mod params;
 pub mod porep;
 pub mod post;
 pub mod prove;
-pub mod update;
 mod shape;
 pub mod testing;
+pub mod update;
 
 pub use c1::{parse_c1, read_c1, C1Output};
 pub use params::{CachePaths, Check};

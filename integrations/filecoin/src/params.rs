@@ -22,8 +22,7 @@ use bellows_core::groth16::io::{self, ParamsFile, ParamsShape, PointCheck};
 use bellows_core::groth16::Parameters;
 use bellows_core::{Error, Result};
 use storage_proofs_core::parameter_cache::{
-    get_parameter_data_from_id, get_verifying_key_data, metadata_id, parameter_id,
-    verifying_key_id,
+    get_parameter_data_from_id, get_verifying_key_data, metadata_id, parameter_id, verifying_key_id,
 };
 
 /// How thoroughly a parameters file is checked when loaded.
@@ -136,7 +135,10 @@ pub fn manifest_digest(name: &str, manifest: Option<&Path>) -> Result<Option<Str
             .and_then(|d| d.as_str())
             .map(|d| Some(d.to_string()))
             .ok_or_else(|| {
-                Error::malformed(&label, format!("the entry for {name} has no \"digest\" string"))
+                Error::malformed(
+                    &label,
+                    format!("the entry for {name} has no \"digest\" string"),
+                )
             }),
     }
 }
@@ -164,11 +166,9 @@ pub fn load_with_manifest(
     let file = ParamsFile::open(path)?;
     let shape = file.shape();
     expect(&shape)?;
-    let points = (shape.domain_size - 1
-        + shape.num_inputs
-        + shape.num_aux
-        + shape.a_len
-        + 2 * shape.b_len) as u64;
+    let points =
+        (shape.domain_size - 1 + shape.num_inputs + shape.num_aux + shape.a_len + 2 * shape.b_len)
+            as u64;
     let (params, digest) = match check {
         Check::Batched => (file.decode(PointCheck::Batched)?, None),
         Check::Full => (file.decode(PointCheck::Full)?, None),
@@ -229,8 +229,12 @@ pub fn write_cache(
     force: bool,
 ) -> Result<CachePaths> {
     let paths = CachePaths::new(dir, id);
-    std::fs::create_dir_all(dir)
-        .map_err(|e| Error::io(format!("creating the parameter folder {}", dir.display()), e))?;
+    std::fs::create_dir_all(dir).map_err(|e| {
+        Error::io(
+            format!("creating the parameter folder {}", dir.display()),
+            e,
+        )
+    })?;
     if !force {
         for p in [&paths.params, &paths.vk, &paths.meta] {
             if p.exists() {

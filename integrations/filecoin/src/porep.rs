@@ -149,10 +149,12 @@ pub fn blank_circuit<Tree: 'static + MerkleTreeTrait>(
     let config = proof.as_v1_config();
     let pub_params = filecoin_proofs::parameters::public_params::<Tree>(&config)
         .map_err(|e| proofs_error("PoRep public parameters", e))?;
-    Ok(<StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<
-        StackedDrg<'_, Tree, DefaultPieceHasher>,
-        _,
-    >>::blank_circuit(&pub_params))
+    Ok(
+        <StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<
+            StackedDrg<'_, Tree, DefaultPieceHasher>,
+            _,
+        >>::blank_circuit(&pub_params),
+    )
 }
 
 /// Loads the parameters of `proof` from the cache folder `dir`, checking them with `check` and
@@ -163,7 +165,14 @@ pub fn load_params(
     check: Check,
     num_inputs: usize,
 ) -> Result<(Parameters, LoadReport)> {
-    prove::load_cached(&format!("{proof:?}"), &cache_id(proof)?, dir, check, None, num_inputs)
+    prove::load_cached(
+        &format!("{proof:?}"),
+        &cache_id(proof)?,
+        dir,
+        check,
+        None,
+        num_inputs,
+    )
 }
 
 /// Proves C2 for `c1` with the parameters in the cache folder `params_dir` (see the module

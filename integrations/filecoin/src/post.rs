@@ -73,7 +73,10 @@ fn window_partitions(sectors: usize, config: &PoStConfig) -> Option<usize> {
 }
 
 /// The vanilla setup parameters and partition count of a PoSt over `sectors` sectors.
-fn vanilla_setup(config: &PoStConfig, sectors: usize) -> Result<(fallback::SetupParams, Option<usize>)> {
+fn vanilla_setup(
+    config: &PoStConfig,
+    sectors: usize,
+) -> Result<(fallback::SetupParams, Option<usize>)> {
     let (vanilla_params, partitions) = match config.typ {
         PoStType::Winning => (
             filecoin_proofs::parameters::winning_post_setup_params(config)
@@ -91,7 +94,10 @@ fn vanilla_setup(config: &PoStConfig, sectors: usize) -> Result<(fallback::Setup
 fn public_params<'a, Tree: 'static + MerkleTreeTrait>(
     config: &PoStConfig,
     sectors: usize,
-) -> Result<(compound_proof::PublicParams<'a, FallbackPoSt<'a, Tree>>, usize)> {
+) -> Result<(
+    compound_proof::PublicParams<'a, FallbackPoSt<'a, Tree>>,
+    usize,
+)> {
     let (vanilla_params, partitions) = vanilla_setup(config, sectors)?;
     let pp = <FallbackPoStCompound<Tree> as CompoundProof<
         FallbackPoSt<'a, Tree>,
@@ -183,7 +189,9 @@ pub fn instance<Tree: 'static + MerkleTreeTrait>(input: &PostInput) -> Result<Po
             <FallbackPoStCompound<Tree> as CompoundProof<
                 FallbackPoSt<'_, Tree>,
                 FallbackPoStCircuit<Tree>,
-            >>::generate_public_inputs(&verifier_inputs, &pub_params.vanilla_params, Some(k))
+            >>::generate_public_inputs(
+                &verifier_inputs, &pub_params.vanilla_params, Some(k)
+            )
             .map_err(|e| proofs_error(&format!("public inputs of partition {k}"), e))?,
         );
     }

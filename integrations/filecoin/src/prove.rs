@@ -113,19 +113,24 @@ pub fn load_cached(
     }
     let what = what.to_string();
     let label = format!("parameters file {}", paths.params.display());
-    params::load_with_manifest(&paths.params, check, manifest, move |shape: &ParamsShape| {
-        if shape.num_inputs != num_inputs + 1 {
-            return Err(Error::malformed(
-                label,
-                format!(
+    params::load_with_manifest(
+        &paths.params,
+        check,
+        manifest,
+        move |shape: &ParamsShape| {
+            if shape.num_inputs != num_inputs + 1 {
+                return Err(Error::malformed(
+                    label,
+                    format!(
                     "it is for a circuit with {} public inputs, but {what}'s partition circuit \
                      has {num_inputs}: the file does not belong to this proof type",
                     shape.num_inputs.saturating_sub(1)
                 ),
-            ));
-        }
-        Ok(())
-    })
+                ));
+            }
+            Ok(())
+        },
+    )
 }
 
 /// Proves `circuits` (the partitions of one proof of `what`, circuit `cache_id`, with these

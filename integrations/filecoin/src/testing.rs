@@ -100,10 +100,8 @@ pub fn seal_sector(
     .map_err(|e| proofs_error("seal_pre_commit_phase1", e))?;
     let pc2 = seal_pre_commit_phase2(pc1, &cache, &replica)
         .map_err(|e| proofs_error("seal_pre_commit_phase2", e))?;
-    let c1 = seal_commit_phase1(
-        &cache, &replica, prover_id, sid, ticket, seed, pc2, &pieces,
-    )
-    .map_err(|e| proofs_error("seal_commit_phase1", e))?;
+    let c1 = seal_commit_phase1(&cache, &replica, prover_id, sid, ticket, seed, pc2, &pieces)
+        .map_err(|e| proofs_error("seal_commit_phase1", e))?;
     Ok(SealedSector {
         prover_id,
         sector_id,

@@ -99,7 +99,10 @@ fn other_sizes_and_versions_are_refused_or_named() {
     let mut v = json_value();
     v["registered_proof"] = "StackedDrg8MiBV1_1".into();
     let e = err(v.to_string().as_bytes());
-    assert!(e.contains("StackedDrg8MiBV1_1") && e.contains("2048-byte"), "{e}");
+    assert!(
+        e.contains("StackedDrg8MiBV1_1") && e.contains("2048-byte"),
+        "{e}"
+    );
     // Non-interactive PoRep: its C2 is an aggregate, which Bellows does not make.
     let mut v = json_value();
     v["registered_proof"] = "StackedDrg2KiBV1_2_Feat_NonInteractivePoRep".into();
@@ -149,8 +152,13 @@ fn circuits_of_a_real_c1_and_relabelled_ones() {
     let inst = porep::instance::<SectorShape2KiB>(&c1).unwrap();
     assert_eq!(inst.circuits.len(), 1);
     assert_eq!(inst.public_inputs[0].len(), 39);
-    assert!(find_unsatisfied(inst.circuits[0].clone()).unwrap().is_none());
-    eprintln!("synthesis of a satisfied 2 KiB partition: {:?}", t.elapsed());
+    assert!(find_unsatisfied(inst.circuits[0].clone())
+        .unwrap()
+        .is_none());
+    eprintln!(
+        "synthesis of a satisfied 2 KiB partition: {:?}",
+        t.elapsed()
+    );
     for (key, value) in [
         ("registered_proof", serde_json::json!("StackedDrg2KiBV1")),
         ("seed", serde_json::json!(vec![6u8; 32])),
@@ -164,7 +172,10 @@ fn circuits_of_a_real_c1_and_relabelled_ones() {
             Ok(_) => assert_eq!(key, "ticket"),
             Err(e) => {
                 assert_ne!(key, "ticket");
-                assert!(e.to_string().contains("vanilla proofs do not verify"), "{e}");
+                assert!(
+                    e.to_string().contains("vanilla proofs do not verify"),
+                    "{e}"
+                );
             }
         }
     }
@@ -175,10 +186,17 @@ fn circuits_of_a_real_c1_and_relabelled_ones() {
 #[test]
 fn cache_names_are_filecoin_proofs_own() {
     let paths = porep::cache_paths(PROOF, std::path::Path::new("/p")).unwrap();
-    let name = paths.params.file_name().unwrap().to_str().unwrap().to_string();
+    let name = paths
+        .params
+        .file_name()
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_string();
     assert!(
-        name.starts_with("v28-stacked-proof-of-replication-merkletree-poseidon_hasher-8-0-0-sha256_hasher-")
-            && name.ends_with(".params"),
+        name.starts_with(
+            "v28-stacked-proof-of-replication-merkletree-poseidon_hasher-8-0-0-sha256_hasher-"
+        ) && name.ends_with(".params"),
         "{name}"
     );
     assert!(paths.is_published(), "{name} is in parameters.json");

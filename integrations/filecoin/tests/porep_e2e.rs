@@ -107,21 +107,29 @@ fn porep_2kib_end_to_end() {
     assert!(e.contains("does not belong to this proof type"), "{e}");
 
     // Partition 0 byte for byte against bellperson's create_proof, same parameters, r and s.
-    let inst = porep::instance::<SectorShape2KiB>(&parse_c1(&c1_json(&s.c1), "c1").unwrap())
-        .unwrap();
-    let (params, _) = porep::load_params(PROOF, &dir, bellows_filecoin::Check::CurveOnly, 39)
-        .unwrap();
+    let inst =
+        porep::instance::<SectorShape2KiB>(&parse_c1(&c1_json(&s.c1), "c1").unwrap()).unwrap();
+    let (params, _) =
+        porep::load_params(PROOF, &dir, bellows_filecoin::Check::CurveOnly, 39).unwrap();
     let params = Arc::new(params);
     let key = ProvingKey::new(params.clone(), cpu).unwrap();
-    let (r, s_) = (Scalar::random(&mut ChaCha20Rng::seed_from_u64(5)), Scalar::from(77u64));
+    let (r, s_) = (
+        Scalar::random(&mut ChaCha20Rng::seed_from_u64(5)),
+        Scalar::from(77u64),
+    );
     let t = Instant::now();
     let ours = prove_one_with_randomness(&key, inst.circuits[0].clone(), r, s_).unwrap();
-    eprintln!("bellows partition proof: {:.1} s", t.elapsed().as_secs_f64());
+    eprintln!(
+        "bellows partition proof: {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
     let bp: bellperson::groth16::Parameters<Bls12> = Parameters::clone(&params).into();
     let t = Instant::now();
-    let theirs =
-        bellperson::groth16::create_proof(inst.circuits[0].clone(), &bp, r, s_).unwrap();
-    eprintln!("bellperson create_proof: {:.1} s", t.elapsed().as_secs_f64());
+    let theirs = bellperson::groth16::create_proof(inst.circuits[0].clone(), &bp, r, s_).unwrap();
+    eprintln!(
+        "bellperson create_proof: {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
     let mut theirs_bytes = Vec::new();
     theirs.write(&mut theirs_bytes).unwrap();
     assert_eq!(ours.to_bytes().to_vec(), theirs_bytes);

@@ -28,14 +28,8 @@ fn vanilla(proof: RegisteredPoStProof) -> PostInput {
     let s = sealed();
     let sid = SectorId::from(s.sector_id);
     let challenges =
-        post::generate_fallback_sector_challenges(proof, &RANDOMNESS, &[sid], s.prover_id)
-            .unwrap();
-    let replica = PrivateReplicaInfo::new(
-        proof,
-        s.c1.comm_r,
-        s.cache.clone(),
-        s.replica.clone(),
-    );
+        post::generate_fallback_sector_challenges(proof, &RANDOMNESS, &[sid], s.prover_id).unwrap();
+    let replica = PrivateReplicaInfo::new(proof, s.c1.comm_r, s.cache.clone(), s.replica.clone());
     let v = post::generate_single_vanilla_proof(proof, sid, &replica, &challenges[&sid]).unwrap();
     PostInput {
         proof,
@@ -114,7 +108,8 @@ fn winning_and_window_post_2kib() {
         let (r, s) = (Scalar::from(123_456u64), -Scalar::from(99u64));
         let ours = prove_one_with_randomness(&key, inst.circuits[0].clone(), r, s).unwrap();
         let bp: bellperson::groth16::Parameters<Bls12> = Parameters::clone(&params).into();
-        let theirs = bellperson::groth16::create_proof(inst.circuits[0].clone(), &bp, r, s).unwrap();
+        let theirs =
+            bellperson::groth16::create_proof(inst.circuits[0].clone(), &bp, r, s).unwrap();
         let mut theirs_bytes = Vec::new();
         theirs.write(&mut theirs_bytes).unwrap();
         assert_eq!(ours.to_bytes().to_vec(), theirs_bytes, "{proof:?}");
@@ -140,14 +135,22 @@ fn bad_vanilla_proofs_are_named() {
     let proof = RegisteredPoStProof::StackedDrgWinning2KiBV1;
     let mut input = vanilla(proof);
     input.vanilla_proofs[0].truncate(100);
-    let e = instance::<SectorShape2KiB>(&input).err().unwrap().to_string();
+    let e = instance::<SectorShape2KiB>(&input)
+        .err()
+        .unwrap()
+        .to_string();
     assert!(e.contains("vanilla proof 0"), "{e}");
     let mut input = vanilla(proof);
     input.randomness = [8u8; 32];
-    let e = instance::<SectorShape2KiB>(&input).err().unwrap().to_string();
+    let e = instance::<SectorShape2KiB>(&input)
+        .err()
+        .unwrap()
+        .to_string();
     assert!(e.contains("vanilla proofs"), "{e}");
     input.vanilla_proofs.clear();
-    let e = instance::<SectorShape2KiB>(&input).err().unwrap().to_string();
+    let e = instance::<SectorShape2KiB>(&input)
+        .err()
+        .unwrap()
+        .to_string();
     assert!(e.contains("at least one"), "{e}");
 }
-

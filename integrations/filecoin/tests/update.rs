@@ -15,7 +15,9 @@ use std::sync::Arc;
 use bellows_core::groth16::prover::{prove_one_with_randomness, ProvingKey};
 use bellows_core::groth16::Parameters;
 use bellows_filecoin::filecoin_proofs::constants::SectorShape2KiB;
-use bellows_filecoin::filecoin_proofs_api::{seal, update, RegisteredUpdateProof, UnpaddedBytesAmount};
+use bellows_filecoin::filecoin_proofs_api::{
+    seal, update, RegisteredUpdateProof, UnpaddedBytesAmount,
+};
 use bellows_filecoin::update::{instance, prove_update, setup, UpdateInput};
 use bellows_filecoin::{params, Check, ProveConfig};
 use blstrs::{Bls12, Scalar};
@@ -45,7 +47,10 @@ fn updated_sector() -> UpdateInput {
             .0
     };
     let replica = d.join("replica");
-    std::fs::File::create(&replica).unwrap().set_len(2048).unwrap();
+    std::fs::File::create(&replica)
+        .unwrap()
+        .set_len(2048)
+        .unwrap();
     let enc = update::empty_sector_update_encode_into(
         UPDATE,
         &replica,
@@ -105,13 +110,21 @@ fn snapdeals_update_2kib() {
             input.comm_d_new,
         )
     };
-    assert!(verify(&out.proof).unwrap(), "filecoin-proofs verifies Bellows' update proof");
+    assert!(
+        verify(&out.proof).unwrap(),
+        "filecoin-proofs verifies Bellows' update proof"
+    );
     let mut bad = out.proof.clone();
     bad[10] ^= 1;
     assert!(!verify(&bad).unwrap_or(false));
 
     // Partition 0 byte for byte against bellperson (the circuit is not Clone: built twice).
-    let circuit = || instance::<SectorShape2KiB>(&input).unwrap().circuits.remove(0);
+    let circuit = || {
+        instance::<SectorShape2KiB>(&input)
+            .unwrap()
+            .circuits
+            .remove(0)
+    };
     let (params, _) = params::load(&paths.params, Check::CurveOnly, |_| Ok(())).unwrap();
     let params = Arc::new(params);
     let key = ProvingKey::new(params.clone(), cpu).unwrap();
@@ -126,10 +139,16 @@ fn snapdeals_update_2kib() {
     // Vanilla proofs that do not fit the commitments are refused before proving.
     let mut wrong = input.clone();
     wrong.comm_d_new = input.comm_r_new;
-    let e = instance::<SectorShape2KiB>(&wrong).err().unwrap().to_string();
+    let e = instance::<SectorShape2KiB>(&wrong)
+        .err()
+        .unwrap()
+        .to_string();
     assert!(e.contains("vanilla"), "{e}");
     let mut short = input;
     short.vanilla_proofs.clear();
-    let e = instance::<SectorShape2KiB>(&short).err().unwrap().to_string();
+    let e = instance::<SectorShape2KiB>(&short)
+        .err()
+        .unwrap()
+        .to_string();
     assert!(e.contains("partitions"), "{e}");
 }
