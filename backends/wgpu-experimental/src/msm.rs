@@ -24,6 +24,9 @@ use crate::{
 const TARGET_THREADS: u64 = 1 << 17;
 /// Fewest entries one accumulation thread takes.
 const MIN_CHUNK: u64 = 8;
+/// Most entries one accumulation thread takes: a loop of more additions would trip the loop
+/// limiter of Mesa's lavapipe (see `fixup` in msm.wgsl).
+const MAX_CHUNK: u64 = 256;
 /// Buckets per thread in the window pass.
 const SEGMENT: u32 = 32;
 /// Workgroups of the pass that adds the partial sums of buckets spanning many chunks (each takes
@@ -117,7 +120,7 @@ impl Plan {
         let windows = 256u32.div_ceil(c);
         let half = 1u32 << (c - 1);
         let max_entries = n * windows as u64;
-        let chunk = max_entries.div_ceil(TARGET_THREADS).max(MIN_CHUNK);
+        let chunk = max_entries.div_ceil(TARGET_THREADS).clamp(MIN_CHUNK, MAX_CHUNK);
         let seg_len = SEGMENT.min(half);
         Self {
             n,
