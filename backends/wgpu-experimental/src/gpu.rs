@@ -409,7 +409,12 @@ impl Gpu {
                 compilation_options: Default::default(),
                 cache: None,
             });
-            let workgroup = if module == Module::Scan { 256 } else { WG };
+            let workgroup = match (module, entry) {
+                (Module::Scan, _) => 256,
+                (Module::Ntt, "dif_block" | "dit_block") => 256,
+                (Module::Msm(_), "fixup_big") => 32,
+                _ => WG,
+            };
             Ok(Arc::new(Kernel {
                 pipeline,
                 layout,

@@ -24,8 +24,14 @@ use crate::{
 const TARGET_THREADS: u64 = 1 << 17;
 /// Fewest entries one accumulation thread takes.
 const MIN_CHUNK: u64 = 8;
+/// Most entries one accumulation thread takes: a loop of more additions would trip the loop
+/// limiter of Mesa's lavapipe (see `fixup` in msm.wgsl).
+const MAX_CHUNK: u64 = 256;
 /// Buckets per thread in the window pass.
 const SEGMENT: u32 = 32;
+/// Workgroups of the pass that adds the partial sums of buckets spanning many chunks (each takes
+/// every FIXUP_GROUPS-th listed bucket).
+const FIXUP_GROUPS: u64 = 2048;
 /// Inputs per thread in a tree-reduction step.
 const REDUCE_PER: u32 = 32;
 /// Elements per block of the prefix sum (SCAN_BLOCK in scan.wgsl).
@@ -114,7 +120,7 @@ impl Plan {
         let windows = 256u32.div_ceil(c);
         let half = 1u32 << (c - 1);
         let max_entries = n * windows as u64;
-        let chunk = max_entries.div_ceil(TARGET_THREADS).max(MIN_CHUNK);
+        let chunk = max_entries.div_ceil(TARGET_THREADS).clamp(MIN_CHUNK, MAX_CHUNK);
         let seg_len = SEGMENT.min(half);
         Self {
             n,
@@ -244,7 +250,9 @@ impl MsmEngine {
         let g = G::KIND;
         let plan = Plan::new(scalars.len() as u64);
         let scal = gpu.upload(bytes(scalars), "scalars")?;
-        let counts = gpu.storage((plan.keys + 1) * 4, "bucket counts")?;
+        // Bucket counts, then the scatter's cursors, then fixup's list of buckets with long
+        // spans: its length at keys + 1 and its entries after.
+        let counts = gpu.storage((2 * plan.keys + 2) * 4, "bucket counts")?;
         let offsets = gpu.storage((plan.keys + 1) * 4, "bucket offsets")?;
         let entries = gpu.storage(plan.n * plan.windows as u64 * 4, "entries")?;
         let buckets = gpu.storage(plan.keys * xyzz_bytes(g), "buckets")?;
@@ -274,6 +282,7 @@ impl MsmEngine {
         b.dispatch(&digits, &bind, with(&|p| p[13] = 1), plan.n);
         b.dispatch(&gpu.kernel(m, "accumulate")?, &bind, base, plan.threads);
         b.dispatch(&gpu.kernel(m, "fixup")?, &bind, base, plan.keys);
+        b.dispatch_groups(&gpu.kernel(m, "fixup_big")?, &bind, base, FIXUP_GROUPS.min(plan.keys));
         let region = plan.windows as u64 * plan.segs as u64;
         b.dispatch(
             &gpu.kernel(m, "window_segments")?,

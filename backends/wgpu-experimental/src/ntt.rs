@@ -36,6 +36,10 @@ use crate::{
 
 /// Bytes of one Fr element.
 const FR_BYTES: u64 = 32;
+/// log2 of the elements of one workgroup-memory block (BLOCK_LOG in ntt.wgsl).
+const BLOCK_LOG: u32 = 9;
+/// Workgroup memory of one block.
+const BLOCK_BYTES: u32 = (FR_BYTES as u32) << BLOCK_LOG;
 
 /// Device state of the NTTs: twiddle tables by (log_n, inverse), and a small buffer bound where
 /// a kernel ignores a binding.
@@ -129,9 +133,30 @@ impl NttEngine {
             return Ok(());
         }
         let tw = self.twiddles(gpu, log_n, inverse)?;
+        let bind: [Slice; 4] = [data.into(), (&tw).into(), (&self.dummy).into(), (&self.dummy).into()];
+        if log_n >= BLOCK_LOG && gpu.limits.max_compute_workgroup_storage_size >= BLOCK_BYTES {
+            // Passes of up to BLOCK_LOG stages in workgroup memory: stages [lo, lo + s), the
+            // block over bits [b, b + BLOCK_LOG) with b = min(lo, log_n − BLOCK_LOG).
+            let k = gpu.kernel(Module::Ntt, if dif { "dif_block" } else { "dit_block" })?;
+            let blocks = vectors << (log_n - BLOCK_LOG);
+            let mut passes = Vec::new();
+            let mut lo = 0;
+            while lo < log_n {
+                let s = BLOCK_LOG.min(log_n - lo);
+                passes.push((lo, s));
+                lo += s;
+            }
+            if dif {
+                passes.reverse();
+            }
+            for (lo, s) in passes {
+                let base = lo.min(log_n - BLOCK_LOG);
+                b.dispatch_groups(&k, &bind, params(log_n, lo, 0, s, base), blocks);
+            }
+            return Ok(());
+        }
         let k = gpu.kernel(Module::Ntt, if dif { "dif_stage" } else { "dit_stage" })?;
         let count = vectors << (log_n - 1);
-        let bind: [Slice; 4] = [data.into(), (&tw).into(), (&self.dummy).into(), (&self.dummy).into()];
         let stages: Vec<u32> = if dif {
             (0..log_n).rev().collect()
         } else {

@@ -239,7 +239,13 @@ fn group_template(text: &str, g: GroupKind) -> String {
         GroupKind::G1 => ("fp", "Fp"),
         GroupKind::G2 => ("fp2", "Fp2"),
     };
-    text.replace("$G", g.prefix())
+    let fixup_threads = match g {
+        // Workgroup memory of 32 XYZZ points: 6 KiB (G1), 12 KiB (G2).
+        GroupKind::G1 => "32",
+        GroupKind::G2 => "32",
+    };
+    text.replace("$FIXUP_THREADS", fixup_threads)
+        .replace("$G", g.prefix())
         .replace("$Q", q)
         .replace("$K", k)
         .replace("$W", &g.coord_words().to_string())

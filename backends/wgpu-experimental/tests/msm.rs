@@ -101,6 +101,27 @@ fn g1_matches_the_cpu() {
     assert!(matches!(b.free_bases(hb), Err(Error::InvalidInput(_))));
 }
 
+/// Buckets that span thousands of accumulation chunks: every scalar equal (one bucket of n
+/// entries per window), and scalars whose top window holds only carries (c = 15: bit 255 and the
+/// carry, about n/2 entries in one bucket).
+#[test]
+fn huge_buckets_match_the_cpu() {
+    let Some(b) = common::backend() else { return };
+    let cpu = CpuBackend::new();
+    let n = 1 << 13;
+    let shared: SharedPoints<G1Affine> = Arc::new(g1_points(n));
+    let (hb, hc) = (b.load_bases_g1(shared.clone()).unwrap(), cpu.load_bases_g1(shared).unwrap());
+    let eq = vec![scalars(1, 9)[0]; n];
+    let r = scalars(n, 10);
+    for (what, sc) in [("all equal", &eq), ("random", &r)] {
+        let jobs = [MsmJob::new(0, sc)];
+        let (mut want, mut got) = ([G1Jacobian::default()], [G1Jacobian::default()]);
+        cpu.msm_g1(hc, &jobs, &mut want).unwrap();
+        b.msm_g1(hb, &jobs, &mut got).unwrap();
+        assert!(same_g1(&want, &got), "{what}");
+    }
+}
+
 #[test]
 fn g2_matches_the_cpu() {
     let Some(b) = common::g2_backend() else { return };

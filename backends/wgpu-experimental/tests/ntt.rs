@@ -24,13 +24,13 @@ fn every_configuration_matches_the_cpu() {
     let Some(b) = common::backend() else { return };
     let cpu = CpuBackend::new();
     let orders = [Ordering::Natural, Ordering::BitReversed];
-    for log_n in [0u32, 1, 2, 5, 9] {
+    for log_n in [0u32, 1, 2, 5, 9, 10, 13] {
         for base in [NttConfig::forward(), NttConfig::inverse()] {
             for coset in [false, true] {
                 for i in orders {
                     for o in orders {
                         let cfg = base.with_coset(coset).with_orders(i, o);
-                        let batch = if log_n == 5 { 3 } else { 1 };
+                        let batch = if log_n == 5 || log_n == 10 { 3 } else { 1 };
                         let x = random(batch << log_n, log_n as u64 * 100 + batch as u64);
                         let (mut want, mut got) = (x.clone(), x);
                         cpu.ntt(&mut want, log_n, &cfg).unwrap();
@@ -47,7 +47,7 @@ fn every_configuration_matches_the_cpu() {
 fn h_poly_matches_the_cpu() {
     let Some(b) = common::backend() else { return };
     let cpu = CpuBackend::new();
-    for (log_n, batch) in [(0u32, 1usize), (1, 1), (3, 2), (8, 1)] {
+    for (log_n, batch) in [(0u32, 1usize), (1, 1), (3, 2), (8, 1), (11, 2)] {
         let len = batch << log_n;
         let (a, bb, c) = (random(len, 1), random(len, 2), random(len, 3));
         let (mut wa, mut wb, mut wc) = (a.clone(), bb.clone(), c.clone());

@@ -225,6 +225,14 @@ fn accumulate(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgr
 }
 
 // Pass 5, thread = key: a bucket spanning chunks t0 < t1 is tail[t0] + head[t0 + 1] + … + head[t1].
+// Spans of more than FIXUP_SERIAL chunks (a bucket holding a large share of all digits, as equal
+// scalars or a top window of carries give) are listed for `fixup_big`: the list's length is
+// counts[keys + 1], its entries counts[keys + 2 …] (the cursors of the scatter pass are dead by
+// now). A loop of thousands of additions would also trip the loop limiter of Mesa's lavapipe
+// (65535 iterations of all loops nested in one outermost loop, about 300 additions), which ends
+// such a loop early without a word.
+const FIXUP_SERIAL: u32 = 32u;
+
 @compute @workgroup_size(WG)
 fn fixup(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let key = linear_id(gid, nwg);
@@ -241,11 +249,58 @@ fn fixup(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups)
     if (t0 == t1) {
         return;
     }
+    if (t1 - t0 > FIXUP_SERIAL) {
+        let at = atomicAdd(&counts[P.keys + 1u], 1u);
+        atomicStore(&counts[P.keys + 2u + at], key);
+        return;
+    }
     var acc = load_partial(P.threads + t0);
     for (var t = t0 + 1u; t <= t1; t++) {
         acc = $G_add(acc, load_partial(t));
     }
     store_bucket(key, acc);
+}
+
+// Pass 5b: the listed buckets, one workgroup each (workgroup g takes list entries g, g + G, …):
+// each of the FIXUP_THREADS threads sums a strided share of the span's heads (thread 0 starts
+// from the tail of the first chunk), then a tree in workgroup memory adds the threads' sums.
+const FIXUP_THREADS: u32 = $FIXUP_THREADSu;
+var<workgroup> fixup_acc: array<$GXyzz, FIXUP_THREADS>;
+var<workgroup> big_total: u32;
+
+@compute @workgroup_size(FIXUP_THREADS)
+fn fixup_big(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+             @builtin(local_invocation_id) lid: vec3<u32>) {
+    let groups = nwg.x * nwg.y;
+    if (lid.x == 0u) {
+        big_total = atomicLoad(&counts[P.keys + 1u]);
+    }
+    let total = workgroupUniformLoad(&big_total);
+    for (var g = wid.x + wid.y * nwg.x; g < total; g += groups) {
+        let key = atomicLoad(&counts[P.keys + 2u + g]);
+        let t0 = offsets[key] / P.chunk;
+        let t1 = (offsets[key + 1u] - 1u) / P.chunk;
+        var acc = $G_identity();
+        let first = t0 + 1u + lid.x;
+        if (lid.x == 0u) {
+            acc = load_partial(P.threads + t0);
+        }
+        for (var t = first; t <= t1; t += FIXUP_THREADS) {
+            acc = $G_add(acc, load_partial(t));
+        }
+        fixup_acc[lid.x] = acc;
+        workgroupBarrier();
+        for (var width = FIXUP_THREADS / 2u; width > 0u; width /= 2u) {
+            if (lid.x < width) {
+                fixup_acc[lid.x] = $G_add(fixup_acc[lid.x], fixup_acc[lid.x + width]);
+            }
+            workgroupBarrier();
+        }
+        if (lid.x == 0u) {
+            store_bucket(key, fixup_acc[0]);
+        }
+        workgroupBarrier();
+    }
 }
 
 // Pass 6, thread t = (window, segment): Σ_{j ∈ segment} (j + 1)·B_{w,j} into partials[out_off + t].

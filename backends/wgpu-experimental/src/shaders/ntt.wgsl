@@ -11,8 +11,8 @@
 //   (u, v) → (u + v·ω_2m^j, u − v·ω_2m^j);
 // where j is the butterfly's position in its block of 2m and ω_2m^j = ω_n^(j·n/2m) is read from
 // the table `tw` of ω_n^0 … ω_n^(n/2 − 1) (ω or ω⁻¹ for the inverse transform).
-// The radix-2^s pass (`dif_block`, `dit_block`) runs s consecutive stages of 2^s-element groups
-// in workgroup memory (see there).
+// From 2^9 up, `dif_block` and `dit_block` run up to 9 stages per pass in workgroup memory
+// (see there); the radix-2 stages serve smaller sizes.
 
 struct Params {
     // log2 of the vector size n.
@@ -176,4 +176,89 @@ fn quotient_pointwise(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(nu
     }
     let ab = fr_mul(load_data(t), load_aux(t));
     store_data(t, fr_mul(fr_sub(ab, load_aux2(t)), load_tw(0u)));
+}
+
+// ---- Passes of several stages in workgroup memory ----
+//
+// A block of BLOCK = 2^9 elements of one vector whose indices differ only in bits
+// [b, b + 9) — i = high·2^(b+9) + t·2^b + low for t < BLOCK — holds every butterfly of the stages
+// log_m ∈ [b, b + 9): a workgroup loads one block, runs P.flag such stages on it in workgroup
+// memory (one butterfly per thread per stage, barriers between), and stores it back. So a
+// transform of 2^log_n needs ⌈log_n / 9⌉ passes over memory instead of log_n (the "four-step" /
+// "six-step" idea of Bailey, "FFTs in external or hierarchical memory", 1990, on a GPU's memory
+// hierarchy). P.log_m is the lowest stage of the pass, P.log_lo the block's low bit b.
+
+const BLOCK_LOG: u32 = 9u;
+const BLOCK: u32 = 512u;
+const BLOCK_THREADS: u32 = 256u;
+
+var<workgroup> tile: array<Fr, BLOCK>;
+
+// Global index of element t of block `blk` (blocks numbered over the whole batch).
+fn block_index(blk: u32, t: u32) -> u32 {
+    let per_vec_log = P.log_n - BLOCK_LOG;
+    let v = blk >> per_vec_log;
+    let r = blk & ((1u << per_vec_log) - 1u);
+    let b = P.log_lo;
+    let low = r & ((1u << b) - 1u);
+    let high = r >> b;
+    return (v << P.log_n) + (high << (b + BLOCK_LOG)) + (t << b) + low;
+}
+
+// The butterfly q of stage log_m in a block: local indices (t0, t0 + 2^k) and the twiddle index.
+fn block_butterfly(blk: u32, q: u32, log_m: u32) -> vec3<u32> {
+    let k = log_m - P.log_lo;
+    let t0 = ((q >> k) << (k + 1u)) | (q & ((1u << k) - 1u));
+    let r = blk & ((1u << (P.log_n - BLOCK_LOG)) - 1u);
+    let low = r & ((1u << P.log_lo) - 1u);
+    let j = ((t0 & ((1u << k) - 1u)) << P.log_lo) | low;
+    return vec3<u32>(t0, t0 + (1u << k), j << (P.log_n - 1u - log_m));
+}
+
+fn block_load(blk: u32, lid: u32) {
+    tile[lid] = load_data(block_index(blk, lid));
+    tile[lid + BLOCK_THREADS] = load_data(block_index(blk, lid + BLOCK_THREADS));
+    workgroupBarrier();
+}
+
+fn block_store(blk: u32, lid: u32) {
+    workgroupBarrier();
+    store_data(block_index(blk, lid), tile[lid]);
+    store_data(block_index(blk, lid + BLOCK_THREADS), tile[lid + BLOCK_THREADS]);
+}
+
+// Stages log_m = P.log_m + P.flag − 1 down to P.log_m, decimation in frequency.
+@compute @workgroup_size(BLOCK_THREADS)
+fn dif_block(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+             @builtin(local_invocation_id) lid: vec3<u32>) {
+    let blk = wid.x + wid.y * nwg.x;
+    block_load(blk, lid.x);
+    for (var s = P.flag; s > 0u; s--) {
+        let log_m = P.log_m + s - 1u;
+        let ix = block_butterfly(blk, lid.x, log_m);
+        let u = tile[ix.x];
+        let v = tile[ix.y];
+        tile[ix.x] = fr_add(u, v);
+        tile[ix.y] = fr_mul(fr_sub(u, v), load_tw(ix.z));
+        workgroupBarrier();
+    }
+    block_store(blk, lid.x);
+}
+
+// Stages log_m = P.log_m up to P.log_m + P.flag − 1, decimation in time.
+@compute @workgroup_size(BLOCK_THREADS)
+fn dit_block(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+             @builtin(local_invocation_id) lid: vec3<u32>) {
+    let blk = wid.x + wid.y * nwg.x;
+    block_load(blk, lid.x);
+    for (var s = 0u; s < P.flag; s++) {
+        let log_m = P.log_m + s;
+        let ix = block_butterfly(blk, lid.x, log_m);
+        let u = tile[ix.x];
+        let v = fr_mul(tile[ix.y], load_tw(ix.z));
+        tile[ix.x] = fr_add(u, v);
+        tile[ix.y] = fr_sub(u, v);
+        workgroupBarrier();
+    }
+    block_store(blk, lid.x);
 }
