@@ -96,7 +96,11 @@ fn compile(nvcc: &Path, entry: &str, out: &Path) -> Result<(), String> {
         Ok(o) if o.status.success() && fs::metadata(out).is_ok_and(|m| m.len() > 0) => Ok(()),
         Ok(o) => {
             let stderr = String::from_utf8_lossy(&o.stderr);
-            Err(format!("{} {entry} failed ({}):\n{stderr}", nvcc.display(), o.status))
+            Err(format!(
+                "{} {entry} failed ({}):\n{stderr}",
+                nvcc.display(),
+                o.status
+            ))
         }
         Err(e) => Err(format!("could not run {}: {e}", nvcc.display())),
     }

@@ -48,7 +48,11 @@ pub fn advise_huge<T>(buf: &mut [MaybeUninit<T>]) {
     #[cfg(target_os = "linux")]
     // SAFETY: the range is `buf`, borrowed for the call.
     unsafe {
-        madvise(buf.as_mut_ptr() as usize, std::mem::size_of_val(buf), libc::MADV_HUGEPAGE)
+        madvise(
+            buf.as_mut_ptr() as usize,
+            std::mem::size_of_val(buf),
+            libc::MADV_HUGEPAGE,
+        )
     };
     #[cfg(not(target_os = "linux"))]
     let _ = buf;

@@ -585,7 +585,10 @@ fn a_panicking_witness_is_an_error_not_a_panic_or_a_hang() {
     assert!(pce.synthesize(Panicky { witness: false }).is_ok());
     let err = pce.synthesize(Panicky { witness: true }).unwrap_err();
     assert!(matches!(err, Error::Synthesis(_)), "{err}");
-    assert!(err.to_string().contains("witness code failed at 5000"), "{err}");
+    assert!(
+        err.to_string().contains("witness code failed at 5000"),
+        "{err}"
+    );
 }
 
 #[test]

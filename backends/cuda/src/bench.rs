@@ -16,8 +16,8 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 use crate::{
-    points::{G1Xyzz, G2Xyzz},
     memory::Plain,
+    points::{G1Xyzz, G2Xyzz},
     testing::FieldCase,
     CudaDevice,
 };
@@ -148,7 +148,13 @@ impl CudaDevice {
             }
             BenchField::FrGeneric => {
                 let v: Vec<Fr> = (0..2 * t).map(|_| Fr::random(&mut rng)).collect();
-                self.bench_kernel::<Fr, Fr>(&self.test_kernels()?.bench_fr_mul_generic, &v, None, t, shape)?
+                self.bench_kernel::<Fr, Fr>(
+                    &self.test_kernels()?.bench_fr_mul_generic,
+                    &v,
+                    None,
+                    t,
+                    shape,
+                )?
             }
             BenchField::Fp => {
                 let v: Vec<Fp> = (0..2 * t).map(|_| Fp::random(&mut rng)).collect();
@@ -156,7 +162,13 @@ impl CudaDevice {
             }
             BenchField::Fp2 => {
                 let v: Vec<Fp2> = (0..2 * t).map(|_| Fp2::random(&mut rng)).collect();
-                self.bench_kernel::<Fp2, Fp2>(&self.test_kernels()?.bench_fp2_mul, &v, None, t, shape)?
+                self.bench_kernel::<Fp2, Fp2>(
+                    &self.test_kernels()?.bench_fp2_mul,
+                    &v,
+                    None,
+                    t,
+                    shape,
+                )?
             }
         };
         Ok(Timings {

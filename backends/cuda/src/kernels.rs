@@ -125,7 +125,10 @@ mod tests {
         assert!(contains(prod, names::NTT_PASS.as_bytes()));
         assert!(contains(prod, names::MSM_DIGITS.as_bytes()));
         for name in ["bellows_fr_op", "bellows_g2_op", "bellows_bench_g1_madd"] {
-            assert!(!contains(prod, name.as_bytes()), "{name} in the production fatbin");
+            assert!(
+                !contains(prod, name.as_bytes()),
+                "{name} in the production fatbin"
+            );
         }
         #[cfg(feature = "testing")]
         {

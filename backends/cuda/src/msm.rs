@@ -21,8 +21,8 @@ use group::Group as _;
 
 use crate::{
     device::Kernels,
-    points::{G1Xyzz, G2Xyzz},
     memory::{DeviceVec, Plain},
+    points::{G1Xyzz, G2Xyzz},
     CudaDevice,
 };
 

@@ -30,4 +30,3 @@ pub struct G2Xyzz {
     /// ZZZ.
     pub zzz: Fp2,
 }
-

@@ -609,10 +609,8 @@ mod tests {
                 assert_eq!(got.aux_assignment, direct.aux_assignment);
                 assert_eq!(got.b_aux_density, direct.b_aux_density);
                 // A wide image survives a save/load round trip too (every byte checked at load).
-                let dir = std::env::temp_dir().join(format!(
-                    "bellows-pce-wide-{}-{width}",
-                    std::process::id()
-                ));
+                let dir = std::env::temp_dir()
+                    .join(format!("bellows-pce-wide-{}-{width}", std::process::id()));
                 let path = dir.join("w.pce");
                 wide.save(&path).unwrap();
                 let loaded = Pce::load(&path, Some("w")).unwrap();

@@ -84,7 +84,8 @@ impl ConstraintSystem<Scalar> for WitnessCs<'_> {
     {
         let i = self.aux.push(f()?);
         if self.aux.len().is_multiple_of(PUBLISH_EVERY) {
-            self.progress.publish(self.inputs.published(), self.aux.published());
+            self.progress
+                .publish(self.inputs.published(), self.aux.published());
         }
         Ok(Variable(Index::Aux(i)))
     }
