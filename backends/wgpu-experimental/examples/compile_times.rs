@@ -27,6 +27,12 @@ fn main() {
         let e: &'static str = Box::leak(e.into_boxed_str());
         let t = Instant::now();
         let r = b.with_gpu("compile", |g| g.kernel(m, e).map(|_| ()));
-        println!("{:>8} {:<20} {:>8.2} s {:?}", pair[0], e, t.elapsed().as_secs_f64(), r.err());
+        println!(
+            "{:>8} {:<20} {:>8.2} s {:?}",
+            pair[0],
+            e,
+            t.elapsed().as_secs_f64(),
+            r.err()
+        );
     }
 }

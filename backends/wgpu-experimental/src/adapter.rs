@@ -185,7 +185,10 @@ pub const NO_ADAPTER_HINT: &str = "wgpu found no GPU adapter through Vulkan, Met
 /// (`--devices N`; default 0: the first usable adapter in listing order). Several devices
 /// (option `devices` with a list) are refused: the backend drives one adapter. Returns the index
 /// and the list.
-pub fn select(instance: &wgpu::Instance, cfg: &BackendConfig) -> Result<(usize, Vec<AdapterEntry>)> {
+pub fn select(
+    instance: &wgpu::Instance,
+    cfg: &BackendConfig,
+) -> Result<(usize, Vec<AdapterEntry>)> {
     let all = list(instance);
     let backend_err = |reason: String| Error::Backend {
         name: NAME.into(),

@@ -263,11 +263,21 @@ impl Msm for WgpuBackend {
         }
     }
 
-    fn msm_g1(&self, handle: BasesHandle, jobs: &[MsmJob<'_>], out: &mut [G1Jacobian]) -> Result<()> {
+    fn msm_g1(
+        &self,
+        handle: BasesHandle,
+        jobs: &[MsmJob<'_>],
+        out: &mut [G1Jacobian],
+    ) -> Result<()> {
         self.msm::<G1>(Group::G1, handle, jobs, out)
     }
 
-    fn msm_g2(&self, handle: BasesHandle, jobs: &[MsmJob<'_>], out: &mut [G2Jacobian]) -> Result<()> {
+    fn msm_g2(
+        &self,
+        handle: BasesHandle,
+        jobs: &[MsmJob<'_>],
+        out: &mut [G2Jacobian],
+    ) -> Result<()> {
         if !self.g2_on_device {
             return Err(Error::unsupported(NAME, "msm_g2 (option g2=host)"));
         }

@@ -121,8 +121,19 @@ pub struct Batch<'g> {
 impl Batch<'_> {
     /// Dispatches `kernel` over `items` threads (one per item, in workgroups of the kernel's
     /// size), binding `buffers` at 1…k and `params` at 0. Nothing is recorded for zero items.
-    pub fn dispatch(&mut self, kernel: &Arc<Kernel>, buffers: &[Slice], params: Params, items: u64) {
-        self.dispatch_groups(kernel, buffers, params, items.div_ceil(kernel.workgroup as u64));
+    pub fn dispatch(
+        &mut self,
+        kernel: &Arc<Kernel>,
+        buffers: &[Slice],
+        params: Params,
+        items: u64,
+    ) {
+        self.dispatch_groups(
+            kernel,
+            buffers,
+            params,
+            items.div_ceil(kernel.workgroup as u64),
+        );
     }
 
     /// As [`Batch::dispatch`] with the number of workgroups given.
@@ -150,7 +161,14 @@ impl Batch<'_> {
     }
 
     /// Copies `size` bytes between buffers.
-    pub fn copy(&mut self, from: &wgpu::Buffer, from_offset: u64, to: &wgpu::Buffer, to_offset: u64, size: u64) {
+    pub fn copy(
+        &mut self,
+        from: &wgpu::Buffer,
+        from_offset: u64,
+        to: &wgpu::Buffer,
+        to_offset: u64,
+        size: u64,
+    ) {
         if size > 0 {
             self.ops.push(Op::Copy {
                 from: from.clone(),
@@ -179,7 +197,8 @@ impl Batch<'_> {
         if self.ops.is_empty() {
             return Ok(());
         }
-        let stride = PARAMS_BYTES.next_multiple_of(gpu.limits.min_uniform_buffer_offset_alignment.max(1) as u64);
+        let stride = PARAMS_BYTES
+            .next_multiple_of(gpu.limits.min_uniform_buffer_offset_alignment.max(1) as u64);
         let uniform = if self.params.is_empty() {
             None
         } else {
@@ -188,13 +207,19 @@ impl Batch<'_> {
                 let at = i * stride as usize;
                 bytes[at..at + PARAMS_BYTES as usize].copy_from_slice(bytemuck::cast_slice(p));
             }
-            let buf = gpu.buffer(bytes.len() as u64, wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST, "params")?;
+            let buf = gpu.buffer(
+                bytes.len() as u64,
+                wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+                "params",
+            )?;
             gpu.queue.write_buffer(&buf, 0, &bytes);
             Some(buf)
         };
         let mut enc = gpu
             .device
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("bellows") });
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("bellows"),
+            });
         let mut ops = self.ops.into_iter().peekable();
         while let Some(op) = ops.next() {
             match op {
@@ -282,7 +307,9 @@ pub struct Gpu {
 
 impl std::fmt::Debug for Gpu {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Gpu").field("name", &self.name).finish_non_exhaustive()
+        f.debug_struct("Gpu")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
     }
 }
 
@@ -390,25 +417,30 @@ impl Gpu {
         let k = self.scoped(&format!("compiling kernel {entry}"), || {
             let mut modules = self.modules.lock().unwrap_or_else(|e| e.into_inner());
             let m = modules.entry(module).or_insert_with(|| {
-                self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
-                    label: Some(entry),
-                    source: wgpu::ShaderSource::Wgsl(module.source().into()),
-                })
+                self.device
+                    .create_shader_module(wgpu::ShaderModuleDescriptor {
+                        label: Some(entry),
+                        source: wgpu::ShaderSource::Wgsl(module.source().into()),
+                    })
             });
             let layout = self.layout(module.arity());
-            let pl = self.device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-                label: None,
-                bind_group_layouts: &[Some(&layout)],
-                immediate_size: 0,
-            });
-            let pipeline = self.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                label: Some(entry),
-                layout: Some(&pl),
-                module: m,
-                entry_point: Some(entry),
-                compilation_options: Default::default(),
-                cache: None,
-            });
+            let pl = self
+                .device
+                .create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                    label: None,
+                    bind_group_layouts: &[Some(&layout)],
+                    immediate_size: 0,
+                });
+            let pipeline = self
+                .device
+                .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                    label: Some(entry),
+                    layout: Some(&pl),
+                    module: m,
+                    entry_point: Some(entry),
+                    compilation_options: Default::default(),
+                    cache: None,
+                });
             let workgroup = match (module, entry) {
                 (Module::Scan, _) => 256,
                 (Module::Ntt, "dif_block" | "dit_block") => 256,
@@ -458,11 +490,18 @@ impl Gpu {
 
     /// A new buffer of `size` bytes (at least 16), checked against the adapter's limits first:
     /// a buffer the adapter cannot hold is an [`Error::OutOfMemory`] naming the limit.
-    pub fn buffer(&self, size: u64, usage: wgpu::BufferUsages, label: &str) -> Result<wgpu::Buffer> {
+    pub fn buffer(
+        &self,
+        size: u64,
+        usage: wgpu::BufferUsages,
+        label: &str,
+    ) -> Result<wgpu::Buffer> {
         let size = size.max(16).next_multiple_of(4);
         let storage = usage.contains(wgpu::BufferUsages::STORAGE);
         let limit = if storage {
-            self.limits.max_storage_buffer_binding_size.min(self.limits.max_buffer_size)
+            self.limits
+                .max_storage_buffer_binding_size
+                .min(self.limits.max_buffer_size)
         } else {
             self.limits.max_buffer_size
         };
@@ -507,7 +546,9 @@ impl Gpu {
     pub fn storage(&self, size: u64, label: &str) -> Result<wgpu::Buffer> {
         self.buffer(
             size,
-            wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+            wgpu::BufferUsages::STORAGE
+                | wgpu::BufferUsages::COPY_SRC
+                | wgpu::BufferUsages::COPY_DST,
             label,
         )
     }
@@ -528,10 +569,16 @@ impl Gpu {
             return Ok(());
         }
         let len = (out.len() as u64).next_multiple_of(4);
-        let staging = self.buffer(len, wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST, "readback")?;
+        let staging = self.buffer(
+            len,
+            wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            "readback",
+        )?;
         let mut enc = self
             .device
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("readback") });
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("readback"),
+            });
         enc.copy_buffer_to_buffer(buffer, offset, &staging, 0, len);
         self.queue.submit([enc.finish()]);
         let (tx, rx) = std::sync::mpsc::channel();

@@ -120,7 +120,9 @@ impl Plan {
         let windows = 256u32.div_ceil(c);
         let half = 1u32 << (c - 1);
         let max_entries = n * windows as u64;
-        let chunk = max_entries.div_ceil(TARGET_THREADS).clamp(MIN_CHUNK, MAX_CHUNK);
+        let chunk = max_entries
+            .div_ceil(TARGET_THREADS)
+            .clamp(MIN_CHUNK, MAX_CHUNK);
         let seg_len = SEGMENT.min(half);
         Self {
             n,
@@ -169,7 +171,10 @@ impl Plan {
 /// Scalars in one pass on `gpu` for group `g`: the largest power of two whose scratch buffers
 /// fit one storage binding (at least 2^10, at most 2^27).
 pub fn max_pass(gpu: &Gpu, g: GroupKind) -> u64 {
-    let limit = gpu.limits.max_storage_buffer_binding_size.min(gpu.limits.max_buffer_size);
+    let limit = gpu
+        .limits
+        .max_storage_buffer_binding_size
+        .min(gpu.limits.max_buffer_size);
     let mut n = 1u64 << 27;
     while n > 1 << 10 && Plan::new(n).largest_buffer(g) > limit {
         n >>= 1;
@@ -193,7 +198,10 @@ impl MsmEngine {
     /// Copies `points` to the device.
     pub fn load<G: MsmGroup>(&self, gpu: &Gpu, points: &[G::Affine]) -> Result<ResidentBases> {
         let pb = affine_bytes(G::KIND);
-        let limit = gpu.limits.max_storage_buffer_binding_size.min(gpu.limits.max_buffer_size);
+        let limit = gpu
+            .limits
+            .max_storage_buffer_binding_size
+            .min(gpu.limits.max_buffer_size);
         let per = (limit / pb).max(1);
         let mut parts = Vec::new();
         let mut bytes_held = 0;
@@ -257,10 +265,12 @@ impl MsmEngine {
         let entries = gpu.storage(plan.n * plan.windows as u64 * 4, "entries")?;
         let buckets = gpu.storage(plan.keys * xyzz_bytes(g), "buckets")?;
         let partials = gpu.storage(plan.partial_points() * xyzz_bytes(g), "partials")?;
-        let bind: Vec<Slice> = [&scal, bases, &counts, &offsets, &entries, &buckets, &partials]
-            .into_iter()
-            .map(Slice::from)
-            .collect();
+        let bind: Vec<Slice> = [
+            &scal, bases, &counts, &offsets, &entries, &buckets, &partials,
+        ]
+        .into_iter()
+        .map(Slice::from)
+        .collect();
         let m = Module::Msm(g);
         let mut b = gpu.batch();
         b.clear(&counts, 0, counts.size());
@@ -282,7 +292,12 @@ impl MsmEngine {
         b.dispatch(&digits, &bind, with(&|p| p[13] = 1), plan.n);
         b.dispatch(&gpu.kernel(m, "accumulate")?, &bind, base, plan.threads);
         b.dispatch(&gpu.kernel(m, "fixup")?, &bind, base, plan.keys);
-        b.dispatch_groups(&gpu.kernel(m, "fixup_big")?, &bind, base, FIXUP_GROUPS.min(plan.keys));
+        b.dispatch_groups(
+            &gpu.kernel(m, "fixup_big")?,
+            &bind,
+            base,
+            FIXUP_GROUPS.min(plan.keys),
+        );
         let region = plan.windows as u64 * plan.segs as u64;
         b.dispatch(
             &gpu.kernel(m, "window_segments")?,
@@ -335,7 +350,13 @@ impl MsmEngine {
     }
 
     /// Records an exclusive prefix sum of the first `count` u32 of `data`, in place.
-    fn record_scan(&self, gpu: &Gpu, b: &mut Batch<'_>, data: &wgpu::Buffer, count: u64) -> Result<()> {
+    fn record_scan(
+        &self,
+        gpu: &Gpu,
+        b: &mut Batch<'_>,
+        data: &wgpu::Buffer,
+        count: u64,
+    ) -> Result<()> {
         let blocks = count.div_ceil(SCAN_BLOCK);
         let sums = gpu.storage(blocks * 4, "scan sums")?;
         let mut p = [0u32; 16];

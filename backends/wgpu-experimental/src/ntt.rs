@@ -107,7 +107,12 @@ impl NttEngine {
         let mut b = gpu.batch();
         b.dispatch(
             &k,
-            &[(&table).into(), (&small).into(), (&self.dummy).into(), (&self.dummy).into()],
+            &[
+                (&table).into(),
+                (&small).into(),
+                (&self.dummy).into(),
+                (&self.dummy).into(),
+            ],
             params(log_n, 0, half, 0, log_lo),
             half,
         );
@@ -133,7 +138,12 @@ impl NttEngine {
             return Ok(());
         }
         let tw = self.twiddles(gpu, log_n, inverse)?;
-        let bind: [Slice; 4] = [data.into(), (&tw).into(), (&self.dummy).into(), (&self.dummy).into()];
+        let bind: [Slice; 4] = [
+            data.into(),
+            (&tw).into(),
+            (&self.dummy).into(),
+            (&self.dummy).into(),
+        ];
         if log_n >= BLOCK_LOG && gpu.limits.max_compute_workgroup_storage_size >= BLOCK_BYTES {
             // Passes of up to BLOCK_LOG stages in workgroup memory: stages [lo, lo + s), the
             // block over bits [b, b + BLOCK_LOG) with b = min(lo, log_n − BLOCK_LOG).
@@ -189,14 +199,26 @@ impl NttEngine {
         let count = vectors * n;
         b.dispatch(
             &k,
-            &[data.into(), (&small).into(), (&self.dummy).into(), (&self.dummy).into()],
+            &[
+                data.into(),
+                (&small).into(),
+                (&self.dummy).into(),
+                (&self.dummy).into(),
+            ],
             params(log_n, 0, count, bitrev as u32, log_lo),
             count,
         );
         Ok(())
     }
 
-    fn record_bit_reverse(&self, gpu: &Gpu, b: &mut Batch<'_>, data: &wgpu::Buffer, log_n: u32, vectors: u64) -> Result<()> {
+    fn record_bit_reverse(
+        &self,
+        gpu: &Gpu,
+        b: &mut Batch<'_>,
+        data: &wgpu::Buffer,
+        log_n: u32,
+        vectors: u64,
+    ) -> Result<()> {
         if log_n == 0 {
             return Ok(());
         }
@@ -204,7 +226,12 @@ impl NttEngine {
         let count = vectors << log_n;
         b.dispatch(
             &k,
-            &[data.into(), (&self.dummy).into(), (&self.dummy).into(), (&self.dummy).into()],
+            &[
+                data.into(),
+                (&self.dummy).into(),
+                (&self.dummy).into(),
+                (&self.dummy).into(),
+            ],
             params(log_n, 0, count, 0, 0),
             count,
         );
@@ -212,7 +239,15 @@ impl NttEngine {
     }
 
     /// Records the transform `cfg` of every vector of `data`.
-    fn record(&self, gpu: &Gpu, b: &mut Batch<'_>, data: &wgpu::Buffer, log_n: u32, vectors: u64, cfg: &NttConfig) -> Result<()> {
+    fn record(
+        &self,
+        gpu: &Gpu,
+        b: &mut Batch<'_>,
+        data: &wgpu::Buffer,
+        log_n: u32,
+        vectors: u64,
+        cfg: &NttConfig,
+    ) -> Result<()> {
         let n_inv = blstrs::Scalar::from(1u64 << log_n)
             .invert()
             .expect("n is invertible in Fr");
@@ -222,7 +257,16 @@ impl NttEngine {
         match cfg.direction {
             NttDirection::Forward => {
                 if cfg.coset {
-                    self.record_powers(gpu, b, data, log_n, vectors, g, blstrs::Scalar::ONE, in_br)?;
+                    self.record_powers(
+                        gpu,
+                        b,
+                        data,
+                        log_n,
+                        vectors,
+                        g,
+                        blstrs::Scalar::ONE,
+                        in_br,
+                    )?;
                 }
                 self.record_stages(gpu, b, data, log_n, vectors, !in_br, false)?;
             }
@@ -323,7 +367,12 @@ impl NttEngine {
             let count = vectors << log_n;
             rec.dispatch(
                 &k,
-                &[(&bufs[0]).into(), (&zinv).into(), (&bufs[1]).into(), (&bufs[2]).into()],
+                &[
+                    (&bufs[0]).into(),
+                    (&zinv).into(),
+                    (&bufs[1]).into(),
+                    (&bufs[2]).into(),
+                ],
                 params(log_n, 0, count, 0, 0),
                 count,
             );

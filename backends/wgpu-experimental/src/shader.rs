@@ -29,7 +29,9 @@ pub struct FieldConsts {
 
 /// Little-endian u64 limbs as twice as many little-endian u32 limbs.
 pub fn u32_limbs(x: &[u64]) -> Vec<u32> {
-    x.iter().flat_map(|&l| [l as u32, (l >> 32) as u32]).collect()
+    x.iter()
+        .flat_map(|&l| [l as u32, (l >> 32) as u32])
+        .collect()
 }
 
 impl FieldConsts {
@@ -105,7 +107,10 @@ pub fn field_linear(ty: &str, p: &str, c: &FieldConsts) -> String {
     let m = |i: usize| format!("0x{:08x}u", c.modulus[i]);
     let join = |f: &dyn Fn(usize) -> String, sep: &str| (0..n).map(f).collect::<Vec<_>>().join(sep);
     let mut s = String::new();
-    s += &format!("fn {p}_is_zero(a: {ty}) -> bool {{\n    return ({}) == 0u;\n}}\n\n", join(&|i| format!("a[{i}]"), " | "));
+    s += &format!(
+        "fn {p}_is_zero(a: {ty}) -> bool {{\n    return ({}) == 0u;\n}}\n\n",
+        join(&|i| format!("a[{i}]"), " | ")
+    );
     s += &format!(
         "fn {p}_eq(a: {ty}, b: {ty}) -> bool {{\n    return ({}) == 0u;\n}}\n\n",
         join(&|i| format!("(a[{i}] ^ b[{i}])"), " | ")
@@ -113,7 +118,11 @@ pub fn field_linear(ty: &str, p: &str, c: &FieldConsts) -> String {
     // r − p when hi·2^(32N) + r ≥ p, else r.
     s += &format!("// r − p when hi·2^(32N) + r ≥ p, else r (requires hi·2^(32N) + r < 2p).\nfn {p}_reduce_once(r: {ty}, hi: u32) -> {ty} {{\n");
     for i in 0..n {
-        let bin = if i == 0 { "0u".to_string() } else { format!("b{}", i - 1) };
+        let bin = if i == 0 {
+            "0u".to_string()
+        } else {
+            format!("b{}", i - 1)
+        };
         s += &format!(
             "    let e{i} = r[{i}] - {mi};\n    let d{i} = e{i} - {bin};\n    let b{i} = select(0u, 1u, r[{i}] < {mi}) + select(0u, 1u, e{i} < {bin});\n",
             mi = m(i)
@@ -126,42 +135,68 @@ pub fn field_linear(ty: &str, p: &str, c: &FieldConsts) -> String {
     );
     s += &format!("fn {p}_add(a: {ty}, b: {ty}) -> {ty} {{\n");
     for i in 0..n {
-        let cin = if i == 0 { "0u".to_string() } else { format!("c{}", i - 1) };
+        let cin = if i == 0 {
+            "0u".to_string()
+        } else {
+            format!("c{}", i - 1)
+        };
         s += &format!(
             "    let s{i} = a[{i}] + b[{i}];\n    let r{i} = s{i} + {cin};\n    let c{i} = select(0u, 1u, s{i} < a[{i}]) + select(0u, 1u, r{i} < s{i});\n"
         );
     }
-    s += &format!("    return {p}_reduce_once({ty}({}), c{});\n}}\n\n", join(&|i| format!("r{i}"), ", "), n - 1);
+    s += &format!(
+        "    return {p}_reduce_once({ty}({}), c{});\n}}\n\n",
+        join(&|i| format!("r{i}"), ", "),
+        n - 1
+    );
     s += &format!("fn {p}_dbl(a: {ty}) -> {ty} {{\n    return {p}_add(a, a);\n}}\n\n");
     // a − b, plus p (masked in) when that borrowed.
     s += &format!("// a − b, plus p (masked in) when that borrowed.\nfn {p}_sub(a: {ty}, b: {ty}) -> {ty} {{\n");
     for i in 0..n {
-        let bin = if i == 0 { "0u".to_string() } else { format!("b{}", i - 1) };
+        let bin = if i == 0 {
+            "0u".to_string()
+        } else {
+            format!("b{}", i - 1)
+        };
         s += &format!(
             "    let e{i} = a[{i}] - b[{i}];\n    let d{i} = e{i} - {bin};\n    let b{i} = select(0u, 1u, a[{i}] < b[{i}]) + select(0u, 1u, e{i} < {bin});\n"
         );
     }
     s += &format!("    let mask = 0u - b{};\n", n - 1);
     for i in 0..n {
-        let cin = if i == 0 { "0u".to_string() } else { format!("c{}", i - 1) };
+        let cin = if i == 0 {
+            "0u".to_string()
+        } else {
+            format!("c{}", i - 1)
+        };
         s += &format!(
             "    let m{i} = {mi} & mask;\n    let s{i} = d{i} + m{i};\n    let r{i} = s{i} + {cin};\n    let c{i} = select(0u, 1u, s{i} < m{i}) + select(0u, 1u, r{i} < s{i});\n",
             mi = m(i)
         );
     }
-    s += &format!("    return {ty}({});\n}}\n\n", join(&|i| format!("r{i}"), ", "));
+    s += &format!(
+        "    return {ty}({});\n}}\n\n",
+        join(&|i| format!("r{i}"), ", ")
+    );
     // p − a, 0 for 0.
     s += &format!(
         "// p − a; 0 for 0 (p masked out).\nfn {p}_neg(a: {ty}) -> {ty} {{\n    let mask = select(0xffffffffu, 0u, {p}_is_zero(a));\n"
     );
     for i in 0..n {
-        let bin = if i == 0 { "0u".to_string() } else { format!("b{}", i - 1) };
+        let bin = if i == 0 {
+            "0u".to_string()
+        } else {
+            format!("b{}", i - 1)
+        };
         s += &format!(
             "    let m{i} = {mi} & mask;\n    let e{i} = m{i} - a[{i}];\n    let d{i} = e{i} - {bin};\n    let b{i} = select(0u, 1u, m{i} < a[{i}]) + select(0u, 1u, e{i} < {bin});\n",
             mi = m(i)
         );
     }
-    s += &format!("    return {ty}({});\n}}\n\n", join(&|i| format!("d{i}"), ", "));
+    s += &format!(
+        "    return {ty}({});\n}}\n\n",
+        join(&|i| format!("d{i}"), ", ")
+    );
     s
 }
 
@@ -288,7 +323,11 @@ fn coord_access(name: &str, buf: &str, g: GroupKind) -> String {
 pub fn msm_module(g: GroupKind) -> String {
     let mut s = group_arith(g);
     s.push_str(&group_template(MSM, g));
-    for (name, buf) in [("bases", "bases"), ("buckets", "buckets"), ("partials", "partials")] {
+    for (name, buf) in [
+        ("bases", "bases"),
+        ("buckets", "buckets"),
+        ("partials", "partials"),
+    ] {
         s.push_str(&coord_access(name, buf, g));
     }
     s

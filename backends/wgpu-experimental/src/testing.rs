@@ -105,14 +105,30 @@ fn run_raw(
     gpu.read(&outp, 0, out)
 }
 
-fn field_ops<T: Plain + Default>(backend: &WgpuBackend, entry: &'static str, op: FieldOp, a: &[T], b: &[T]) -> Result<Vec<T>> {
+fn field_ops<T: Plain + Default>(
+    backend: &WgpuBackend,
+    entry: &'static str,
+    op: FieldOp,
+    a: &[T],
+    b: &[T],
+) -> Result<Vec<T>> {
     if a.len() != b.len() {
         return Err(Error::invalid("operands of different lengths"));
     }
     let mut out = vec![T::default(); a.len()];
     backend.with_gpu(entry, |gpu| {
         let m = Module::Testing(GroupKind::G1);
-        run_raw(gpu, m, entry, op as u32, 0, bytes(a), bytes(b), a.len(), bytes_mut(&mut out))
+        run_raw(
+            gpu,
+            m,
+            entry,
+            op as u32,
+            0,
+            bytes(a),
+            bytes(b),
+            a.len(),
+            bytes_mut(&mut out),
+        )
     })?;
     Ok(out)
 }

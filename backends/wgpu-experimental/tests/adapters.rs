@@ -16,7 +16,11 @@ fn the_info_lists_every_adapter_with_its_limits() {
     let info = b.info();
     assert_eq!(info.name, "wgpu");
     assert!(!info.devices.is_empty());
-    let in_use: Vec<_> = info.devices.iter().filter(|d| d.name.starts_with("[in use] ")).collect();
+    let in_use: Vec<_> = info
+        .devices
+        .iter()
+        .filter(|d| d.name.starts_with("[in use] "))
+        .collect();
     assert_eq!(in_use.len(), 1, "{:?}", info.devices);
     assert!(in_use[0].name.contains(&b.gpu().name));
     for d in &info.devices {
@@ -42,9 +46,14 @@ fn adapters_are_chosen_by_index_or_name() {
         other => panic!("adapter {n} of {n}: {other:?}"),
     }
     match with("adapter", "no-such-gpu-anywhere") {
-        Err(Error::InvalidInput(m)) => assert!(m.contains("names no adapter") && m.contains(&name), "{m}"),
+        Err(Error::InvalidInput(m)) => {
+            assert!(m.contains("names no adapter") && m.contains(&name), "{m}")
+        }
         other => panic!("{other:?}"),
     }
-    assert!(matches!(with("devices", "0,1"), Err(Error::InvalidInput(_))));
+    assert!(matches!(
+        with("devices", "0,1"),
+        Err(Error::InvalidInput(_))
+    ));
     assert!(matches!(with("g2", "gpu"), Err(Error::InvalidInput(_))));
 }

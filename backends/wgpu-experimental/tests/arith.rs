@@ -63,7 +63,13 @@ fn host_fp(op: HostOp, a: &Fp, b: &Fp) -> Fp {
     let mut r = Fp::default();
     // SAFETY: layout::Fp is #[repr(C)] over [u64; 6], blst_fp's representation (asserted in
     // bellows-core), so the three pointers are valid, aligned blst_fp pointers for the call.
-    unsafe { f((&mut r as *mut Fp).cast(), (a as *const Fp).cast(), (b as *const Fp).cast()) };
+    unsafe {
+        f(
+            (&mut r as *mut Fp).cast(),
+            (a as *const Fp).cast(),
+            (b as *const Fp).cast(),
+        )
+    };
     r
 }
 
@@ -224,8 +230,11 @@ macro_rules! curve_test {
             let zs: Vec<$laff> = $points(2 * n, 7).into_iter().map(<$laff>::from).collect();
             let pl: Vec<$laff> = p.iter().map(|&x| x.into()).collect();
             let ql: Vec<$laff> = q.iter().map(|&x| x.into()).collect();
-            let px: Vec<Xyzz<$coord>> = (0..n).map(|i| to_xyzz(pl[i].x, pl[i].y, zs[i].x)).collect();
-            let qx: Vec<Xyzz<$coord>> = (0..n).map(|i| to_xyzz(ql[i].x, ql[i].y, zs[n + i].x)).collect();
+            let px: Vec<Xyzz<$coord>> =
+                (0..n).map(|i| to_xyzz(pl[i].x, pl[i].y, zs[i].x)).collect();
+            let qx: Vec<Xyzz<$coord>> = (0..n)
+                .map(|i| to_xyzz(ql[i].x, ql[i].y, zs[n + i].x))
+                .collect();
             let check = |got: Vec<$jac>, want: &dyn Fn(usize) -> $proj, what: &str| {
                 for i in 0..n {
                     let g: $proj = got[i].into();
@@ -234,12 +243,44 @@ macro_rules! curve_test {
             };
             let pp = |i: usize| <$proj>::from(p[i]);
             let qp = |i: usize| <$proj>::from(q[i]);
-            check(curve_ops::<$grp, _, _>(&b, CurveOp::AddAffine, &px, &ql).unwrap(), &|i| pp(i) + qp(i), "p + q affine");
-            check(curve_ops::<$grp, _, _>(&b, CurveOp::Add, &px, &qx).unwrap(), &|i| pp(i) + qp(i), "p + q");
-            check(curve_ops::<$grp, _, _>(&b, CurveOp::Double, &px, &qx).unwrap(), &|i| pp(i).double(), "2p");
+            check(
+                curve_ops::<$grp, _, _>(&b, CurveOp::AddAffine, &px, &ql).unwrap(),
+                &|i| pp(i) + qp(i),
+                "p + q affine",
+            );
+            check(
+                curve_ops::<$grp, _, _>(&b, CurveOp::Add, &px, &qx).unwrap(),
+                &|i| pp(i) + qp(i),
+                "p + q",
+            );
+            check(
+                curve_ops::<$grp, _, _>(&b, CurveOp::Double, &px, &qx).unwrap(),
+                &|i| pp(i).double(),
+                "2p",
+            );
         }
     };
 }
 
-curve_test!(g1_arithmetic_matches_blst, common::backend, G1, g1_points, blstrs::G1Projective, blstrs::G1Affine, G1Affine, Fp, G1Jacobian);
-curve_test!(g2_arithmetic_matches_blst, common::g2_backend, G2, g2_points, blstrs::G2Projective, blstrs::G2Affine, G2Affine, Fp2, G2Jacobian);
+curve_test!(
+    g1_arithmetic_matches_blst,
+    common::backend,
+    G1,
+    g1_points,
+    blstrs::G1Projective,
+    blstrs::G1Affine,
+    G1Affine,
+    Fp,
+    G1Jacobian
+);
+curve_test!(
+    g2_arithmetic_matches_blst,
+    common::g2_backend,
+    G2,
+    g2_points,
+    blstrs::G2Projective,
+    blstrs::G2Affine,
+    G2Affine,
+    Fp2,
+    G2Jacobian
+);

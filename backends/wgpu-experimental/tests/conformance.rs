@@ -15,14 +15,19 @@ use bellows_cpu::CpuBackend;
 
 /// Quick level at sizes a software adapter on two cores gets through in seconds.
 fn options(k: u32) -> SuiteOptions {
-    SuiteOptions::at(Level::Quick).with_max_log_size(k).with_threads(2)
+    SuiteOptions::at(Level::Quick)
+        .with_max_log_size(k)
+        .with_threads(2)
 }
 
 fn assert_passes(report: &Report) {
     eprintln!("{}", report.table());
     let (passed, failed, skipped) = report.counts();
     assert!(report.passed() && failed == 0, "{}", report.table());
-    assert!(passed >= 30, "only {passed} checks passed ({skipped} skipped)");
+    assert!(
+        passed >= 30,
+        "only {passed} checks passed ({skipped} skipped)"
+    );
 }
 
 #[test]

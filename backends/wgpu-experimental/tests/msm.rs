@@ -20,12 +20,16 @@ use rand_chacha::ChaCha20Rng;
 
 fn scalars(n: usize, seed: u64) -> Vec<Fr> {
     let mut r = ChaCha20Rng::seed_from_u64(seed);
-    (0..n).map(|_| blstrs::Scalar::random(&mut r).into()).collect()
+    (0..n)
+        .map(|_| blstrs::Scalar::random(&mut r).into())
+        .collect()
 }
 
 fn g1_points(n: usize) -> Vec<G1Affine> {
     let mut r = ChaCha20Rng::seed_from_u64(77);
-    let p: Vec<blstrs::G1Projective> = (0..n).map(|_| blstrs::G1Projective::random(&mut r)).collect();
+    let p: Vec<blstrs::G1Projective> = (0..n)
+        .map(|_| blstrs::G1Projective::random(&mut r))
+        .collect();
     let mut a = vec![blstrs::G1Affine::default(); n];
     blstrs::G1Projective::batch_normalize(&p, &mut a);
     a.into_iter().map(G1Affine::from).collect()
@@ -33,16 +37,18 @@ fn g1_points(n: usize) -> Vec<G1Affine> {
 
 fn g2_points(n: usize) -> Vec<G2Affine> {
     let mut r = ChaCha20Rng::seed_from_u64(78);
-    let p: Vec<blstrs::G2Projective> = (0..n).map(|_| blstrs::G2Projective::random(&mut r)).collect();
+    let p: Vec<blstrs::G2Projective> = (0..n)
+        .map(|_| blstrs::G2Projective::random(&mut r))
+        .collect();
     let mut a = vec![blstrs::G2Affine::default(); n];
     blstrs::G2Projective::batch_normalize(&p, &mut a);
     a.into_iter().map(G2Affine::from).collect()
 }
 
 fn same_g1(a: &[G1Jacobian], b: &[G1Jacobian]) -> bool {
-    a.iter()
-        .zip(b)
-        .all(|(x, y)| blstrs::G1Projective::from(*x).to_affine() == blstrs::G1Projective::from(*y).to_affine())
+    a.iter().zip(b).all(|(x, y)| {
+        blstrs::G1Projective::from(*x).to_affine() == blstrs::G1Projective::from(*y).to_affine()
+    })
 }
 
 #[test]
@@ -54,7 +60,10 @@ fn g1_matches_the_cpu() {
     pts[7] = G1Affine::default(); // an identity point
     pts[9] = pts[8]; // a repeated point
     let shared: SharedPoints<G1Affine> = Arc::new(pts);
-    let (hb, hc) = (b.load_bases_g1(shared.clone()).unwrap(), cpu.load_bases_g1(shared).unwrap());
+    let (hb, hc) = (
+        b.load_bases_g1(shared.clone()).unwrap(),
+        cpu.load_bases_g1(shared).unwrap(),
+    );
     let r = scalars(n, 1);
     let eq = vec![r[0]; n];
     let mut mixed = scalars(n, 2);
@@ -66,12 +75,17 @@ fn g1_matches_the_cpu() {
             _ => {}
         }
     }
-    let density: Vec<u64> = (0..n.div_ceil(64) as u64).map(|w| 0x9e37_79b9_7f4a_7c15u64.rotate_left(w as u32)).collect();
+    let density: Vec<u64> = (0..n.div_ceil(64) as u64)
+        .map(|w| 0x9e37_79b9_7f4a_7c15u64.rotate_left(w as u32))
+        .collect();
     let mut density = density;
     if n % 64 != 0 {
         *density.last_mut().unwrap() &= (1u64 << (n % 64)) - 1;
     }
-    let used = density.iter().map(|w| w.count_ones() as usize).sum::<usize>();
+    let used = density
+        .iter()
+        .map(|w| w.count_ones() as usize)
+        .sum::<usize>();
     let jobs = [
         MsmJob::new(0, &r[..1]),
         MsmJob::new(0, &r[..2]),
@@ -82,7 +96,10 @@ fn g1_matches_the_cpu() {
         MsmJob::new(n - used, &r).with_density(&density),
         MsmJob::new(n, &[]),
     ];
-    let (mut want, mut got) = (vec![G1Jacobian::default(); jobs.len()], vec![G1Jacobian::default(); jobs.len()]);
+    let (mut want, mut got) = (
+        vec![G1Jacobian::default(); jobs.len()],
+        vec![G1Jacobian::default(); jobs.len()],
+    );
     cpu.msm_g1(hc, &jobs, &mut want).unwrap();
     b.msm_g1(hb, &jobs, &mut got).unwrap();
     for k in 0..jobs.len() {
@@ -90,14 +107,20 @@ fn g1_matches_the_cpu() {
     }
     // Misuse: out of range, wrong group, freed handle.
     let mut one = [G1Jacobian::default()];
-    assert!(matches!(b.msm_g1(hb, &[MsmJob::new(n, &r[..1])], &mut one), Err(Error::InvalidInput(_))));
+    assert!(matches!(
+        b.msm_g1(hb, &[MsmJob::new(n, &r[..1])], &mut one),
+        Err(Error::InvalidInput(_))
+    ));
     let mut two = [G2Jacobian::default()];
     assert!(matches!(
         b.msm_g2(hb, &[MsmJob::new(0, &r[..1])], &mut two),
         Err(Error::InvalidInput(_) | Error::Unsupported { .. })
     ));
     b.free_bases(hb).unwrap();
-    assert!(matches!(b.msm_g1(hb, &[MsmJob::new(0, &r[..1])], &mut one), Err(Error::InvalidInput(_))));
+    assert!(matches!(
+        b.msm_g1(hb, &[MsmJob::new(0, &r[..1])], &mut one),
+        Err(Error::InvalidInput(_))
+    ));
     assert!(matches!(b.free_bases(hb), Err(Error::InvalidInput(_))));
 }
 
@@ -110,7 +133,10 @@ fn huge_buckets_match_the_cpu() {
     let cpu = CpuBackend::new();
     let n = 1 << 13;
     let shared: SharedPoints<G1Affine> = Arc::new(g1_points(n));
-    let (hb, hc) = (b.load_bases_g1(shared.clone()).unwrap(), cpu.load_bases_g1(shared).unwrap());
+    let (hb, hc) = (
+        b.load_bases_g1(shared.clone()).unwrap(),
+        cpu.load_bases_g1(shared).unwrap(),
+    );
     let eq = vec![scalars(1, 9)[0]; n];
     let r = scalars(n, 10);
     for (what, sc) in [("all equal", &eq), ("random", &r)] {
@@ -124,17 +150,29 @@ fn huge_buckets_match_the_cpu() {
 
 #[test]
 fn g2_matches_the_cpu() {
-    let Some(b) = common::g2_backend() else { return };
+    let Some(b) = common::g2_backend() else {
+        return;
+    };
     let cpu = CpuBackend::new();
     let n = 70;
     let mut pts = g2_points(n);
     pts[3] = G2Affine::default();
     let shared: SharedPoints<G2Affine> = Arc::new(pts);
-    let (hb, hc) = (b.load_bases_g2(shared.clone()).unwrap(), cpu.load_bases_g2(shared).unwrap());
+    let (hb, hc) = (
+        b.load_bases_g2(shared.clone()).unwrap(),
+        cpu.load_bases_g2(shared).unwrap(),
+    );
     let r = scalars(n, 3);
     let eq = vec![r[1]; n];
-    let jobs = [MsmJob::new(0, &r), MsmJob::new(5, &r[..17]), MsmJob::new(0, &eq)];
-    let (mut want, mut got) = (vec![G2Jacobian::default(); 3], vec![G2Jacobian::default(); 3]);
+    let jobs = [
+        MsmJob::new(0, &r),
+        MsmJob::new(5, &r[..17]),
+        MsmJob::new(0, &eq),
+    ];
+    let (mut want, mut got) = (
+        vec![G2Jacobian::default(); 3],
+        vec![G2Jacobian::default(); 3],
+    );
     cpu.msm_g2(hc, &jobs, &mut want).unwrap();
     b.msm_g2(hb, &jobs, &mut got).unwrap();
     for k in 0..3 {

@@ -16,7 +16,9 @@ use rand_chacha::ChaCha20Rng;
 
 fn random(n: usize, seed: u64) -> Vec<Fr> {
     let mut r = ChaCha20Rng::seed_from_u64(seed);
-    (0..n).map(|_| blstrs::Scalar::random(&mut r).into()).collect()
+    (0..n)
+        .map(|_| blstrs::Scalar::random(&mut r).into())
+        .collect()
 }
 
 #[test]

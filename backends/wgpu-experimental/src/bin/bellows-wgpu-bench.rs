@@ -39,7 +39,10 @@ struct Args {
 }
 
 fn list<T: std::str::FromStr>(s: &str) -> Vec<T> {
-    s.split(',').filter(|x| !x.is_empty()).filter_map(|x| x.trim().parse().ok()).collect()
+    s.split(',')
+        .filter(|x| !x.is_empty())
+        .filter_map(|x| x.trim().parse().ok())
+        .collect()
 }
 
 fn args() -> Args {
@@ -137,7 +140,9 @@ fn main() {
     for &k in &a.ntt {
         let input = scalars(1 << k, k as u64);
         let mut want = input.clone();
-        reference.ntt(&mut want, k, &NttConfig::forward()).expect("reference NTT");
+        reference
+            .ntt(&mut want, k, &NttConfig::forward())
+            .expect("reference NTT");
         for (name, b) in &backends {
             let Some(b) = b else { continue };
             let mut got = input.clone();
@@ -168,7 +173,9 @@ fn main() {
         let sc = scalars(n, 1000 + k as u64);
         let job = [MsmJob::new(0, &sc)];
         let want = {
-            let h = reference.load_bases_g1(pts.clone()).expect("reference bases");
+            let h = reference
+                .load_bases_g1(pts.clone())
+                .expect("reference bases");
             let mut out = [G1Jacobian::default()];
             reference.msm_g1(h, &job, &mut out).expect("reference MSM");
             reference.free_bases(h).ok();
