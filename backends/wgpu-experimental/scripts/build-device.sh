@@ -20,9 +20,9 @@ for f in bellows libbellows_backend_wgpu.so libbellows_backend_cuda.so libbellow
   objcopy --strip-debug "target/release/$f" ".carry/bin/$f"
 done
 objcopy --strip-debug target/release/examples/compile_times .carry/bin/wgpu-compile-times
-# The Vulkan loader (libvulkan1) for the device machine, as the device README describes.
+# The Vulkan loader (libvulkan1) for the device machine, as the device README describes (.gl is
+# git-ignored).
 if ! ls .gl/libvulkan1_*.deb >/dev/null 2>&1; then
-  grep -qx '/.gl/' .git/info/exclude 2>/dev/null || echo /.gl/ >> "$(git rev-parse --git-common-dir)/info/exclude"
   mkdir -p .gl /tmp/amd64/partial
   o='-oAPT::Architecture=amd64 -oAPT::Architectures=amd64 -oDir::State::Lists=/tmp/amd64'
   apt-get $o update

@@ -367,6 +367,30 @@ mod tests {
         assert_eq!(fr.m0, 0xffff_ffff, "r ≡ 1 mod 2^32");
     }
 
+    /// Every module parses and validates as wgpu will (naga's WGSL front end and validator), so
+    /// a broken kernel fails here on any machine, not first on a GPU: G2's MSM kernels, for one,
+    /// do not run on the software adapter of CI.
+    #[test]
+    fn every_module_validates() {
+        for (name, m) in [
+            ("ntt", ntt_module()),
+            ("scan", scan_module()),
+            ("msm g1", msm_module(GroupKind::G1)),
+            ("msm g2", msm_module(GroupKind::G2)),
+            ("testing g1", testing_module(GroupKind::G1)),
+            ("testing g2", testing_module(GroupKind::G2)),
+        ] {
+            let module = naga::front::wgsl::parse_str(&m)
+                .unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(&m)));
+            naga::valid::Validator::new(
+                naga::valid::ValidationFlags::all(),
+                naga::valid::Capabilities::default(),
+            )
+            .validate(&module)
+            .unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(&m)));
+        }
+    }
+
     #[test]
     fn templates_leave_no_placeholder() {
         for m in [

@@ -79,3 +79,30 @@ fn malformed_shapes_are_invalid_input() {
         Err(Error::InvalidInput(_))
     ));
 }
+
+/// A transform larger than the adapter's largest storage binding is a clear error naming the
+/// limit, before any device work; bases beyond the memory budget are `OutOfMemory`.
+#[test]
+fn jobs_too_large_for_the_adapter_are_clear_errors() {
+    use bellows_core::{
+        backend::{MemoryPool, Msm, SharedPoints},
+        layout::G1Affine,
+        Backend,
+    };
+    let Some(b) = common::backend() else { return };
+    let max = b.info().capabilities.max_log_ntt;
+    if max < 24 {
+        let log_n = max + 1;
+        let mut big = vec![Fr::default(); 1 << log_n];
+        match b.ntt(&mut big, log_n, &NttConfig::forward()) {
+            Err(Error::InvalidInput(m)) => assert!(m.contains("storage buffer"), "{m}"),
+            other => panic!("2^{log_n} on an adapter of 2^{max}: {other:?}"),
+        }
+    }
+    b.set_memory_budget(Some(1000)).unwrap();
+    let pts: SharedPoints<G1Affine> = std::sync::Arc::new(vec![G1Affine::default(); 20]);
+    assert!(matches!(
+        b.load_bases_g1(pts),
+        Err(Error::OutOfMemory { .. })
+    ));
+}
