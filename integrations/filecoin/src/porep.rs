@@ -5,7 +5,9 @@
 //! Bellows:
 //! 1. the public inputs of the stacked-DRG proof (replica id, comm_d, comm_r, seed) and one
 //!    `StackedCircuit` per partition from the C1 output's vanilla proofs, built by
-//!    storage-proofs-porep's `StackedCompound::circuit` (the same code, so the same circuits);
+//!    storage-proofs-porep's `StackedCompound::circuit` (the same code, so the same circuits),
+//!    after the vanilla proofs are verified (milliseconds; filecoin-proofs leaves that to C1,
+//!    and a C1 output changed since, or relabelled, would otherwise cost a whole C2 to notice);
 //! 2. the Groth16 parameters of the circuit from the parameter cache
 //!    ([`crate::params`], file names from the circuit's cache identifier);
 //! 3. one Groth16 proof per partition — here through Bellows' pipeline on any backend, several
