@@ -23,7 +23,7 @@ backend, and verify it with filecoin-proofs.\n\n\
 The C1 file is lotus-bench's JSON ({\"SectorNum\", \"SectorSize\", \"Phase1Out\": base64}) or \
 filecoin-proofs-api's SealCommitPhase1Output JSON. Parameters are read from a filecoin-proofs \
 parameter folder (`--params-dir`, the folder lotus uses is /var/tmp/filecoin-proof-parameters) \
-under filecoin-proofs' own file names (v28-stacked-proof-of-replication-…​.params and .vk).\n\n\
+under filecoin-proofs' own file names (v28-stacked-proof-of-replication-….params and .vk).\n\n\
 Subcommands: c2 (prove), verify (check a proof with filecoin-proofs' verify_seal), info (what a \
 C1 file holds and which parameter files it needs), setup (TEST parameters for a proof type, \
 under the cache's names), load (time a parameter load with a given check).\n\n\
@@ -100,7 +100,7 @@ Example:\n  bellows porep setup --proof StackedDrg2KiBV1_1 --params-dir ./params
 
 const LOAD_ABOUT: &str = "Load (decode and check) a parameters file and report the time and the \
 points checked per second: for comparing the checks (--check batched|full|digest|curve-only) on \
-one file. Nothing is written.\n\nExample:\n  bellows porep load --params v28-…​.params --check full";
+one file. Nothing is written.\n\nExample:\n  bellows porep load --params v28-….params --check full";
 
 /// `bellows porep c2`.
 #[derive(Debug, Args)]

@@ -35,9 +35,8 @@ pub struct C1Output {
     pub sector_num: Option<u64>,
 }
 
-/// lotus-bench's wrapper (Go field names).
+/// lotus-bench's wrapper (Go field names; other keys are ignored).
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
 struct LotusBench {
     #[serde(rename = "SectorNum")]
     sector_num: u64,

@@ -5,7 +5,9 @@
 //! Bellows:
 //! 1. the public inputs of the stacked-DRG proof (replica id, comm_d, comm_r, seed) and one
 //!    `StackedCircuit` per partition from the C1 output's vanilla proofs, built by
-//!    storage-proofs-porep's `StackedCompound::circuit` (the same code, so the same circuits);
+//!    storage-proofs-porep's `StackedCompound::circuit` (the same code, so the same circuits),
+//!    after the vanilla proofs are verified (milliseconds; filecoin-proofs leaves that to C1,
+//!    and a C1 output changed since, or relabelled, would otherwise cost a whole C2 to notice);
 //! 2. the Groth16 parameters of the circuit from the parameter cache
 //!    ([`crate::params`], file names from the circuit's cache identifier);
 //! 3. one Groth16 proof per partition — here through Bellows' pipeline on any backend, several
@@ -74,6 +76,10 @@ pub fn cache_paths(proof: RegisteredSealProof, dir: &Path) -> Result<CachePaths>
 /// Builds the partition circuits of `c1` for the sector shape `Tree` (which must be the one of
 /// the C1 output's proof type).
 pub fn instance<Tree: 'static + MerkleTreeTrait>(c1: &C1Output) -> Result<PorepInstance<Tree>> {
+    crate::shape::no_panic("C1 output", || instance_checked::<Tree>(c1))
+}
+
+fn instance_checked<Tree: 'static + MerkleTreeTrait>(c1: &C1Output) -> Result<PorepInstance<Tree>> {
     let p: &SealCommitPhase1Output = &c1.phase1;
     let proof = p.registered_proof;
     crate::c1::supported(proof)?;
@@ -252,17 +258,19 @@ pub fn verify_seal(
             ),
         ));
     }
-    filecoin_proofs_api::seal::verify_seal(
-        p.registered_proof,
-        p.comm_r,
-        p.comm_d,
-        prover_id,
-        SectorId::from(sector_id),
-        p.ticket,
-        p.seed,
-        proof,
-    )
-    .map_err(|e| proofs_error("filecoin-proofs verify_seal", e))
+    crate::shape::no_panic("C2 proof", || {
+        filecoin_proofs_api::seal::verify_seal(
+            p.registered_proof,
+            p.comm_r,
+            p.comm_d,
+            prover_id,
+            SectorId::from(sector_id),
+            p.ticket,
+            p.seed,
+            proof,
+        )
+        .map_err(|e| proofs_error("filecoin-proofs verify_seal", e))
+    })
 }
 
 /// The folder filecoin-proofs reads parameters and verifying keys from in this process.

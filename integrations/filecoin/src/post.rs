@@ -113,6 +113,12 @@ fn public_params<'a, Tree: 'static + MerkleTreeTrait>(
 
 /// Builds the partition circuits of `input` for the sector shape `Tree`.
 pub fn instance<Tree: 'static + MerkleTreeTrait>(input: &PostInput) -> Result<PostInstance<Tree>> {
+    crate::shape::no_panic("PoSt vanilla proofs", || instance_checked::<Tree>(input))
+}
+
+fn instance_checked<Tree: 'static + MerkleTreeTrait>(
+    input: &PostInput,
+) -> Result<PostInstance<Tree>> {
     let config = input.proof.as_v1_config();
     if input.vanilla_proofs.is_empty() {
         return Err(Error::invalid("a PoSt needs at least one vanilla proof"));

@@ -13,7 +13,7 @@ use bellows_core::groth16::prover::{G2Policy, ProvingKey};
 use bellows_core::groth16::{prepare_verifying_key, verify_proof, Parameters, Proof, VerifyingKey};
 use bellows_core::pipeline::{Job, Pipeline, PipelineConfig};
 use bellows_core::{Backend, Error, Result};
-use bellpepper_core::Circuit;
+use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
 use blstrs::Scalar as Fr;
 
 use crate::params::{self, CachePaths, Check, LoadReport};
@@ -133,6 +133,25 @@ pub fn load_cached(
     )
 }
 
+/// A circuit whose synthesis cannot panic: a panic inside it (filecoin-proofs' gadgets panic on
+/// some malformed witnesses, "unsupported arity", say) becomes a synthesis error naming it, so
+/// that the proof fails with a message instead of taking the process (or a pipeline worker)
+/// down. Every circuit [`prove_instance`] proves is wrapped in it.
+#[derive(Clone, Debug)]
+pub struct Guarded<C>(pub C);
+
+impl<C: Circuit<Fr>> Circuit<Fr> for Guarded<C> {
+    fn synthesize<CS: ConstraintSystem<Fr>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.0.synthesize(cs)))
+            .unwrap_or_else(|p| {
+                Err(SynthesisError::IoError(std::io::Error::other(format!(
+                    "the circuit stopped with a panic (malformed vanilla proofs?): {}",
+                    bellows_core::error::panic_message(&*p)
+                ))))
+            })
+    }
+}
+
 /// Proves `circuits` (the partitions of one proof of `what`, circuit `cache_id`, with these
 /// public inputs) with the parameters in `dir` (see the module documentation).
 pub fn prove_instance<C: Circuit<Fr> + Send>(
@@ -161,7 +180,8 @@ pub fn prove_instance<C: Circuit<Fr> + Send>(
     )?);
     let key_time = t.elapsed();
     let t = Instant::now();
-    let partitions = prove_circuits(key, circuits, &cfg.pipeline)?;
+    let guarded: Vec<Guarded<C>> = circuits.into_iter().map(Guarded).collect();
+    let partitions = prove_circuits(key, guarded, &cfg.pipeline)?;
     let prove_time = t.elapsed();
     let proof: Vec<u8> = partitions.iter().flat_map(|p| p.to_bytes()).collect();
     let verify_time = if cfg.verify {

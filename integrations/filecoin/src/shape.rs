@@ -25,3 +25,20 @@ macro_rules! with_sector_shape {
 pub(crate) fn proofs_error(context: &str, e: impl std::fmt::Display) -> bellows_core::Error {
     bellows_core::Error::invalid(format!("{context}: {e:#}"))
 }
+
+/// Runs `f`, turning a panic inside filecoin-proofs (which some of its checks use on malformed
+/// data) into an error about `what`, so that bad input never takes the process down.
+pub(crate) fn no_panic<T>(
+    what: &str,
+    f: impl FnOnce() -> bellows_core::Result<T>,
+) -> bellows_core::Result<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|p| {
+        Err(bellows_core::Error::malformed(
+            what,
+            format!(
+                "filecoin-proofs stopped with a panic while reading it: {}",
+                bellows_core::error::panic_message(&*p)
+            ),
+        ))
+    })
+}

@@ -83,6 +83,12 @@ pub fn cache_paths(proof: RegisteredUpdateProof, dir: &Path) -> Result<CachePath
 pub fn instance<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
     input: &UpdateInput,
 ) -> Result<UpdateInstance<Tree>> {
+    crate::shape::no_panic("update vanilla proofs", || instance_checked::<Tree>(input))
+}
+
+fn instance_checked<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
+    input: &UpdateInput,
+) -> Result<UpdateInstance<Tree>> {
     let config = SectorUpdateConfig::from_porep_config(&input.proof.as_v1_config());
     let partitions = usize::from(config.update_partitions);
     if input.vanilla_proofs.len() != partitions {

@@ -210,3 +210,56 @@ fn cache_names_are_filecoin_proofs_own() {
         paths.params.file_name()
     );
 }
+
+/// Vanilla proofs cut short deep inside (a Merkle path missing an element, a list of proofs
+/// missing one) are an error, never a panic, whichever step notices: reading, the vanilla-proof
+/// check, or (for the two cuts filecoin-proofs' vanilla verifier lets through) the circuit's
+/// synthesis, whose shape then differs from the blank circuit the parameters were made for, or
+/// which fails outright.
+#[test]
+fn structurally_damaged_vanilla_proofs_are_errors() {
+    use bellows_core::groth16::keypair::CircuitShape;
+    use bellows_filecoin::filecoin_proofs::constants::SectorShape2KiB;
+    use bellows_filecoin::prove::Guarded;
+    /// Removes the last element of the `nth` array (depth-first) that holds arrays or objects.
+    fn cut(v: &mut serde_json::Value, nth: &mut usize) -> bool {
+        match v {
+            serde_json::Value::Array(a) => {
+                if a.len() >= 2 && a.iter().all(|x| x.is_array() || x.is_object()) {
+                    if *nth == 0 {
+                        a.pop();
+                        return true;
+                    }
+                    *nth -= 1;
+                }
+                a.iter_mut().any(|x| cut(x, nth))
+            }
+            serde_json::Value::Object(o) => o.values_mut().any(|x| cut(x, nth)),
+            _ => false,
+        }
+    }
+    let blank = CircuitShape::of(porep::blank_circuit::<SectorShape2KiB>(PROOF).unwrap()).unwrap();
+    let (mut damaged, mut at_synthesis) = (0, 0);
+    for nth in 0..12 {
+        let mut v = json_value();
+        let mut k = nth;
+        if !cut(&mut v["vanilla_proofs"], &mut k) {
+            break;
+        }
+        damaged += 1;
+        let inst = parse_c1(v.to_string().as_bytes(), "cut")
+            .and_then(|c1| porep::instance::<SectorShape2KiB>(&c1));
+        if let Ok(inst) = inst {
+            at_synthesis += 1;
+            match CircuitShape::of(Guarded(inst.circuits[0].clone())) {
+                Ok(shape) => assert_ne!(shape, blank, "cut {nth}: the circuit kept its shape"),
+                Err(e) => assert!(e.to_string().contains("panic"), "cut {nth}: {e}"),
+            }
+        }
+    }
+    assert!(damaged >= 10, "the walk found {damaged} places to cut");
+    assert!(
+        at_synthesis <= 2,
+        "{at_synthesis} cuts passed the vanilla-proof check"
+    );
+}
