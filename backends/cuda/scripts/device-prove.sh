@@ -4,12 +4,14 @@
 # correctness first (conformance of the CUDA plugin against the CPU reference, MSM checks
 # against blst), then the measurements, each peer in the same command as ours. Logs and a
 # summary go to $OUT (or /tmp/bellows-cuda-out). Steps are chosen with STEPS (default: all):
-#   check conformance msm tiers prove peers pce batch gpus
+#   check conformance msm tiers prove peers pce batch gpus sched
 #   STEPS="conformance prove" K="20 22" BITS="0 90" backends/cuda/scripts/device-prove.sh
 # check: the device check program (every kernel against blst; the test kernels' fatbin too);
 # pce: cli/scripts/pce-h200-bench.sh (direct vs pre-compiled synthesis, PCE_BENCH_BIG, default 24);
 # batch: BATCH proofs a call (default 8) at K=BATCH_K (default 22), ours then the peers';
 # gpus: BATCH proofs at K=GPUS_K (default 22) on every GPU (--devices all) against GPU 0 alone.
+# sched: the pipeline scheduler in process (`bench --count SCHED_COUNT --concurrency J`), every
+#   GPU against GPU 0 (K=SCHED_K, bits SCHED_BITS); prove: PROVE_TIMEOUT (default 200 s) a size.
 set -u -o pipefail
 out=${OUT:-/tmp/bellows-cuda-out}
 mkdir -p "$out"
@@ -48,7 +50,7 @@ if has tiers; then
 fi
 if has prove; then
   for k in $ks; do for p in $bits; do
-    timeout 200 "$B/bellows" bench --backend cuda -k "$k" --bits-pct "$p" --reps "${REPS:-3}" --json > "$out/bench-k$k-b$p.json" 2> "$out/bench-k$k-b$p.err" || fail=1
+    timeout "${PROVE_TIMEOUT:-200}" "$B/bellows" bench --backend cuda -k "$k" --bits-pct "$p" --reps "${REPS:-3}" --json > "$out/bench-k$k-b$p.json" 2> "$out/bench-k$k-b$p.err" || fail=1
     python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); ph=d["phases"]; print("bellows K=%d bits=%d count=%d: total %.3f s (synthesis %.3f, G1 phase %.3f, G2 %.3f on %s)" % (d["log_size"], d["bits_pct"], d["count"], ph["total"]["median_s"], ph["synthesis"]["median_s"], ph["g1_phase"]["median_s"], ph["msm_g2"]["median_s"], d["g2_on"]))' "$out/bench-k$k-b$p.json" >> "$summary" 2>&1
   done; done
 fi
@@ -77,6 +79,17 @@ if has gpus; then
     timeout 200 "$B/bellows" bench --backend cuda --devices "$d" -k "$gk" --count "$bn" --reps "${REPS:-2}" > "$out/gpus-$d.log" 2>&1 || fail=1
     echo "bellows K=$gk count=$bn devices=$d: $(grep -hE '^(  (synthesis|G1 phase|G2 MSM|total)|proofs/s)' "$out/gpus-$d.log" | awk '{$1=$1};1' | tr '\n' ';')" >> "$summary"
   done
+fi
+if has sched; then
+  # The pipeline scheduler in process (the daemon's engine, `bench --concurrency`): proofs/s on
+  # one GPU against every GPU, synthesis overlapping the device work (issue 7 §6: two GPUs ≥ 1.8×).
+  sk=${SCHED_K:-22}; sb=${SCHED_BITS:-0}; sn=${SCHED_COUNT:-24}
+  for d in 0 all; do
+    j=${SCHED_CONC:-4}; [ "$d" = all ] && j=${SCHED_CONC_ALL:-8}
+    timeout 280 "$B/bellows" bench --backend cuda --devices "$d" -k "$sk" --bits-pct "$sb" --count "$sn" --concurrency "$j" --json > "$out/sched-$d.json" 2> "$out/sched-$d.err" || fail=1
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); p=d["phases"]; print("sched K=%s bits=%s devices=%s concurrency %d: %.3f proofs/s (wall %.1f s; per partition median synthesis %.2f, device %.2f, G2 %.2f s; %s)" % (sys.argv[2], sys.argv[3], sys.argv[4], d["concurrency"], d["proofs_per_sec"], d["wall_s"], p["synthesis"]["median_s"], p["g1_phase"]["median_s"], p["msm_g2"]["median_s"], ", ".join("%s busy %.1f%%" % (x["name"], 100*x["busy_fraction"]) for x in d["devices"])))' "$out/sched-$d.json" "$sk" "$sb" "$d" >> "$summary" 2>&1
+  done
+  python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["proofs_per_sec"]; b=json.load(open(sys.argv[2]))["proofs_per_sec"]; print("sched: every GPU over one: %.2fx" % (b/a))' "$out/sched-0.json" "$out/sched-all.json" >> "$summary" 2>&1
 fi
 cat "$summary"
 echo "exit status $fail"
