@@ -82,7 +82,7 @@ fi
 if has sweep; then
   p=$(params 22 90)
   for j in 1 2 3 4 5 6 7 8; do
-    start_daemon "sweep$j" --backend cuda --devices 0 --workers 2 --memory-budget 24GiB --preload "$p"
+    start_daemon "sweep$j" --backend cuda --devices 0 --workers 2 --memory-budget 24GiB
     bench "sweep-c$j" "$p" 22 90 16 "$j"
     stop_daemon "sweep$j"
     python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["memory"]; print("sweep c=%s: peak reserved %.2f GB of budget %.2f GB (%s); daemon %s" % (sys.argv[2], s["peak_reserved_bytes"]/1e9, s["budget_bytes"]/1e9, "OK" if s["peak_reserved_bytes"] <= s["budget_bytes"] else "OVER", open(sys.argv[3]).read().strip()))' \
