@@ -9,6 +9,7 @@ use serde::Deserialize;
 use crate::{
     engine::{DeviceSpec, EngineConfig},
     error::{Result, ServeError},
+    tls::ServerTls,
 };
 
 /// The default gRPC address: loopback only.
@@ -110,6 +111,13 @@ pub struct ServeConfig {
     pub allow_remote: bool,
     /// File holding the bearer token clients must send. Default: none (no token on loopback).
     pub token_file: Option<PathBuf>,
+    /// TLS: the daemon's certificate chain (PEM, leaf first). Default: none (plain text).
+    pub tls_cert: Option<PathBuf>,
+    /// TLS: the daemon's private key (PEM). Required with `tls_cert`.
+    pub tls_key: Option<PathBuf>,
+    /// Mutual TLS: serve only clients whose certificate this CA (PEM) signed. Needs `tls_cert`.
+    /// Default: none (any client; the token, if any, decides).
+    pub tls_client_ca: Option<PathBuf>,
     /// Synthesis threads. Default: half the cores.
     pub synthesis_workers: Option<usize>,
     /// Finaliser threads. Default: 2.
@@ -161,7 +169,8 @@ impl ServeConfig {
         toml::from_str(text).map_err(|e| e.to_string())
     }
 
-    /// The gRPC address, checked: a non-loopback address needs `allow_remote` and a token file.
+    /// The gRPC address, checked: a non-loopback address needs `allow_remote` and a way to
+    /// tell clients apart — a token file, or mutual TLS (`tls_client_ca`), or both.
     pub fn listen_addr(&self) -> Result<SocketAddr> {
         let text = self.listen.as_deref().unwrap_or(DEFAULT_LISTEN);
         let addr: SocketAddr = text.parse().map_err(|_| {
@@ -173,13 +182,14 @@ impl ServeConfig {
             if !self.allow_remote {
                 return Err(ServeError::Config(format!(
                     "listen address {addr} is not a loopback address: give --allow-remote (and a \
-                     token with --token-file) to accept connections from other hosts"
+                     token with --token-file, or mutual TLS with --tls-client-ca) to accept \
+                     connections from other hosts"
                 )));
             }
-            if self.token_file.is_none() {
+            if self.token_file.is_none() && self.tls_client_ca.is_none() {
                 return Err(ServeError::Config(format!(
-                    "listen address {addr} accepts other hosts: a token is required \
-                     (--token-file FILE)"
+                    "listen address {addr} accepts other hosts: a token (--token-file FILE) or \
+                     mutual TLS (--tls-cert, --tls-key and --tls-client-ca) is required"
                 )));
             }
         }
@@ -219,6 +229,31 @@ impl ServeConfig {
             )));
         }
         Ok(Some(t))
+    }
+
+    /// The TLS settings, if the daemon serves TLS (the files are read by
+    /// [`ServerTls::load`]). A certificate without its key, or a client CA without the daemon's
+    /// own certificate, is an error.
+    pub fn tls(&self) -> Result<Option<ServerTls>> {
+        match (&self.tls_cert, &self.tls_key) {
+            (Some(cert), Some(key)) => Ok(Some(ServerTls {
+                cert: cert.clone(),
+                key: key.clone(),
+                client_ca: self.tls_client_ca.clone(),
+            })),
+            (Some(_), None) => Err(ServeError::Config(
+                "a TLS certificate (--tls-cert) needs its private key (--tls-key)".into(),
+            )),
+            (None, Some(_)) => Err(ServeError::Config(
+                "a TLS key (--tls-key) needs its certificate (--tls-cert)".into(),
+            )),
+            (None, None) if self.tls_client_ca.is_some() => Err(ServeError::Config(
+                "mutual TLS (--tls-client-ca) needs the daemon's own certificate and key \
+                 (--tls-cert, --tls-key)"
+                    .into(),
+            )),
+            (None, None) => Ok(None),
+        }
     }
 
     /// The state directory (created if missing).
@@ -422,7 +457,35 @@ mod tests {
         assert!(c.listen_addr().unwrap_err().to_string().contains("token"));
         c.token_file = Some("/nonexistent".into());
         assert!(c.listen_addr().is_ok());
+        // Mutual TLS instead of a token is enough too.
+        c.token_file = None;
+        c.tls_client_ca = Some("/ca.pem".into());
+        assert!(c.listen_addr().is_ok());
         c.listen = Some("not an address".into());
         assert!(c.listen_addr().is_err());
+    }
+
+    #[test]
+    fn tls_settings_come_in_pairs() {
+        let mut c = ServeConfig::default();
+        assert_eq!(c.tls().unwrap(), None);
+        c.tls_client_ca = Some("/ca.pem".into());
+        assert!(c.tls().unwrap_err().to_string().contains("--tls-cert"));
+        c.tls_cert = Some("/cert.pem".into());
+        assert!(c.tls().unwrap_err().to_string().contains("--tls-key"));
+        c.tls_cert = None;
+        c.tls_key = Some("/key.pem".into());
+        assert!(c.tls().unwrap_err().to_string().contains("--tls-cert"));
+        c.tls_cert = Some("/cert.pem".into());
+        let t = c.tls().unwrap().unwrap();
+        assert_eq!(
+            t.client_ca.as_deref(),
+            Some(std::path::Path::new("/ca.pem"))
+        );
+        let f = ServeConfig::from_toml(
+            "tls_cert = \"/cert.pem\"\ntls_key = \"/key.pem\"\ntls_client_ca = \"/ca.pem\"",
+        )
+        .unwrap();
+        assert_eq!(f.tls().unwrap(), Some(t));
     }
 }

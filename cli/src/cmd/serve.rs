@@ -24,14 +24,20 @@ partition whose device fails is retried on another device or on the CPU fallback
 `--listen ADDR --state-dir DIR` is enough (CPU backend). The first line on stdout is \
 `listening on ADDR` (the real port when 0 was given). The address is loopback by default; any \
 other needs --allow-remote and a token (--token-file; clients send it with --token-file or \
-BELLOWS_TOKEN). Prometheus metrics are served on --metrics-listen (GET /metrics).\n\n\
+BELLOWS_TOKEN) or mutual TLS (--tls-client-ca), or both.\n\n\
+TLS: --tls-cert and --tls-key make the gRPC listener TLS-only (clients give --tls-ca, the CA \
+that signed the certificate). --tls-client-ca adds mutual TLS: only clients presenting a \
+certificate signed by that CA are served (clients give --tls-cert and --tls-key). \
+docs/serve.md shows the openssl commands that make the files. Prometheus metrics are served on --metrics-listen (GET /metrics).\n\n\
 Everything can also come from a TOML file (--config; flags override it); docs/serve.md shows \
 one, with several devices.\n\n\
 SIGINT or SIGTERM stop it: partitions in flight finish, queued work stays journaled.\n\n\
 Examples:\n  bellows serve --state-dir /var/lib/bellows\n  \
 bellows serve --listen 127.0.0.1:7700 --state-dir st --metrics-listen 127.0.0.1:9100\n  \
 bellows serve --config bellows.toml\n  \
-bellows serve --state-dir st --backend cuda --devices 0,1 --memory-budget 96GiB";
+bellows serve --state-dir st --backend cuda --devices 0,1 --memory-budget 96GiB\n  \
+bellows serve --state-dir st --listen 0.0.0.0:7700 --allow-remote --tls-cert server.pem \
+--tls-key server.key --tls-client-ca clients-ca.pem";
 
 /// `bellows serve`.
 #[derive(Debug, Args)]
@@ -48,12 +54,21 @@ pub struct ServeArgs {
     /// Prometheus metrics address (GET /metrics) [default: none].
     #[arg(long = "metrics-listen", value_name = "ADDR")]
     pub metrics_listen: Option<String>,
-    /// Accept a non-loopback address (requires --token-file).
+    /// Accept a non-loopback address (requires --token-file, or mutual TLS: --tls-client-ca).
     #[arg(long = "allow-remote")]
     pub allow_remote: bool,
     /// File holding the token clients must send (at least 16 characters).
     #[arg(long = "token-file", value_name = "FILE")]
     pub token_file: Option<PathBuf>,
+    /// Serve TLS with this certificate chain (PEM, leaf first; needs --tls-key).
+    #[arg(long = "tls-cert", value_name = "FILE")]
+    pub tls_cert: Option<PathBuf>,
+    /// The private key (PEM) of --tls-cert.
+    #[arg(long = "tls-key", value_name = "FILE")]
+    pub tls_key: Option<PathBuf>,
+    /// Mutual TLS: serve only clients whose certificate this CA (PEM) signed (needs --tls-cert).
+    #[arg(long = "tls-client-ca", value_name = "FILE")]
+    pub tls_client_ca: Option<PathBuf>,
     /// Backend of the devices (replaces the file's [[device]] tables) [default: cpu].
     #[arg(long, value_name = "NAME")]
     pub backend: Option<String>,
@@ -107,6 +122,15 @@ pub fn config(a: &ServeArgs) -> Result<ServeConfig> {
     c.allow_remote |= a.allow_remote;
     if let Some(v) = &a.token_file {
         c.token_file = Some(v.clone());
+    }
+    if let Some(v) = &a.tls_cert {
+        c.tls_cert = Some(v.clone());
+    }
+    if let Some(v) = &a.tls_key {
+        c.tls_key = Some(v.clone());
+    }
+    if let Some(v) = &a.tls_client_ca {
+        c.tls_client_ca = Some(v.clone());
     }
     if let Some(b) = &a.backend {
         c.devices = vec![DeviceConfig {
