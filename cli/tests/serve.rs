@@ -746,3 +746,62 @@ fn mutual_tls_on_a_remote_address_through_every_client_command() {
     );
     assert!(err.contains("--tls-key"), "{err}");
 }
+
+#[test]
+fn device_memory_budgets_are_set_shown_and_refuse_what_cannot_fit() {
+    let d = dir("serve", "device-budget");
+    let (params, _) = setup(&d, 10);
+    let st = d.join("state");
+    // A malformed budget is a usage error; a device that does not exist, an error naming those
+    // that do.
+    let (_, err) = run(
+        &[
+            "serve",
+            "--state-dir",
+            s(&st),
+            "--device-memory-budget",
+            "0=lots",
+        ],
+        2,
+    );
+    assert!(err.contains("invalid value '0=lots'"), "{err}");
+    let (_, err) = run(
+        &[
+            "serve",
+            "--state-dir",
+            s(&st),
+            "--device-memory-budget",
+            "3=1GiB",
+        ],
+        1,
+    );
+    assert!(err.contains("no device \"3\" (devices: cpu)"), "{err}");
+
+    let daemon = Daemon::start(&st, &["--device-memory-budget", "cpu=64KiB"]);
+    let sj = status_json(&daemon.addr);
+    assert_eq!(sj["devices"][0]["memory_budget_bytes"], 64 << 10);
+    assert_eq!(sj["devices"][0]["memory_reserved_bytes"], 0);
+    // A 2^10 partition and its parameters' points need more than 64 KiB: refused at once.
+    let (_, err) = run(
+        &[
+            "prove",
+            "--daemon",
+            &daemon.addr,
+            "--params",
+            s(&params),
+            "--circuit",
+            "synthetic",
+            "-k",
+            "10",
+            "--out",
+            s(&d.join("x.proof")),
+        ],
+        1,
+    );
+    assert!(
+        err.contains("does not fit any device's memory budget") && err.contains("cpu 64.0 KiB"),
+        "{err}"
+    );
+    let (text, _) = run(&["status", "--daemon", &daemon.addr], 0);
+    assert!(text.contains("memory 0 B of 64.0 KiB"), "{text}");
+}

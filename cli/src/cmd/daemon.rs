@@ -8,6 +8,7 @@ use std::{
 
 use bellows_serve::{
     client::{self, rpc_error, Client},
+    config::format_bytes,
     job::decode_inputs,
     proto::{self, submit_request::Kind},
     tls::ClientTls,
@@ -463,7 +464,9 @@ fn status_json(s: &proto::StatusReply) -> serde_json::Value {
         "devices": s.devices.iter().map(|d| serde_json::json!({
             "index": d.index, "name": d.name, "backend": d.backend, "workers": d.workers,
             "busy_fraction": d.busy_fraction, "partitions": d.partitions, "errors": d.errors,
-            "fallback": d.fallback,
+            "fallback": d.fallback, "memory_budget_bytes": d.memory_budget_bytes,
+            "memory_reserved_bytes": d.memory_reserved_bytes,
+            "memory_peak_bytes": d.memory_peak_bytes,
         })).collect::<Vec<_>>(),
         "params": s.params.iter().map(|p| serde_json::json!({
             "digest": bellows_serve::params::hex(&p.digest), "path": p.path, "bytes": p.bytes,
@@ -512,7 +515,8 @@ pub fn status(a: &StatusArgs) -> Result<()> {
     outln!("devices:");
     for d in &s.devices {
         outln!(
-            "  {:>2} {:<14} {:<8} workers {}  busy {:>5.1}%  partitions {:>6}  errors {}{}",
+            "  {:>2} {:<14} {:<8} workers {}  busy {:>5.1}%  partitions {:>6}  errors {}  \
+             memory {} of {} (peak {}){}",
             d.index,
             d.name,
             d.backend,
@@ -520,6 +524,9 @@ pub fn status(a: &StatusArgs) -> Result<()> {
             100.0 * d.busy_fraction,
             d.partitions,
             d.errors,
+            format_bytes(d.memory_reserved_bytes),
+            format_bytes(d.memory_budget_bytes.unwrap_or(u64::MAX)),
+            format_bytes(d.memory_peak_bytes),
             if d.fallback { "  (fallback)" } else { "" }
         );
     }

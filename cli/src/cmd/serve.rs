@@ -17,7 +17,9 @@ pub const SERVE_ABOUT: &str = "Run the proving daemon. It takes jobs over gRPC (
 Prove, Status, Cancel, PreloadParams, EvictParams, Backends: serve/proto/bellows.proto), keeps \
 parameters resident on every device across jobs, and runs the pipeline scheduler: synthesis \
 workers feed device workers on every configured device from one priority queue, within a memory \
-budget that holds each partition until its proof is assembled. Every accepted job is journaled \
+budget that holds each partition until its proof is assembled, and within each device's own \
+budget (--device-memory-budget): a partition goes only to a device with room for it and its \
+parameters' points. Every accepted job is journaled \
 in STATE_DIR/jobs.sqlite before Submit answers: after a crash or restart, unfinished jobs run \
 again (only their missing partitions), and finished proofs are kept until fetched or expired. A \
 partition whose device fails is retried on another device or on the CPU fallback.\n\n\
@@ -36,6 +38,7 @@ Examples:\n  bellows serve --state-dir /var/lib/bellows\n  \
 bellows serve --listen 127.0.0.1:7700 --state-dir st --metrics-listen 127.0.0.1:9100\n  \
 bellows serve --config bellows.toml\n  \
 bellows serve --state-dir st --backend cuda --devices 0,1 --memory-budget 96GiB\n  \
+bellows serve --state-dir st --backend cuda --devices 0,1 --device-memory-budget 0=120GiB,1=60GiB\n  \
 bellows serve --state-dir st --listen 0.0.0.0:7700 --allow-remote --tls-cert server.pem \
 --tls-key server.key --tls-client-ca clients-ca.pem";
 
@@ -89,6 +92,14 @@ pub struct ServeArgs {
     /// [default: half the free memory].
     #[arg(long = "memory-budget", value_name = "BYTES", value_parser = crate::values::byte_size)]
     pub memory_budget: Option<u64>,
+    /// Memory budget per device: the points of the parameters resident on it and the
+    /// partitions on it. `SIZE` for every device, or `DEVICE=SIZE,...` with DEVICE a label from
+    /// `bellows status` (`cuda:1`) or a bare device index (`0=40GiB,1=20GiB`); SIZE may be
+    /// `unlimited` [default: the free memory an accelerator reports at start; unlimited for the
+    /// CPU].
+    #[arg(long = "device-memory-budget", value_name = "SPEC",
+          value_parser = parse_device_budgets)]
+    pub device_memory_budget: Option<String>,
     /// Memory for resident parameters, evicted least-recently-used [default: a quarter of the
     /// free memory].
     #[arg(long = "params-budget", value_name = "BYTES", value_parser = crate::values::byte_size)]
@@ -102,6 +113,12 @@ pub struct ServeArgs {
     /// No CPU fallback device for partitions whose device failed.
     #[arg(long = "no-cpu-fallback")]
     pub no_cpu_fallback: bool,
+}
+
+/// Checks `--device-memory-budget` (which devices it names is checked when they are opened).
+fn parse_device_budgets(s: &str) -> std::result::Result<String, String> {
+    s.parse::<bellows_serve::config::DeviceBudgets>()?;
+    Ok(s.to_string())
 }
 
 /// The configuration: the file's, then the flags.
@@ -146,6 +163,9 @@ pub fn config(a: &ServeArgs) -> Result<ServeConfig> {
     }
     if let Some(v) = a.memory_budget {
         c.memory_budget = Some(ByteSize(v));
+    }
+    if let Some(v) = &a.device_memory_budget {
+        c.device_memory_budget = Some(v.clone());
     }
     if let Some(v) = a.params_budget {
         c.params_budget = Some(ByteSize(v));
