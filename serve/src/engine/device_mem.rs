@@ -90,9 +90,17 @@ impl DeviceMem {
         self.budget
     }
 
-    /// Bytes held now: resident points and partitions.
+    /// Bytes held now: resident points and partitions (points the parameters cache evicted
+    /// since, and that no partition here uses, no longer count).
     pub(crate) fn reserved(&self) -> u64 {
-        self.partitions + self.points.values().map(|p| p.bytes).sum::<u64>()
+        let d = self.device;
+        self.partitions
+            + self
+                .points
+                .values()
+                .filter(|p| p.users > 0 || p.entry.is_resident_on(d))
+                .map(|p| p.bytes)
+                .sum::<u64>()
     }
 
     /// The most bytes ever held at once.
@@ -121,7 +129,8 @@ impl DeviceMem {
     }
 
     /// Reserves `bytes` for a partition (0: only the points, as a preload does) with parameters
-    /// `entry`, and the points of `entry` unless they are held already. When that does not fit,
+    /// `entry`, and the points of `entry` unless they are held already; the caller gives the
+    /// partition back with [`DeviceMem::release`] (its points stay while resident). When that does not fit,
     /// points of other parameters no partition here uses are given up, least recently used
     /// first, if that makes room. Returns the parameters to evict from the device (the caller
     /// drops their keys, outside the scheduler's lock), or `None` when it does not fit now.
@@ -172,15 +181,14 @@ impl DeviceMem {
             last_used: 0,
         });
         p.last_used = self.tick;
-        if bytes > 0 {
-            p.users += 1;
-        }
+        p.users += 1;
         self.partitions += bytes;
         self.peak = self.peak.max(self.reserved());
         Some(evict)
     }
 
-    /// Returns a partition's `bytes` (its points stay, resident, until evicted).
+    /// Returns what [`DeviceMem::try_reserve`] took for a partition of `bytes` (its points stay,
+    /// resident, until evicted).
     pub(crate) fn release(&mut self, digest: &ParamsDigest, bytes: u64) {
         self.partitions = self.partitions.saturating_sub(bytes);
         if let Some(p) = self.points.get_mut(digest) {

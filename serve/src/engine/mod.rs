@@ -686,9 +686,12 @@ impl Engine {
             for e in &evict {
                 self.shared.params.evict_device(e, i);
             }
-            self.shared
+            let key = self
+                .shared
                 .params
-                .key(&entry, curve_only, i, &d.spec.backend, d.spec.g2)?;
+                .key(&entry, curve_only, i, &d.spec.backend, d.spec.g2);
+            self.shared.lock_sched().mem[i].release(&entry.digest, 0);
+            key?;
         }
         self.shared.update_gauges();
         Ok(entry)

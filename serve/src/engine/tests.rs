@@ -929,3 +929,43 @@ fn points_of_other_parameters_leave_a_device_that_needs_the_room() {
     assert_eq!(held, a.points());
     assert!(peak <= budget);
 }
+
+#[test]
+fn preloading_and_evicting_parameters_keep_to_the_device_budget() {
+    let a = Fixture::new("device-preload-a", 8);
+    let b = Fixture::new("device-preload-b", 9);
+    let ev = Events::default();
+    // Room for B's points (the larger set) but not for A's and B's together.
+    let budget = b.points() + 1;
+    assert!(a.points() + b.points() > budget);
+    let e = engine(vec![budgeted("gpu", cpu(), 1, budget)], &ev, |_| {});
+    e.preload(&a.params_path, true).unwrap();
+    assert_eq!(e.device_memory(0), (Some(budget), a.points(), a.points()));
+    // B takes the room A was holding (A is in no partition's use).
+    e.preload(&b.params_path, true).unwrap();
+    assert_eq!(e.device_memory(0).1, b.points());
+    let on = |f: &Fixture| {
+        let canon = std::fs::canonicalize(&f.params_path).unwrap();
+        e.params_status()
+            .into_iter()
+            .find(|s| s.path == canon.display().to_string())
+            .map(|s| s.devices)
+            .unwrap_or_default()
+    };
+    assert_eq!(on(&b), vec![0]);
+    assert!(on(&a).is_empty());
+    // Evicting B frees the device's room at once.
+    assert!(e.evict(&e.params().digest_of_path(&b.params_path).unwrap()));
+    assert_eq!(e.device_memory(0).1, 0);
+    // Parameters whose points alone exceed the budget are not made resident there.
+    let small = Engine::start(
+        EngineConfig::default(),
+        vec![budgeted("tiny", cpu(), 1, a.points() - 1)],
+        Arc::new(SqliteStore::in_memory().unwrap()),
+        Arc::new(Metrics::new()),
+    )
+    .unwrap();
+    small.preload(&a.params_path, true).unwrap();
+    assert_eq!(small.device_memory(0).1, 0);
+    assert!(small.params_status()[0].devices.is_empty());
+}
