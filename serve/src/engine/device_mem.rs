@@ -20,7 +20,7 @@
 //! submitted (or failed when it is resumed), never left waiting.
 //!
 //! These are estimates of what a backend keeps on its device, from the sizes of what it is
-//! given; the backend is also handed the budget ([`bellows_core::MemoryPool::set_memory_budget`])
+//! given; the backend is also handed the budget ([`bellows_core::backend::MemoryPool::set_memory_budget`])
 //! so that its own allocator (the CUDA backend's staging tiers) stays inside it.
 
 use std::{collections::HashMap, sync::Arc};
