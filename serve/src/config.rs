@@ -88,7 +88,7 @@ pub fn format_bytes(b: u64) -> String {
 /// 1, 24 GiB for the others.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DeviceBudgets {
-    /// For devices not named: `Some(None)` unlimited, `None` the default (free memory).
+    /// For devices not named: `Some(None)` unlimited, `None` the default (unlimited too).
     pub all: Option<Option<u64>>,
     /// By device (label or index), in the order given.
     pub named: Vec<(String, Option<u64>)>,
@@ -137,8 +137,9 @@ impl std::str::FromStr for DeviceBudgets {
 }
 
 impl DeviceBudgets {
-    /// Assigns the budgets to `devices`: a named one, else the one for every device, else the
-    /// default — the free memory the backend reports for an accelerator, unlimited otherwise.
+    /// Assigns the budgets to `devices`: a named one, else the one for every device, else none
+    /// (unlimited: the device is only counted, and a backend with memory tiers, like the CUDA
+    /// backend's streaming of bases, decides for itself).
     /// A name that matches no device (or a bare index that matches several) is an error.
     pub fn apply(&self, devices: &mut [DeviceSpec]) -> Result<()> {
         let labels = || {
@@ -186,20 +187,11 @@ impl DeviceBudgets {
         for (d, c) in devices.iter_mut().zip(chosen) {
             d.memory_budget = match c.or(self.all) {
                 Some(b) => b,
-                None => default_device_budget(d.backend.as_ref()),
+                None => None,
             };
         }
         Ok(())
     }
-}
-
-/// The default budget of a device: the free memory an accelerator reports now; none for a
-/// backend whose memory is the host's (the host budget covers it) or that reports nothing.
-fn default_device_budget(b: &dyn Backend) -> Option<u64> {
-    if !b.info().capabilities.accelerator {
-        return None;
-    }
-    b.memory_info().ok().map(|m| m.free).filter(|&f| f > 0)
 }
 
 /// One `[[device]]` table: a backend and the devices it drives.
@@ -257,7 +249,7 @@ pub struct ServeConfig {
     /// Host bytes for synthesised partitions. Default: half the free memory.
     pub memory_budget: Option<ByteSize>,
     /// Per-device memory budgets (see [`DeviceBudgets`]): `"0=40GiB,1=20GiB"`, `"24GiB"`.
-    /// Default: for an accelerator, the free memory it reports at start; otherwise unlimited.
+    /// Default: unlimited (counted only; the backend's own tiers decide).
     pub device_memory_budget: Option<String>,
     /// Bytes of decoded parameters kept resident. Default: a quarter of the free memory.
     pub params_budget: Option<ByteSize>,

@@ -95,8 +95,8 @@ pub struct ServeArgs {
     /// Memory budget per device: the points of the parameters resident on it and the
     /// partitions on it. `SIZE` for every device, or `DEVICE=SIZE,...` with DEVICE a label from
     /// `bellows status` (`cuda:1`) or a bare device index (`0=40GiB,1=20GiB`); SIZE may be
-    /// `unlimited` [default: the free memory an accelerator reports at start; unlimited for the
-    /// CPU].
+    /// `unlimited` [default: unlimited, counted only (`bellows status` shows it); the CUDA
+    /// backend streams bases that do not fit its GPU].
     #[arg(long = "device-memory-budget", value_name = "SPEC",
           value_parser = parse_device_budgets)]
     pub device_memory_budget: Option<String>,

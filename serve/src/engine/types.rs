@@ -160,7 +160,7 @@ pub struct DeviceSpec {
     pub fallback: bool,
     /// Bytes this device may hold: the points of the parameters resident on it and the
     /// partitions on it (see the engine's docs). `None`: unlimited. In `bellows serve`: from
-    /// `--device-memory-budget`, else the free memory an accelerator reports at start.
+    /// `--device-memory-budget`, else unlimited.
     pub memory_budget: Option<u64>,
 }
 
