@@ -1,9 +1,11 @@
 //! `bellows serve` end to end, through the built binary: prove/submit/await/status/cancel, proofs
 //! equal to a local `prove --pipeline`, a SIGKILL mid-job and a restart on the same state
-//! directory, a fault-injecting plugin device with the CPU fallback, metrics, tokens and bad
-//! input. Small circuits only (2^10..2^12), so it stays within CI's budget.
+//! directory, a fault-injecting plugin device with the CPU fallback, metrics, tokens, mutual
+//! TLS on a non-loopback address, and bad input. Small circuits only (2^10..2^12), so it stays within CI's budget.
 
 mod common;
+#[path = "../../serve/tests/common/pki.rs"]
+mod pki;
 
 use std::{
     io::{BufRead, BufReader, Read, Write},
@@ -25,6 +27,10 @@ struct Daemon {
 
 impl Daemon {
     fn start(state: &Path, extra: &[&str]) -> Daemon {
+        Self::start_on(state, "127.0.0.1:0", extra)
+    }
+
+    fn start_on(state: &Path, listen: &str, extra: &[&str]) -> Daemon {
         let log = state.with_extension("log");
         let logf = std::fs::OpenOptions::new()
             .create(true)
@@ -32,19 +38,12 @@ impl Daemon {
             .open(&log)
             .unwrap();
         let mut c = Command::new(env!("CARGO_BIN_EXE_bellows"));
-        c.args([
-            "-v",
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--state-dir",
-            s(state),
-        ])
-        .args(extra)
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(logf);
+        c.args(["-v", "serve", "--listen", listen, "--state-dir", s(state)])
+            .args(extra)
+            .env_remove("RUST_LOG")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(logf);
         let mut child = c.spawn().unwrap();
         let mut out = BufReader::new(child.stdout.take().unwrap());
         let mut line = String::new();
@@ -601,4 +600,208 @@ fn garbage_oversized_and_wrong_requests_get_errors_and_the_daemon_keeps_serving(
         0,
     );
     verify(&vk, &pp, &pi);
+}
+
+#[test]
+fn mutual_tls_on_a_remote_address_through_every_client_command() {
+    let d = dir("serve", "mtls");
+    let (params, vk) = setup(&d, 10);
+    let ca = pki::Ca::new("bellows test CA");
+    let ca_pem = ca.write(&d, "ca");
+    let server = ca.leaf(&d, "server", false);
+    let client = ca.leaf(&d, "client", true);
+    let stranger = pki::Ca::new("another CA").leaf(&d, "stranger", true);
+
+    // Mutual TLS is enough for a non-loopback address (no token).
+    let st = d.join("state");
+    let tls_serve = [
+        "--tls-cert",
+        s(&server.cert),
+        "--tls-key",
+        s(&server.key),
+        "--tls-client-ca",
+        s(&ca_pem),
+    ];
+    // Bad files fail the start with the file's name.
+    let (_, err) = run(
+        &[
+            "serve",
+            "--state-dir",
+            s(&st),
+            "--tls-cert",
+            s(&d.join("nope.pem")),
+            "--tls-key",
+            s(&server.key),
+        ],
+        1,
+    );
+    assert!(err.contains("nope.pem"), "{err}");
+    let (_, err) = run(
+        &[
+            "serve",
+            "--state-dir",
+            s(&st),
+            "--tls-cert",
+            s(&server.key),
+            "--tls-key",
+            s(&server.key),
+        ],
+        1,
+    );
+    assert!(err.contains("no certificate"), "{err}");
+
+    let mut extra = vec!["--allow-remote"];
+    extra.extend(tls_serve);
+    let mut daemon = Daemon::start_on(&st, "0.0.0.0:0", &extra);
+    // The certificate names 127.0.0.1 (the daemon listens on every address).
+    daemon.addr = daemon.addr.replace("0.0.0.0", "127.0.0.1");
+    let addr = daemon.addr.clone();
+    let tls = [
+        "--tls-ca",
+        s(&ca_pem),
+        "--tls-cert",
+        s(&client.cert),
+        "--tls-key",
+        s(&client.key),
+    ];
+    let with = |args: &[&str]| {
+        let mut v: Vec<&str> = args.to_vec();
+        v.extend(["--daemon", addr.as_str()]);
+        v.extend(tls);
+        v.iter().map(|x| x.to_string()).collect::<Vec<String>>()
+    };
+    let go = |args: Vec<String>, code: i32| {
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        run(&a, code)
+    };
+    let circuit = ["--circuit", "synthetic", "-k", "10", "--params", s(&params)];
+
+    // prove, submit + await, status, cancel and bench, each over mutual TLS.
+    let (pp, pi) = (d.join("t.proof"), d.join("t.json"));
+    let mut args = vec!["prove"];
+    args.extend(circuit);
+    args.extend(["--count", "2", "--out", s(&pp), "--inputs-out", s(&pi)]);
+    go(with(&args), 0);
+    verify(&vk, &pp, &pi);
+    let (sp, si) = (d.join("u.proof"), d.join("u.json"));
+    let mut args = vec!["submit"];
+    args.extend(circuit);
+    args.extend(["--out", s(&sp), "--inputs-out", s(&si)]);
+    let (out, _) = go(with(&args), 0);
+    let id = out.lines().last().unwrap().trim().to_string();
+    go(with(&["await", &id]), 0);
+    verify(&vk, &sp, &si);
+    let (out, _) = go(with(&["cancel", &id]), 0);
+    assert_eq!(out.trim(), format!("job {id}: done"));
+    let (out, _) = go(with(&["status", "--json"]), 0);
+    let st: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(st["devices"][0]["partitions"], 3);
+    let mut args = vec!["bench"];
+    args.extend(circuit);
+    args.extend(["--count", "1", "--json"]);
+    let (out, _) = go(with(&args), 0);
+    let b: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(b["mode"], "daemon");
+    // The same settings from the environment.
+    let o = cmd(&["status", "--daemon", &addr])
+        .env("BELLOWS_TLS_CA", &ca_pem)
+        .env("BELLOWS_TLS_CERT", &client.cert)
+        .env("BELLOWS_TLS_KEY", &client.key)
+        .output()
+        .unwrap();
+    check(&o, &["status"], 0);
+
+    // Refused: no client certificate, another CA's certificate, plain text.
+    let (_, err) = run(&["status", "--daemon", &addr, "--tls-ca", s(&ca_pem)], 1);
+    assert!(err.contains("requires a client certificate"), "{err}");
+    let (_, err) = run(
+        &[
+            "status",
+            "--daemon",
+            &addr,
+            "--tls-ca",
+            s(&ca_pem),
+            "--tls-cert",
+            s(&stranger.cert),
+            "--tls-key",
+            s(&stranger.key),
+        ],
+        1,
+    );
+    assert!(err.contains("refused this client's certificate"), "{err}");
+    let (_, err) = run(&["status", "--daemon", &addr], 1);
+    assert!(err.contains("--tls-ca"), "{err}");
+    // A certificate without its key is a usage error before any connection.
+    let (_, err) = run(
+        &[
+            "status",
+            "--daemon",
+            &addr,
+            "--tls-ca",
+            s(&ca_pem),
+            "--tls-cert",
+            s(&client.cert),
+        ],
+        1,
+    );
+    assert!(err.contains("--tls-key"), "{err}");
+}
+
+#[test]
+fn device_memory_budgets_are_set_shown_and_refuse_what_cannot_fit() {
+    let d = dir("serve", "device-budget");
+    let (params, _) = setup(&d, 10);
+    let st = d.join("state");
+    // A malformed budget is a usage error; a device that does not exist, an error naming those
+    // that do.
+    let (_, err) = run(
+        &[
+            "serve",
+            "--state-dir",
+            s(&st),
+            "--device-memory-budget",
+            "0=lots",
+        ],
+        2,
+    );
+    assert!(err.contains("invalid value '0=lots'"), "{err}");
+    let (_, err) = run(
+        &[
+            "serve",
+            "--state-dir",
+            s(&st),
+            "--device-memory-budget",
+            "3=1GiB",
+        ],
+        1,
+    );
+    assert!(err.contains("no device \"3\" (devices: cpu)"), "{err}");
+
+    let daemon = Daemon::start(&st, &["--device-memory-budget", "cpu=64KiB"]);
+    let sj = status_json(&daemon.addr);
+    assert_eq!(sj["devices"][0]["memory_budget_bytes"], 64 << 10);
+    assert_eq!(sj["devices"][0]["memory_reserved_bytes"], 0);
+    // A 2^10 partition and its parameters' points need more than 64 KiB: refused at once.
+    let (_, err) = run(
+        &[
+            "prove",
+            "--daemon",
+            &daemon.addr,
+            "--params",
+            s(&params),
+            "--circuit",
+            "synthetic",
+            "-k",
+            "10",
+            "--out",
+            s(&d.join("x.proof")),
+        ],
+        1,
+    );
+    assert!(
+        err.contains("does not fit any device's memory budget") && err.contains("cpu 64.0 KiB"),
+        "{err}"
+    );
+    let (text, _) = run(&["status", "--daemon", &daemon.addr], 0);
+    assert!(text.contains("memory 0 B of 64.0 KiB"), "{text}");
 }

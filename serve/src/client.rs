@@ -8,6 +8,7 @@ use tonic::{
 use crate::{
     error::{Result, ServeError},
     proto::prover_client::ProverClient,
+    tls::{error_chain, ClientTls},
 };
 
 /// The default daemon address for clients: `BELLOWS_DAEMON`, else the daemon's default.
@@ -43,28 +44,64 @@ impl tonic::service::Interceptor for Bearer {
 /// A connected client.
 pub type Client = ProverClient<InterceptedService<Channel, Bearer>>;
 
-/// Connects to the daemon at `addr` (`HOST:PORT` or `http://HOST:PORT`).
+/// Connects to the daemon at `addr` (`HOST:PORT` or `http://HOST:PORT`) in plain text.
 pub async fn connect(addr: &str, token: Option<String>) -> Result<Client> {
-    let url = if addr.contains("://") {
-        addr.to_string()
-    } else {
-        format!("http://{addr}")
-    };
+    connect_with(addr, token, None).await
+}
+
+/// Connects to the daemon at `addr` (`HOST:PORT`, `http://HOST:PORT` or `https://HOST:PORT`),
+/// over TLS when `tls` is given (then a bare `HOST:PORT` means `https://`).
+pub async fn connect_with(
+    addr: &str,
+    token: Option<String>,
+    tls: Option<&ClientTls>,
+) -> Result<Client> {
     let err = |reason: String| ServeError::Connect {
         addr: addr.to_string(),
         reason,
     };
-    let endpoint = Channel::from_shared(url).map_err(|e| err(e.to_string()))?;
-    let channel = endpoint
-        .connect_timeout(std::time::Duration::from_secs(10))
-        .connect()
-        .await
-        .map_err(|e| {
-            err(format!(
-                "{e} (is `bellows serve` running there? the default is {})",
-                crate::config::DEFAULT_LISTEN
+    let url = match (addr.split_once("://"), tls) {
+        (None, None) => format!("http://{addr}"),
+        (None, Some(_)) => format!("https://{addr}"),
+        (Some(("http", _)), None) | (Some(("https", _)), Some(_)) => addr.to_string(),
+        (Some(("http", _)), Some(_)) => {
+            return Err(err(
+                "the address says http:// (plain text) but TLS options were given: write \
+                 https:// or HOST:PORT"
+                    .into(),
             ))
-        })?;
+        }
+        (Some(("https", _)), None) => {
+            return Err(err(
+                "https:// needs the CA that signed the daemon's certificate (--tls-ca FILE or \
+                 BELLOWS_TLS_CA)"
+                    .into(),
+            ))
+        }
+        (Some((scheme, _)), _) => {
+            return Err(err(format!(
+                "unknown scheme {scheme}:// (HOST:PORT, http:// or https://)"
+            )))
+        }
+    };
+    let mut endpoint = Channel::from_shared(url)
+        .map_err(|e| err(e.to_string()))?
+        .connect_timeout(std::time::Duration::from_secs(10));
+    if let Some(t) = tls {
+        endpoint = endpoint
+            .tls_config(t.load()?)
+            .map_err(|e| err(format!("TLS: {}", error_chain(&e))))?;
+    }
+    let channel = endpoint.connect().await.map_err(|e| {
+        err(format!(
+            "{}{}",
+            error_chain(&e),
+            connect_hint(&error_chain(&e), tls.is_some())
+        ))
+    })?;
+    if let Some(t) = tls {
+        probe_tls(&channel, t).await.map_err(err)?;
+    }
     let bearer = match token {
         Some(t) => Some(
             format!("Bearer {t}")
@@ -79,7 +116,105 @@ pub async fn connect(addr: &str, token: Option<String>) -> Result<Client> {
     )
 }
 
-/// A daemon's error status as a [`ServeError`].
+/// With TLS 1.3 the daemon checks a client certificate after the client considers the
+/// handshake done, so a refusal shows only as a connection closed on the first call, without
+/// the reason. One cheap call (Backends) right after connecting turns that into an error that
+/// says what the daemon wants, from what this client sent.
+async fn probe_tls(channel: &Channel, tls: &ClientTls) -> std::result::Result<(), String> {
+    let mut c = ProverClient::new(channel.clone());
+    let Err(s) = c.backends(crate::proto::BackendsRequest {}).await else {
+        return Ok(());
+    };
+    match s.code() {
+        // The call reached the service (a token missing is for the first real call to report).
+        tonic::Code::Unauthenticated
+        | tonic::Code::PermissionDenied
+        | tonic::Code::Unimplemented => Ok(()),
+        _ => {
+            let detail = rpc_error(s).to_string();
+            // The daemon's alert, when it arrived in time, already says why (with a hint).
+            if detail.contains("(mutual TLS)") || detail.contains("refused this client's") {
+                return Err(format!(
+                    "the daemon closed the connection after the TLS handshake: {detail}"
+                ));
+            }
+            Err(if tls.cert.is_some() {
+                format!(
+                    "the daemon closed the connection after the TLS handshake: it refused this \
+                     client's certificate (--tls-cert): it must be signed by the daemon's client \
+                     CA (tls_client_ca), be valid now and be made for client authentication \
+                     ({detail})"
+                )
+            } else {
+                format!(
+                    "the daemon closed the connection after the TLS handshake: it requires a \
+                     client certificate (mutual TLS): give --tls-cert and --tls-key, signed by \
+                     the daemon's client CA ({detail})"
+                )
+            })
+        }
+    }
+}
+
+/// What to try, given why connecting or a call failed (TLS on one side only, a certificate the
+/// other side refused).
+fn connect_hint(reason: &str, tls: bool) -> String {
+    let r = reason.to_ascii_lowercase();
+    let hint = if r.contains("certificaterequired") || r.contains("certificate required") {
+        "; the daemon requires a client certificate (mutual TLS): give --tls-cert and --tls-key"
+    } else if r.contains("unknownca") || r.contains("unknown ca") || r.contains("badcertificate") {
+        "; the daemon refused this client's certificate (--tls-cert): it must be signed by the \
+         daemon's client CA (tls_client_ca), be valid now and be made for client authentication"
+    } else if r.contains("unknownissuer") || r.contains("unknown issuer") {
+        "; the daemon's certificate is not signed by the CA given with --tls-ca"
+    } else if r.contains("notvalidforname") || r.contains("not valid for name") {
+        "; the daemon's certificate does not name this host: connect by a name it carries, or \
+         give --tls-domain NAME"
+    } else if tls && (r.contains("invalidcontenttype") || r.contains("corrupt message")) {
+        "; the daemon does not speak TLS there (connect without --tls-ca)"
+    } else if tls {
+        "; is `bellows serve` running there with TLS?"
+    } else if r.contains("connection reset")
+        || r.contains("broken pipe")
+        || r.contains("h2 protocol error")
+        || r.contains("frame with invalid size")
+        || r.contains("connection closed")
+        || r.contains("unexpected eof")
+    {
+        "; if the daemon serves TLS, give the CA that signed its certificate (--tls-ca FILE or \
+         BELLOWS_TLS_CA)"
+    } else {
+        return format!(
+            " (is `bellows serve` running there? the default is {})",
+            crate::config::DEFAULT_LISTEN
+        );
+    };
+    hint.to_string()
+}
+
+/// A daemon's error status as a [`ServeError`] (with what to try when the cause is TLS: with
+/// TLS 1.3 a refused client certificate shows on the first call, not at connection).
 pub fn rpc_error(s: Status) -> ServeError {
-    ServeError::Rpc(format!("{} ({:?})", s.message(), s.code()))
+    let mut msg = s.message().to_string();
+    if let Some(src) = std::error::Error::source(&s) {
+        let chain = error_chain(src);
+        if !msg.contains(&chain) {
+            msg = format!("{msg}: {chain}");
+        }
+    }
+    let hint = match s.code() {
+        tonic::Code::Unavailable
+        | tonic::Code::Unknown
+        | tonic::Code::Internal
+        | tonic::Code::Cancelled => {
+            let h = connect_hint(&msg, false);
+            if h.starts_with(" (is") {
+                String::new()
+            } else {
+                h
+            }
+        }
+        _ => String::new(),
+    };
+    ServeError::Rpc(format!("{msg} ({:?}){hint}", s.code()))
 }

@@ -9,6 +9,7 @@ use serde::Deserialize;
 use crate::{
     engine::{DeviceSpec, EngineConfig},
     error::{Result, ServeError},
+    tls::ServerTls,
 };
 
 /// The default gRPC address: loopback only.
@@ -69,6 +70,130 @@ pub fn parse_bytes(s: &str) -> std::result::Result<u64, String> {
     Ok(bytes as u64)
 }
 
+/// Bytes for people: `40.00 GiB`, `512.0 MiB`, `64.0 KiB`, `unlimited` for `u64::MAX`.
+pub fn format_bytes(b: u64) -> String {
+    match b {
+        u64::MAX => "unlimited".into(),
+        b if b >= 1 << 30 => format!("{:.2} GiB", b as f64 / (1u64 << 30) as f64),
+        b if b >= 1 << 20 => format!("{:.1} MiB", b as f64 / (1u64 << 20) as f64),
+        b if b >= 1 << 10 => format!("{:.1} KiB", b as f64 / 1024.0),
+        b => format!("{b} B"),
+    }
+}
+
+/// Per-device memory budgets (`--device-memory-budget`): `SIZE` for every device, or
+/// comma-separated `DEVICE=SIZE` entries, where DEVICE is a device's label (`cuda:1`,
+/// `cpu-fallback`, as `bellows status` shows them) or a bare index N for the device labelled
+/// `NAME:N`, and SIZE is a byte size (`40GiB`) or `unlimited`. `24GiB,1=8GiB`: 8 GiB for device
+/// 1, 24 GiB for the others.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DeviceBudgets {
+    /// For devices not named: `Some(None)` unlimited, `None` the default (unlimited too).
+    pub all: Option<Option<u64>>,
+    /// By device (label or index), in the order given.
+    pub named: Vec<(String, Option<u64>)>,
+}
+
+impl std::str::FromStr for DeviceBudgets {
+    type Err = String;
+    fn from_str(text: &str) -> std::result::Result<Self, String> {
+        let size = |v: &str| -> std::result::Result<Option<u64>, String> {
+            match v.trim().to_ascii_lowercase().as_str() {
+                "unlimited" | "none" => Ok(None),
+                _ => match parse_bytes(v)? {
+                    0 => Err(format!("{v:?}: a budget of 0 bytes admits nothing")),
+                    b => Ok(Some(b)),
+                },
+            }
+        };
+        let mut out = DeviceBudgets::default();
+        for part in text.split(',').map(str::trim) {
+            if part.is_empty() {
+                return Err(format!(
+                    "{text:?}: an empty entry (SIZE, or DEVICE=SIZE like 0=40GiB,1=20GiB)"
+                ));
+            }
+            match part.split_once('=') {
+                Some((dev, v)) => {
+                    let dev = dev.trim();
+                    if dev.is_empty() {
+                        return Err(format!("{part:?}: no device before '='"));
+                    }
+                    if out.named.iter().any(|(d, _)| d == dev) {
+                        return Err(format!("device {dev:?} is given twice"));
+                    }
+                    out.named.push((dev.to_string(), size(v)?));
+                }
+                None => {
+                    if out.all.is_some() {
+                        return Err(format!("{text:?}: more than one budget for every device"));
+                    }
+                    out.all = Some(size(part)?);
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl DeviceBudgets {
+    /// Assigns the budgets to `devices`: a named one, else the one for every device, else none
+    /// (unlimited: the device is only counted, and a backend with memory tiers, like the CUDA
+    /// backend's streaming of bases, decides for itself).
+    /// A name that matches no device (or a bare index that matches several) is an error.
+    pub fn apply(&self, devices: &mut [DeviceSpec]) -> Result<()> {
+        let labels = || {
+            devices
+                .iter()
+                .map(|d| d.label.clone())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let mut chosen: Vec<Option<Option<u64>>> = vec![None; devices.len()];
+        for (name, budget) in &self.named {
+            let hits: Vec<usize> = match name.parse::<usize>() {
+                Ok(n) => devices
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, d)| {
+                        d.label.rsplit_once(':').map(|(_, i)| i) == Some(&n.to_string())
+                    })
+                    .map(|(i, _)| i)
+                    .collect(),
+                Err(_) => devices
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, d)| &d.label == name)
+                    .map(|(i, _)| i)
+                    .collect(),
+            };
+            match hits.as_slice() {
+                [] => {
+                    return Err(ServeError::Config(format!(
+                        "--device-memory-budget: no device {name:?} (devices: {})",
+                        labels()
+                    )))
+                }
+                [i] => chosen[*i] = Some(*budget),
+                _ => {
+                    return Err(ServeError::Config(format!(
+                        "--device-memory-budget: {name:?} names several devices; use a label \
+                         (devices: {})",
+                        labels()
+                    )))
+                }
+            }
+        }
+        for (d, c) in devices.iter_mut().zip(chosen) {
+            d.memory_budget = match c.or(self.all) {
+                Some(b) => b,
+                None => None,
+            };
+        }
+        Ok(())
+    }
+}
+
 /// One `[[device]]` table: a backend and the devices it drives.
 #[derive(Clone, Debug, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -110,12 +235,22 @@ pub struct ServeConfig {
     pub allow_remote: bool,
     /// File holding the bearer token clients must send. Default: none (no token on loopback).
     pub token_file: Option<PathBuf>,
+    /// TLS: the daemon's certificate chain (PEM, leaf first). Default: none (plain text).
+    pub tls_cert: Option<PathBuf>,
+    /// TLS: the daemon's private key (PEM). Required with `tls_cert`.
+    pub tls_key: Option<PathBuf>,
+    /// Mutual TLS: serve only clients whose certificate this CA (PEM) signed. Needs `tls_cert`.
+    /// Default: none (any client; the token, if any, decides).
+    pub tls_client_ca: Option<PathBuf>,
     /// Synthesis threads. Default: half the cores.
     pub synthesis_workers: Option<usize>,
     /// Finaliser threads. Default: 2.
     pub finalizers: Option<usize>,
     /// Host bytes for synthesised partitions. Default: half the free memory.
     pub memory_budget: Option<ByteSize>,
+    /// Per-device memory budgets (see [`DeviceBudgets`]): `"0=40GiB,1=20GiB"`, `"24GiB"`.
+    /// Default: unlimited (counted only; the backend's own tiers decide).
+    pub device_memory_budget: Option<String>,
     /// Bytes of decoded parameters kept resident. Default: a quarter of the free memory.
     pub params_budget: Option<ByteSize>,
     /// Attempts per partition on device errors. Default: 3.
@@ -161,7 +296,8 @@ impl ServeConfig {
         toml::from_str(text).map_err(|e| e.to_string())
     }
 
-    /// The gRPC address, checked: a non-loopback address needs `allow_remote` and a token file.
+    /// The gRPC address, checked: a non-loopback address needs `allow_remote` and a way to
+    /// tell clients apart — a token file, or mutual TLS (`tls_client_ca`), or both.
     pub fn listen_addr(&self) -> Result<SocketAddr> {
         let text = self.listen.as_deref().unwrap_or(DEFAULT_LISTEN);
         let addr: SocketAddr = text.parse().map_err(|_| {
@@ -173,13 +309,14 @@ impl ServeConfig {
             if !self.allow_remote {
                 return Err(ServeError::Config(format!(
                     "listen address {addr} is not a loopback address: give --allow-remote (and a \
-                     token with --token-file) to accept connections from other hosts"
+                     token with --token-file, or mutual TLS with --tls-client-ca) to accept \
+                     connections from other hosts"
                 )));
             }
-            if self.token_file.is_none() {
+            if self.token_file.is_none() && self.tls_client_ca.is_none() {
                 return Err(ServeError::Config(format!(
-                    "listen address {addr} accepts other hosts: a token is required \
-                     (--token-file FILE)"
+                    "listen address {addr} accepts other hosts: a token (--token-file FILE) or \
+                     mutual TLS (--tls-cert, --tls-key and --tls-client-ca) is required"
                 )));
             }
         }
@@ -219,6 +356,31 @@ impl ServeConfig {
             )));
         }
         Ok(Some(t))
+    }
+
+    /// The TLS settings, if the daemon serves TLS (the files are read by
+    /// [`ServerTls::load`]). A certificate without its key, or a client CA without the daemon's
+    /// own certificate, is an error.
+    pub fn tls(&self) -> Result<Option<ServerTls>> {
+        match (&self.tls_cert, &self.tls_key) {
+            (Some(cert), Some(key)) => Ok(Some(ServerTls {
+                cert: cert.clone(),
+                key: key.clone(),
+                client_ca: self.tls_client_ca.clone(),
+            })),
+            (Some(_), None) => Err(ServeError::Config(
+                "a TLS certificate (--tls-cert) needs its private key (--tls-key)".into(),
+            )),
+            (None, Some(_)) => Err(ServeError::Config(
+                "a TLS key (--tls-key) needs its certificate (--tls-cert)".into(),
+            )),
+            (None, None) if self.tls_client_ca.is_some() => Err(ServeError::Config(
+                "mutual TLS (--tls-client-ca) needs the daemon's own certificate and key \
+                 (--tls-cert, --tls-key)"
+                    .into(),
+            )),
+            (None, None) => Ok(None),
+        }
     }
 
     /// The state directory (created if missing).
@@ -334,8 +496,16 @@ impl ServeConfig {
                 workers: 1,
                 g2: G2Policy::Cpu,
                 fallback: true,
+                memory_budget: None,
             });
         }
+        let budgets: DeviceBudgets = match &self.device_memory_budget {
+            Some(t) => t
+                .parse()
+                .map_err(|e| ServeError::Config(format!("device_memory_budget: {e}")))?,
+            None => DeviceBudgets::default(),
+        };
+        budgets.apply(&mut out)?;
         Ok(out)
     }
 }
@@ -359,6 +529,7 @@ fn spec(
         workers,
         g2,
         fallback,
+        memory_budget: None,
     }
 }
 
@@ -422,7 +593,88 @@ mod tests {
         assert!(c.listen_addr().unwrap_err().to_string().contains("token"));
         c.token_file = Some("/nonexistent".into());
         assert!(c.listen_addr().is_ok());
+        // Mutual TLS instead of a token is enough too.
+        c.token_file = None;
+        c.tls_client_ca = Some("/ca.pem".into());
+        assert!(c.listen_addr().is_ok());
         c.listen = Some("not an address".into());
         assert!(c.listen_addr().is_err());
+    }
+
+    #[test]
+    fn device_budgets_parse_and_apply_by_label_or_index() {
+        let b: DeviceBudgets = "24GiB, 1=8GiB, cpu-fallback=unlimited".parse().unwrap();
+        assert_eq!(b.all, Some(Some(24 << 30)));
+        assert_eq!(
+            b.named,
+            vec![("1".into(), Some(8 << 30)), ("cpu-fallback".into(), None)]
+        );
+        for bad in [
+            "",
+            "0=",
+            "=1GiB",
+            "0=0",
+            "1GiB,2GiB",
+            "0=1GiB,0=2GiB",
+            "0=lots",
+        ] {
+            assert!(bad.parse::<DeviceBudgets>().is_err(), "{bad:?} accepted");
+        }
+        let cpu: Arc<dyn Backend> = Arc::new(bellows_cpu::CpuBackend::new());
+        let dev = || spec("cpu", None, cpu.clone(), 1, G2Policy::Cpu, false);
+        let mut devs = vec![dev(), dev(), dev()];
+        devs[0].label = "gpu:0".into();
+        devs[1].label = "gpu:1".into();
+        devs[2].label = "cpu-fallback".into();
+        b.apply(&mut devs).unwrap();
+        let got: Vec<_> = devs.iter().map(|d| d.memory_budget).collect();
+        assert_eq!(got, vec![Some(24 << 30), Some(8 << 30), None]);
+        // Without an entry for every device, the CPU (not an accelerator) is unlimited.
+        "gpu:0=1GiB"
+            .parse::<DeviceBudgets>()
+            .unwrap()
+            .apply(&mut devs)
+            .unwrap();
+        let got: Vec<_> = devs.iter().map(|d| d.memory_budget).collect();
+        assert_eq!(got, vec![Some(1 << 30), None, None]);
+        let e = "7=1GiB"
+            .parse::<DeviceBudgets>()
+            .unwrap()
+            .apply(&mut devs)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("no device \"7\"") && e.contains("gpu:1"), "{e}");
+        devs[2].label = "other:1".into();
+        let e = "1=1GiB"
+            .parse::<DeviceBudgets>()
+            .unwrap()
+            .apply(&mut devs)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("several devices"), "{e}");
+    }
+
+    #[test]
+    fn tls_settings_come_in_pairs() {
+        let mut c = ServeConfig::default();
+        assert_eq!(c.tls().unwrap(), None);
+        c.tls_client_ca = Some("/ca.pem".into());
+        assert!(c.tls().unwrap_err().to_string().contains("--tls-cert"));
+        c.tls_cert = Some("/cert.pem".into());
+        assert!(c.tls().unwrap_err().to_string().contains("--tls-key"));
+        c.tls_cert = None;
+        c.tls_key = Some("/key.pem".into());
+        assert!(c.tls().unwrap_err().to_string().contains("--tls-cert"));
+        c.tls_cert = Some("/cert.pem".into());
+        let t = c.tls().unwrap().unwrap();
+        assert_eq!(
+            t.client_ca.as_deref(),
+            Some(std::path::Path::new("/ca.pem"))
+        );
+        let f = ServeConfig::from_toml(
+            "tls_cert = \"/cert.pem\"\ntls_key = \"/key.pem\"\ntls_client_ca = \"/ca.pem\"",
+        )
+        .unwrap();
+        assert_eq!(f.tls().unwrap(), Some(t));
     }
 }

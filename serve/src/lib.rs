@@ -8,6 +8,7 @@
 //!   default, so that no accepted job is lost;
 //! - [`params`]: parameters resident across jobs, keyed by file digest, evicted LRU;
 //! - [`server`]: the gRPC service (`proto/bellows.proto`), the token check, Prometheus metrics;
+//! - [`tls`]: TLS and mutual TLS for the gRPC listener and its clients;
 //! - [`client`]: what the command line's client subcommands use;
 //! - [`config`]: the TOML configuration.
 
@@ -23,6 +24,7 @@ pub mod metrics;
 pub mod params;
 pub mod server;
 pub mod store;
+pub mod tls;
 
 /// The generated gRPC types and stubs of `proto/bellows.proto` (package `bellows.v1`).
 #[allow(missing_docs, clippy::all, clippy::pedantic)]

@@ -33,6 +33,7 @@ pub struct Metrics {
     device_busy: Family<Labels, Counter<f64, AtomicU64>>,
     phases: Family<Labels, Histogram, fn() -> Histogram>,
     memory: Family<Labels, Gauge>,
+    device_memory: Family<Labels, Gauge>,
     retries: Counter,
     errors: Family<Labels, Counter>,
 }
@@ -83,6 +84,13 @@ impl Metrics {
              assembled), params_budget and params_resident (decoded parameters)",
             memory.clone(),
         );
+        let device_memory = Family::<Labels, Gauge>::default();
+        registry.register(
+            "device_memory_bytes",
+            "Each device's memory budget (absent: unlimited) and the bytes it holds against it \
+             (resident parameter points and partitions on the device)",
+            device_memory.clone(),
+        );
         let retries = Counter::default();
         registry.register(
             "retries",
@@ -103,6 +111,7 @@ impl Metrics {
             device_busy,
             phases,
             memory,
+            device_memory,
             retries,
             errors,
         }
@@ -156,6 +165,24 @@ impl Metrics {
                 .get_or_create(&label("kind", k))
                 .set(i64::try_from(v).unwrap_or(i64::MAX));
         }
+    }
+
+    /// Sets device `device`'s memory gauges.
+    pub fn set_device_memory(&self, device: &str, budget: Option<u64>, reserved: u64) {
+        let g = |kind: &str| {
+            vec![
+                ("device".to_string(), device.to_string()),
+                ("kind".to_string(), kind.to_string()),
+            ]
+        };
+        if let Some(b) = budget {
+            self.device_memory
+                .get_or_create(&g("budget"))
+                .set(i64::try_from(b).unwrap_or(i64::MAX));
+        }
+        self.device_memory
+            .get_or_create(&g("reserved"))
+            .set(i64::try_from(reserved).unwrap_or(i64::MAX));
     }
 
     /// Counts a retry.

@@ -98,6 +98,9 @@ pub struct ParamsEntry {
     id: FileId,
     loaded: Mutex<Option<Loaded>>,
     keys: Mutex<HashMap<usize, Arc<ProvingKey>>>,
+    /// Bit d: a proving key for device d exists (its bases are resident there). Read without a
+    /// lock by the per-device memory accounting ([`crate::engine`]).
+    resident_on: AtomicU64,
     last_used: AtomicU64,
     decodes: AtomicU64,
 }
@@ -123,6 +126,11 @@ impl ParamsEntry {
     /// How many times the file was decoded (once, unless evicted and needed again).
     pub fn decodes(&self) -> u64 {
         self.decodes.load(Ordering::Relaxed)
+    }
+
+    /// Whether its bases are resident on device `device` (a proving key exists there).
+    pub fn is_resident_on(&self, device: usize) -> bool {
+        device < 64 && self.resident_on.load(Ordering::SeqCst) & (1u64 << device) != 0
     }
 
     /// The devices (indices) it is resident on.
@@ -231,6 +239,7 @@ impl ParamsCache {
             id,
             loaded: Mutex::new(None),
             keys: Mutex::new(HashMap::new()),
+            resident_on: AtomicU64::new(0),
             last_used: AtomicU64::new(self.tick.fetch_add(1, Ordering::Relaxed)),
             decodes: AtomicU64::new(0),
         });
@@ -278,6 +287,7 @@ impl ParamsCache {
         });
         // Keys made from the previous decoding (if any) hold other point vectors.
         entry.keys.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        entry.resident_on.store(0, Ordering::SeqCst);
         drop(loaded);
         self.enforce_budget(&entry.digest);
         Ok(params)
@@ -302,7 +312,32 @@ impl ParamsCache {
         }
         let k = Arc::new(ProvingKey::with_g2_policy(params, backend.clone(), g2)?);
         keys.insert(device, k.clone());
+        if device < 64 {
+            entry.resident_on.fetch_or(1u64 << device, Ordering::SeqCst);
+        }
         Ok(k)
+    }
+
+    /// Drops the proving key of `entry` on device `device` only (its bases there are freed once
+    /// no partition in flight holds the key); the decoded parameters stay.
+    pub fn evict_device(&self, entry: &ParamsEntry, device: usize) {
+        let removed = entry
+            .keys
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&device)
+            .is_some();
+        if device < 64 {
+            entry
+                .resident_on
+                .fetch_and(!(1u64 << device), Ordering::SeqCst);
+        }
+        if removed {
+            tracing::info!(
+                "parameters {} evicted from device {device} (its memory budget)",
+                entry.path.display()
+            );
+        }
     }
 
     /// Bytes of decoded parameters held now.
@@ -360,6 +395,7 @@ impl ParamsCache {
 
     fn unload(e: &ParamsEntry) {
         e.keys.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        e.resident_on.store(0, Ordering::SeqCst);
         *e.loaded.lock().unwrap_or_else(|e| e.into_inner()) = None;
         tracing::info!("parameters {} evicted", e.path.display());
     }

@@ -287,6 +287,7 @@ pub struct Daemon {
     listener: tokio::net::TcpListener,
     metrics_listener: Option<tokio::net::TcpListener>,
     auth: Auth,
+    tls: Option<tonic::transport::ServerTlsConfig>,
     max_request: usize,
     result_ttl: u64,
     fetched_ttl: u64,
@@ -305,6 +306,31 @@ impl Daemon {
         let addr = cfg.listen_addr()?;
         let metrics_addr = cfg.metrics_addr()?;
         let token = cfg.token()?;
+        // The TLS files are read and checked before anything else starts.
+        let tls = match cfg.tls()? {
+            Some(t) => {
+                let c = t.load()?;
+                tracing::info!(
+                    "TLS with {}{}",
+                    t.cert.display(),
+                    t.client_ca
+                        .as_ref()
+                        .map(|ca| format!(
+                            "; mutual TLS: clients need a certificate signed by {}",
+                            ca.display()
+                        ))
+                        .unwrap_or_default()
+                );
+                Some(c)
+            }
+            None => None,
+        };
+        if tls.is_none() && token.is_some() && !addr.ip().is_loopback() {
+            tracing::warn!(
+                "listening on {addr} without TLS: the token crosses the network in plain text \
+                 (give --tls-cert and --tls-key, or keep the network private)"
+            );
+        }
         let state = cfg.state_dir()?;
         let store: Arc<dyn JobStore> = Arc::new(SqliteStore::open(&state.join("jobs.sqlite"))?);
         let devices = cfg.open_devices(threads)?;
@@ -358,6 +384,7 @@ impl Daemon {
             listener,
             metrics_listener,
             auth: Auth::new(token),
+            tls,
             max_request: cfg.max_request_bytes.map_or(4 << 20, |b| b.0 as usize),
             result_ttl: cfg.result_ttl_s.unwrap_or(7 * 24 * 3600),
             fetched_ttl: cfg.fetched_ttl_s.unwrap_or(3600),
@@ -386,6 +413,13 @@ impl Daemon {
     /// Serves until `shutdown` completes, then stops the engine (queued work stays journaled).
     pub async fn serve(self, shutdown: impl std::future::Future<Output = ()> + Send) -> Result<()> {
         let engine = self.engine.clone();
+        let mut builder = tonic::transport::Server::builder();
+        if let Some(tls) = self.tls {
+            // Checked by `start` already (ServerTls::load).
+            builder = builder
+                .tls_config(tls)
+                .map_err(|e| ServeError::Config(format!("TLS: {}", crate::tls::error_chain(&e))))?;
+        }
         if let Some(l) = self.metrics_listener {
             let m = engine.metrics().clone();
             let app = axum::Router::new().route(
@@ -436,13 +470,13 @@ impl Daemon {
             .max_encoding_message_size(usize::MAX);
         let svc = tonic::service::interceptor::InterceptedService::new(svc, self.auth);
         let incoming = tokio_stream::wrappers::TcpListenerStream::new(self.listener);
-        let r = tonic::transport::Server::builder()
+        let r = builder
             .add_service(svc)
             .serve_with_incoming_shutdown(incoming, shutdown)
             .await;
         let e = engine.clone();
         let _ = tokio::task::spawn_blocking(move || e.shutdown()).await;
-        r.map_err(|e| ServeError::Rpc(format!("gRPC server: {e}")))
+        r.map_err(|e| ServeError::Rpc(format!("gRPC server: {}", crate::tls::error_chain(&e))))
     }
 }
 

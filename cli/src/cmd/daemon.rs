@@ -8,8 +8,10 @@ use std::{
 
 use bellows_serve::{
     client::{self, rpc_error, Client},
+    config::format_bytes,
     job::decode_inputs,
     proto::{self, submit_request::Kind},
+    tls::ClientTls,
 };
 use blstrs::Scalar;
 use clap::Args;
@@ -64,6 +66,9 @@ pub struct DaemonArgs {
     /// File holding the daemon's token [default: BELLOWS_TOKEN].
     #[arg(long = "token-file", value_name = "FILE")]
     pub token_file: Option<PathBuf>,
+    /// TLS to the daemon.
+    #[command(flatten)]
+    pub tls: TlsArgs,
     /// Job priority on the daemon: higher runs first, overtaking queued partitions of lower.
     #[arg(
         long,
@@ -74,10 +79,52 @@ pub struct DaemonArgs {
     pub priority: i32,
 }
 
-/// The daemon to talk to (`--daemon`, else the default) and its token.
-fn target(d: &DaemonArgs) -> Result<(String, Option<String>)> {
+/// A client's TLS options (every command that talks to a daemon has them).
+#[derive(Debug, Args, Clone, Default)]
+pub struct TlsArgs {
+    /// Connect over TLS, trusting the daemon's certificate if this CA (PEM) signed it
+    /// [default: BELLOWS_TLS_CA; none: plain text].
+    #[arg(long = "tls-ca", value_name = "FILE")]
+    pub tls_ca: Option<PathBuf>,
+    /// Mutual TLS: this client's certificate (PEM), signed by the daemon's client CA
+    /// [default: BELLOWS_TLS_CERT].
+    #[arg(long = "tls-cert", value_name = "FILE")]
+    pub tls_cert: Option<PathBuf>,
+    /// Mutual TLS: this client's private key (PEM) [default: BELLOWS_TLS_KEY].
+    #[arg(long = "tls-key", value_name = "FILE")]
+    pub tls_key: Option<PathBuf>,
+    /// The name the daemon's certificate must carry [default: the host of the address].
+    #[arg(long = "tls-domain", value_name = "NAME")]
+    pub tls_domain: Option<String>,
+}
+
+/// How a client authenticates to a daemon: a token, TLS, or both.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Creds {
+    pub(crate) token: Option<String>,
+    pub(crate) tls: Option<ClientTls>,
+}
+
+impl Creds {
+    /// The token (`--token-file`, else `BELLOWS_TOKEN`) and TLS settings (flags, else the
+    /// `BELLOWS_TLS_*` variables).
+    pub(crate) fn from_args(token_file: Option<&Path>, t: &TlsArgs) -> Result<Self> {
+        Ok(Self {
+            token: client::token(token_file)?,
+            tls: ClientTls::resolve(
+                t.tls_ca.as_deref(),
+                t.tls_cert.as_deref(),
+                t.tls_key.as_deref(),
+                t.tls_domain.as_deref(),
+            )?,
+        })
+    }
+}
+
+/// The daemon to talk to (`--daemon`, else the default) and how to authenticate.
+fn target(d: &DaemonArgs) -> Result<(String, Creds)> {
     let addr = d.daemon.clone().unwrap_or_else(client::default_addr);
-    Ok((addr, client::token(d.token_file.as_deref())?))
+    Ok((addr, Creds::from_args(d.token_file.as_deref(), &d.tls)?))
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime> {
@@ -87,8 +134,8 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
         .map_err(|e| CliError::Daemon(format!("starting the async runtime: {e}")))
 }
 
-pub(crate) async fn connect(addr: &str, token: Option<String>) -> Result<Client> {
-    Ok(client::connect(addr, token).await?)
+pub(crate) async fn connect(addr: &str, creds: Creds) -> Result<Client> {
+    Ok(client::connect_with(addr, creds.token, creds.tls.as_ref()).await?)
 }
 
 pub(crate) fn absolute(p: &Path) -> String {
@@ -252,10 +299,10 @@ fn write(
 pub fn prove(a: &ProveArgs) -> Result<()> {
     check_outputs(&a.out, a.inputs_out.as_deref(), a.force)?;
     let req = request(a)?;
-    let (addr, token) = target(&a.daemon)?;
+    let (addr, creds) = target(&a.daemon)?;
     let t = Instant::now();
     let ev = runtime()?.block_on(async {
-        let mut c = connect(&addr, token).await?;
+        let mut c = connect(&addr, creds).await?;
         let stream = c.prove(req).await.map_err(rpc_error)?.into_inner();
         follow(stream, "proving").await
     })?;
@@ -273,9 +320,9 @@ pub fn prove(a: &ProveArgs) -> Result<()> {
 pub fn submit(a: &ProveArgs) -> Result<()> {
     check_outputs(&a.out, a.inputs_out.as_deref(), a.force)?;
     let req = request(a)?;
-    let (addr, token) = target(&a.daemon)?;
+    let (addr, creds) = target(&a.daemon)?;
     let id = runtime()?.block_on(async {
-        let mut c = connect(&addr, token).await?;
+        let mut c = connect(&addr, creds).await?;
         Ok::<_, CliError>(c.submit(req).await.map_err(rpc_error)?.into_inner().job_id)
     })?;
     errln!(
@@ -308,9 +355,9 @@ pub struct AwaitArgs {
 
 /// `bellows await JOB`.
 pub fn await_job(a: &AwaitArgs) -> Result<()> {
-    let (addr, token) = target(&a.daemon)?;
+    let (addr, creds) = target(&a.daemon)?;
     let ev = runtime()?.block_on(async {
-        let mut c = connect(&addr, token).await?;
+        let mut c = connect(&addr, creds).await?;
         let stream = c
             .r#await(proto::AwaitRequest {
                 job_id: a.job,
@@ -367,9 +414,9 @@ fn state_name(s: i32) -> &'static str {
 
 /// `bellows cancel JOB`.
 pub fn cancel(a: &CancelArgs) -> Result<()> {
-    let (addr, token) = target(&a.daemon)?;
+    let (addr, creds) = target(&a.daemon)?;
     let st = runtime()?.block_on(async {
-        let mut c = connect(&addr, token).await?;
+        let mut c = connect(&addr, creds).await?;
         Ok::<_, CliError>(
             c.cancel(proto::CancelRequest { job_id: a.job })
                 .await
@@ -417,7 +464,9 @@ fn status_json(s: &proto::StatusReply) -> serde_json::Value {
         "devices": s.devices.iter().map(|d| serde_json::json!({
             "index": d.index, "name": d.name, "backend": d.backend, "workers": d.workers,
             "busy_fraction": d.busy_fraction, "partitions": d.partitions, "errors": d.errors,
-            "fallback": d.fallback,
+            "fallback": d.fallback, "memory_budget_bytes": d.memory_budget_bytes,
+            "memory_reserved_bytes": d.memory_reserved_bytes,
+            "memory_peak_bytes": d.memory_peak_bytes,
         })).collect::<Vec<_>>(),
         "params": s.params.iter().map(|p| serde_json::json!({
             "digest": bellows_serve::params::hex(&p.digest), "path": p.path, "bytes": p.bytes,
@@ -433,9 +482,9 @@ fn status_json(s: &proto::StatusReply) -> serde_json::Value {
 
 /// `bellows status`.
 pub fn status(a: &StatusArgs) -> Result<()> {
-    let (addr, token) = target(&a.daemon)?;
+    let (addr, creds) = target(&a.daemon)?;
     let s = runtime()?.block_on(async {
-        let mut c = connect(&addr, token).await?;
+        let mut c = connect(&addr, creds).await?;
         Ok::<_, CliError>(
             c.status(proto::StatusRequest { max_jobs: a.jobs })
                 .await
@@ -466,7 +515,8 @@ pub fn status(a: &StatusArgs) -> Result<()> {
     outln!("devices:");
     for d in &s.devices {
         outln!(
-            "  {:>2} {:<14} {:<8} workers {}  busy {:>5.1}%  partitions {:>6}  errors {}{}",
+            "  {:>2} {:<14} {:<8} workers {}  busy {:>5.1}%  partitions {:>6}  errors {}  \
+             memory {} of {} (peak {}){}",
             d.index,
             d.name,
             d.backend,
@@ -474,6 +524,9 @@ pub fn status(a: &StatusArgs) -> Result<()> {
             100.0 * d.busy_fraction,
             d.partitions,
             d.errors,
+            format_bytes(d.memory_reserved_bytes),
+            format_bytes(d.memory_budget_bytes.unwrap_or(u64::MAX)),
+            format_bytes(d.memory_peak_bytes),
             if d.fallback { "  (fallback)" } else { "" }
         );
     }

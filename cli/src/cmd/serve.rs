@@ -17,21 +17,30 @@ pub const SERVE_ABOUT: &str = "Run the proving daemon. It takes jobs over gRPC (
 Prove, Status, Cancel, PreloadParams, EvictParams, Backends: serve/proto/bellows.proto), keeps \
 parameters resident on every device across jobs, and runs the pipeline scheduler: synthesis \
 workers feed device workers on every configured device from one priority queue, within a memory \
-budget that holds each partition until its proof is assembled. Every accepted job is journaled \
+budget that holds each partition until its proof is assembled, and within each device's own \
+budget (--device-memory-budget): a partition goes only to a device with room for it and its \
+parameters' points. Every accepted job is journaled \
 in STATE_DIR/jobs.sqlite before Submit answers: after a crash or restart, unfinished jobs run \
 again (only their missing partitions), and finished proofs are kept until fetched or expired. A \
 partition whose device fails is retried on another device or on the CPU fallback.\n\n\
 `--listen ADDR --state-dir DIR` is enough (CPU backend). The first line on stdout is \
 `listening on ADDR` (the real port when 0 was given). The address is loopback by default; any \
 other needs --allow-remote and a token (--token-file; clients send it with --token-file or \
-BELLOWS_TOKEN). Prometheus metrics are served on --metrics-listen (GET /metrics).\n\n\
+BELLOWS_TOKEN) or mutual TLS (--tls-client-ca), or both.\n\n\
+TLS: --tls-cert and --tls-key make the gRPC listener TLS-only (clients give --tls-ca, the CA \
+that signed the certificate). --tls-client-ca adds mutual TLS: only clients presenting a \
+certificate signed by that CA are served (clients give --tls-cert and --tls-key). \
+docs/serve.md shows the openssl commands that make the files. Prometheus metrics are served on --metrics-listen (GET /metrics).\n\n\
 Everything can also come from a TOML file (--config; flags override it); docs/serve.md shows \
 one, with several devices.\n\n\
 SIGINT or SIGTERM stop it: partitions in flight finish, queued work stays journaled.\n\n\
 Examples:\n  bellows serve --state-dir /var/lib/bellows\n  \
 bellows serve --listen 127.0.0.1:7700 --state-dir st --metrics-listen 127.0.0.1:9100\n  \
 bellows serve --config bellows.toml\n  \
-bellows serve --state-dir st --backend cuda --devices 0,1 --memory-budget 96GiB";
+bellows serve --state-dir st --backend cuda --devices 0,1 --memory-budget 96GiB\n  \
+bellows serve --state-dir st --backend cuda --devices 0,1 --device-memory-budget 0=120GiB,1=60GiB\n  \
+bellows serve --state-dir st --listen 0.0.0.0:7700 --allow-remote --tls-cert server.pem \
+--tls-key server.key --tls-client-ca clients-ca.pem";
 
 /// `bellows serve`.
 #[derive(Debug, Args)]
@@ -48,12 +57,21 @@ pub struct ServeArgs {
     /// Prometheus metrics address (GET /metrics) [default: none].
     #[arg(long = "metrics-listen", value_name = "ADDR")]
     pub metrics_listen: Option<String>,
-    /// Accept a non-loopback address (requires --token-file).
+    /// Accept a non-loopback address (requires --token-file, or mutual TLS: --tls-client-ca).
     #[arg(long = "allow-remote")]
     pub allow_remote: bool,
     /// File holding the token clients must send (at least 16 characters).
     #[arg(long = "token-file", value_name = "FILE")]
     pub token_file: Option<PathBuf>,
+    /// Serve TLS with this certificate chain (PEM, leaf first; needs --tls-key).
+    #[arg(long = "tls-cert", value_name = "FILE")]
+    pub tls_cert: Option<PathBuf>,
+    /// The private key (PEM) of --tls-cert.
+    #[arg(long = "tls-key", value_name = "FILE")]
+    pub tls_key: Option<PathBuf>,
+    /// Mutual TLS: serve only clients whose certificate this CA (PEM) signed (needs --tls-cert).
+    #[arg(long = "tls-client-ca", value_name = "FILE")]
+    pub tls_client_ca: Option<PathBuf>,
     /// Backend of the devices (replaces the file's [[device]] tables) [default: cpu].
     #[arg(long, value_name = "NAME")]
     pub backend: Option<String>,
@@ -74,6 +92,14 @@ pub struct ServeArgs {
     /// [default: half the free memory].
     #[arg(long = "memory-budget", value_name = "BYTES", value_parser = crate::values::byte_size)]
     pub memory_budget: Option<u64>,
+    /// Memory budget per device: the points of the parameters resident on it and the
+    /// partitions on it. `SIZE` for every device, or `DEVICE=SIZE,...` with DEVICE a label from
+    /// `bellows status` (`cuda:1`) or a bare device index (`0=40GiB,1=20GiB`); SIZE may be
+    /// `unlimited` [default: unlimited, counted only (`bellows status` shows it); the CUDA
+    /// backend streams bases that do not fit its GPU].
+    #[arg(long = "device-memory-budget", value_name = "SPEC",
+          value_parser = parse_device_budgets)]
+    pub device_memory_budget: Option<String>,
     /// Memory for resident parameters, evicted least-recently-used [default: a quarter of the
     /// free memory].
     #[arg(long = "params-budget", value_name = "BYTES", value_parser = crate::values::byte_size)]
@@ -87,6 +113,12 @@ pub struct ServeArgs {
     /// No CPU fallback device for partitions whose device failed.
     #[arg(long = "no-cpu-fallback")]
     pub no_cpu_fallback: bool,
+}
+
+/// Checks `--device-memory-budget` (which devices it names is checked when they are opened).
+fn parse_device_budgets(s: &str) -> std::result::Result<String, String> {
+    s.parse::<bellows_serve::config::DeviceBudgets>()?;
+    Ok(s.to_string())
 }
 
 /// The configuration: the file's, then the flags.
@@ -108,6 +140,15 @@ pub fn config(a: &ServeArgs) -> Result<ServeConfig> {
     if let Some(v) = &a.token_file {
         c.token_file = Some(v.clone());
     }
+    if let Some(v) = &a.tls_cert {
+        c.tls_cert = Some(v.clone());
+    }
+    if let Some(v) = &a.tls_key {
+        c.tls_key = Some(v.clone());
+    }
+    if let Some(v) = &a.tls_client_ca {
+        c.tls_client_ca = Some(v.clone());
+    }
     if let Some(b) = &a.backend {
         c.devices = vec![DeviceConfig {
             backend: b.clone(),
@@ -122,6 +163,9 @@ pub fn config(a: &ServeArgs) -> Result<ServeConfig> {
     }
     if let Some(v) = a.memory_budget {
         c.memory_budget = Some(ByteSize(v));
+    }
+    if let Some(v) = &a.device_memory_budget {
+        c.device_memory_budget = Some(v.clone());
     }
     if let Some(v) = a.params_budget {
         c.params_budget = Some(ByteSize(v));

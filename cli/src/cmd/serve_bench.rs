@@ -7,12 +7,12 @@ use std::{
 };
 
 use bellows_serve::{
-    client::{self, rpc_error},
+    client::rpc_error,
     proto::{self, submit_request::Kind},
 };
 use clap::Args;
 
-use super::daemon::{absolute, connect};
+use super::daemon::{absolute, connect, Creds, TlsArgs};
 use crate::cli::BenchArgs;
 use crate::common::{circuit_plan, fmt_secs, progress, Stat};
 use crate::error::{CliError, Result};
@@ -38,6 +38,9 @@ pub struct BenchServeArgs {
     /// File holding the daemon's token [default: BELLOWS_TOKEN].
     #[arg(long = "token-file", value_name = "FILE")]
     pub token_file: Option<PathBuf>,
+    /// TLS to the daemon.
+    #[command(flatten)]
+    pub tls: TlsArgs,
 }
 
 impl BenchServeArgs {
@@ -104,7 +107,7 @@ pub struct DeviceUse {
 
 async fn bench_run(
     addr: &str,
-    token: Option<String>,
+    creds: Creds,
     req: proto::SubmitRequest,
     count: u32,
     concurrency: u32,
@@ -115,7 +118,7 @@ async fn bench_run(
     proto::StatusReply,
     proto::StatusReply,
 )> {
-    let mut c = connect(addr, token).await?;
+    let mut c = connect(addr, creds).await?;
     let before = c
         .status(proto::StatusRequest { max_jobs: 1 })
         .await
@@ -225,8 +228,12 @@ pub fn bench(a: &BenchArgs, g: &crate::common::Globals) -> Result<()> {
         .map_err(|e| CliError::Daemon(format!("starting the async runtime: {e}")))?;
     let result = rt.block_on(async {
         // In process: the same daemon, on a loopback port, with a temporary journal.
-        let (addr, token, local) = match &s.daemon {
-            Some(d) => (d.clone(), client::token(s.token_file.as_deref())?, None),
+        let (addr, creds, local) = match &s.daemon {
+            Some(d) => (
+                d.clone(),
+                Creds::from_args(s.token_file.as_deref(), &s.tls)?,
+                None,
+            ),
             None => {
                 let cfg = bellows_serve::config::ServeConfig {
                     listen: Some("127.0.0.1:0".into()),
@@ -247,10 +254,10 @@ pub fn bench(a: &BenchArgs, g: &crate::common::Globals) -> Result<()> {
                 let h = tokio::spawn(d.serve(async {
                     let _ = rx.await;
                 }));
-                (addr, None, Some((tx, h)))
+                (addr, Creds::default(), Some((tx, h)))
             }
         };
-        let r = bench_run(&addr, token, req, a.count, concurrency).await;
+        let r = bench_run(&addr, creds, req, a.count, concurrency).await;
         if let Some((tx, h)) = local {
             let _ = tx.send(());
             let _ = h.await;

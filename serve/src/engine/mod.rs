@@ -18,6 +18,9 @@
 //! - **Finalisation never blocks a device worker**: device workers hand pending proofs to the
 //!   finalisers over an unbounded channel (bounded in practice by the byte budget).
 //! - **Parameters resident across jobs**, per device, keyed by digest ([`crate::params`]).
+//! - **A memory budget per device** ([`DeviceSpec::memory_budget`]): a partition goes only to a
+//!   device whose budget admits its data and its parameters' points (`device_mem`), decided
+//!   under the same lock; a job that no device could ever take is refused at submission.
 //! - **Retries**: a partition whose device fails (device error, out of memory, a backend or
 //!   plugin error, a panic) is synthesised again and retried on a device it has not failed on —
 //!   another device, or a fallback device ([`DeviceSpec::fallback`], the CPU backend by default
@@ -32,6 +35,7 @@
 //! gives the proofs `bellows prove --pipeline --count N --seed S` gives, bit for bit, whichever
 //! device ran what and however often the daemon restarted.
 
+mod device_mem;
 mod queue;
 mod status;
 mod types;
@@ -64,6 +68,7 @@ use crate::{
 
 use queue::Sched;
 
+pub use device_mem::points_bytes;
 pub use types::{DeviceSpec, EngineConfig, Event, JobSnapshot, Observer};
 
 /// A job in the engine.
@@ -149,6 +154,17 @@ pub(crate) struct Shared {
     pub(crate) started: Instant,
 }
 
+/// Host bytes of one partition of a job with parameters `entry` (also what its device
+/// receives).
+fn job_partition_bytes(entry: &ParamsEntry) -> u64 {
+    let shape = &entry.shape;
+    partition_bytes_of(
+        shape.domain_size as u64,
+        (shape.num_inputs + shape.num_aux) as u64,
+        shape.b_len as u64,
+    )
+}
+
 /// Unix seconds now.
 pub fn unix_now() -> u64 {
     SystemTime::now()
@@ -167,6 +183,44 @@ impl Shared {
         self.sched.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Returns a partition's device bytes to device `d`'s budget and wakes the device workers.
+    pub(crate) fn release_device(&self, d: usize, job: &JobRt) {
+        let mut q = self.lock_sched();
+        q.release_device(d, job);
+        drop(q);
+        self.dev_cv.notify_all();
+    }
+
+    /// Checks that some device that takes first attempts could ever hold a partition of a job
+    /// with parameters `entry` and `bytes` per partition (when idle, under its budget).
+    pub(crate) fn check_device_fit(&self, entry: &ParamsEntry, bytes: u64) -> Result<()> {
+        let q = self.lock_sched();
+        let firsts: Vec<usize> = (0..self.devices.len())
+            .filter(|&i| !self.devices[i].spec.fallback)
+            .collect();
+        if firsts.iter().any(|&i| q.mem[i].admits_alone(entry, bytes)) {
+            return Ok(());
+        }
+        let budgets: Vec<String> = firsts
+            .iter()
+            .map(|&i| {
+                format!(
+                    "{} {} (needs {})",
+                    self.devices[i].spec.label,
+                    crate::config::format_bytes(q.mem[i].budget().unwrap_or(u64::MAX)),
+                    crate::config::format_bytes(q.mem[i].need_alone(entry, bytes))
+                )
+            })
+            .collect();
+        Err(ServeError::invalid(format!(
+            "a partition of this job does not fit any device's memory budget: it needs its \
+             data ({}) and its parameters' points on the device; budgets: {} \
+             (--device-memory-budget)",
+            crate::config::format_bytes(bytes),
+            budgets.join(", ")
+        )))
+    }
+
     /// Returns a partition's bytes to the budget and wakes the synthesis workers.
     pub(crate) fn release(&self, bytes: u64) {
         let _g = self.lock_sched();
@@ -175,11 +229,17 @@ impl Shared {
     }
 
     pub(crate) fn update_gauges(&self) {
-        let (w, r) = {
+        let (w, r, mem) = {
             let s = self.lock_sched();
-            (s.waiting_len(), s.ready_len())
+            let mem: Vec<(Option<u64>, u64)> =
+                s.mem.iter().map(|m| (m.budget(), m.reserved())).collect();
+            (s.waiting_len(), s.ready_len(), mem)
         };
         self.metrics.set_queued(w, r);
+        for (d, (budget, reserved)) in self.devices.iter().zip(mem) {
+            self.metrics
+                .set_device_memory(&d.spec.label, budget, reserved);
+        }
         self.metrics.set_memory(
             self.budget.capacity(),
             self.budget.reserved(),
@@ -291,6 +351,30 @@ impl Engine {
                 "every device needs at least one worker".into(),
             ));
         }
+        if let Some(d) = devices.iter().find(|d| d.memory_budget == Some(0)) {
+            return Err(ServeError::Config(format!(
+                "device {}: a memory budget of 0 bytes admits nothing",
+                d.label
+            )));
+        }
+        let mut mem = Vec::with_capacity(devices.len());
+        for (i, d) in devices.iter().enumerate() {
+            let info = d.backend.info();
+            let g2_on_device =
+                d.g2.on_backend(&info.capabilities, &info.name)
+                    .unwrap_or(false);
+            mem.push(device_mem::DeviceMem::new(i, d.memory_budget, g2_on_device));
+            if let Some(b) = d.memory_budget {
+                // The backend's own allocator (staging tiers) stays inside the budget too; a
+                // backend without budgets only gets the engine's accounting.
+                if let Err(e) = d.backend.set_memory_budget(Some(b)) {
+                    tracing::debug!(
+                        "device {}: the backend takes no memory budget: {e}",
+                        d.label
+                    );
+                }
+            }
+        }
         let free = bellows_core::backend::host_memory_info().free;
         let budget = cfg.memory_budget.unwrap_or(free / 2).max(1);
         let params_budget = cfg.params_budget.unwrap_or(free / 4);
@@ -313,7 +397,7 @@ impl Engine {
             cfg,
             devices,
             budget: ByteBudget::new(budget),
-            sched: Mutex::new(Sched::default()),
+            sched: Mutex::new(Sched::with_devices(mem)),
             syn_cv: Condvar::new(),
             dev_cv: Condvar::new(),
             jobs: Mutex::new(HashMap::new()),
@@ -382,6 +466,8 @@ impl Engine {
             .params
             .resolve(&spec.params_path, spec.params_digest.as_ref())?;
         spec.check_params(&entry.shape)?;
+        self.shared
+            .check_device_fit(&entry, job_partition_bytes(&entry))?;
         let active = self
             .shared
             .jobs
@@ -427,6 +513,8 @@ impl Engine {
                     .params
                     .resolve(&spec.params_path, spec.params_digest.as_ref())?;
                 spec.check_params(&entry.shape)?;
+                self.shared
+                    .check_device_fit(&entry, job_partition_bytes(&entry))?;
                 let done = self
                     .shared
                     .store
@@ -461,12 +549,7 @@ impl Engine {
     }
 
     fn enqueue(&self, id: JobId, spec: JobSpec, entry: Arc<ParamsEntry>, done: &[u32]) {
-        let shape = &entry.shape;
-        let bytes = partition_bytes_of(
-            shape.domain_size as u64,
-            (shape.num_inputs + shape.num_aux) as u64,
-            shape.b_len as u64,
-        );
+        let bytes = job_partition_bytes(&entry);
         let snap = JobSnapshot {
             id,
             state: if done.is_empty() {
@@ -586,11 +669,29 @@ impl Engine {
     pub fn preload(&self, path: &std::path::Path, curve_only: bool) -> Result<Arc<ParamsEntry>> {
         let entry = self.shared.params.resolve(path, None)?;
         for (i, d) in self.shared.devices.iter().enumerate() {
-            if !d.spec.fallback {
-                self.shared
-                    .params
-                    .key(&entry, curve_only, i, &d.spec.backend, d.spec.g2)?;
+            if d.spec.fallback {
+                continue;
             }
+            // The points count against the device's budget like a partition's would.
+            let evict = self.shared.lock_sched().mem[i].try_reserve(&entry, 0);
+            let Some(evict) = evict else {
+                tracing::warn!(
+                    "parameters {} not preloaded on {}: their points do not fit what is left of \
+                     its memory budget",
+                    entry.path.display(),
+                    d.spec.label
+                );
+                continue;
+            };
+            for e in &evict {
+                self.shared.params.evict_device(e, i);
+            }
+            let key = self
+                .shared
+                .params
+                .key(&entry, curve_only, i, &d.spec.backend, d.spec.g2);
+            self.shared.lock_sched().mem[i].release(&entry.digest, 0);
+            key?;
         }
         self.shared.update_gauges();
         Ok(entry)

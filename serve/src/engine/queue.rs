@@ -11,8 +11,8 @@ use std::{
 use bellows_core::groth16::synthesis::Synthesized;
 use blstrs::Scalar;
 
-use super::JobRt;
-use crate::store::JobId;
+use super::{device_mem::DeviceMem, JobRt};
+use crate::{params::ParamsEntry, store::JobId};
 
 /// A partition to synthesise.
 pub(crate) struct Waiting {
@@ -59,15 +59,34 @@ pub(crate) struct Ready {
     pub(crate) queued_s: f64,
 }
 
-/// Both queues (under one lock, with the budget's reservations).
+/// A synthesised partition a device worker took, with what its device holds now.
+pub(crate) struct Taken {
+    pub(crate) ready: Ready,
+    /// Parameters whose points the device gives up for it (their keys there are dropped).
+    pub(crate) evict: Vec<Arc<ParamsEntry>>,
+    /// Bytes the device holds now, this partition included.
+    pub(crate) device_reserved: u64,
+}
+
+/// Both queues (under one lock, with the budgets' reservations: the host's, and each device's
+/// in `mem`, one per engine device).
 #[derive(Default)]
 pub(crate) struct Sched {
     waiting: BinaryHeap<Waiting>,
     ready: Vec<Ready>,
     seq: u64,
+    pub(crate) mem: Vec<DeviceMem>,
 }
 
 impl Sched {
+    /// Empty queues, with the memory accounting of each device.
+    pub(crate) fn with_devices(mem: Vec<DeviceMem>) -> Self {
+        Self {
+            mem,
+            ..Self::default()
+        }
+    }
+
     pub(crate) fn push_waiting(
         &mut self,
         job: Arc<JobRt>,
@@ -119,14 +138,30 @@ impl Sched {
         self.ready.insert(pos, r);
     }
 
-    /// Takes the first synthesised partition device `device` may run: not one that failed there,
-    /// and on a fallback device only partitions that failed elsewhere.
-    pub(crate) fn pop_ready(&mut self, device: usize, fallback: bool) -> Option<Ready> {
-        let pos = self
-            .ready
-            .iter()
-            .position(|r| r.w.excluded & (1u64 << device) == 0 && (!fallback || r.w.attempt > 0))?;
-        Some(self.ready.remove(pos))
+    /// Takes the first synthesised partition device `device` may run — not one that failed
+    /// there, on a fallback device only partitions that failed elsewhere, and one that fits
+    /// what is left of the device's memory budget — and reserves its device bytes.
+    pub(crate) fn pop_ready(&mut self, device: usize, fallback: bool) -> Option<Taken> {
+        let mem = &mut self.mem[device];
+        let (pos, evict) = self.ready.iter().enumerate().find_map(|(i, r)| {
+            if r.w.excluded & (1u64 << device) != 0 || (fallback && r.w.attempt == 0) {
+                return None;
+            }
+            let job = &r.w.job;
+            mem.try_reserve(&job.params, job.bytes_per_partition)
+                .map(|ev| (i, ev))
+        })?;
+        let device_reserved = mem.reserved();
+        Some(Taken {
+            ready: self.ready.remove(pos),
+            evict,
+            device_reserved,
+        })
+    }
+
+    /// Returns the device bytes of a partition of `job` that was on device `device`.
+    pub(crate) fn release_device(&mut self, device: usize, job: &JobRt) {
+        self.mem[device].release(&job.params.digest, job.bytes_per_partition);
     }
 
     /// Removes every queued partition of `job`; returns the bytes of the synthesised ones (to be

@@ -54,11 +54,21 @@ impl Engine {
     /// Every device's status.
     pub fn devices(&self) -> Vec<proto::DeviceStatus> {
         let uptime = self.shared.started.elapsed().as_secs_f64().max(1e-9);
+        let mem: Vec<(Option<u64>, u64, u64)> = {
+            let q = self.shared.lock_sched();
+            q.mem
+                .iter()
+                .map(|m| (m.budget(), m.reserved(), m.peak()))
+                .collect()
+        };
         self.shared
             .devices
             .iter()
             .enumerate()
             .map(|(i, d)| proto::DeviceStatus {
+                memory_budget_bytes: mem[i].0,
+                memory_reserved_bytes: mem[i].1,
+                memory_peak_bytes: mem[i].2,
                 index: i as u32,
                 backend: d.spec.backend.info().name,
                 name: d.spec.label.clone(),
@@ -101,6 +111,13 @@ impl Engine {
                 devices: e.devices().into_iter().map(|d| d as u32).collect(),
             })
             .collect()
+    }
+
+    /// Device `device`'s memory: its budget, the bytes it holds now and at most so far.
+    pub fn device_memory(&self, device: usize) -> (Option<u64>, u64, u64) {
+        let q = self.shared.lock_sched();
+        let m = &q.mem[device];
+        (m.budget(), m.reserved(), m.peak())
     }
 
     /// The most bytes the budget ever had reserved, and its capacity.

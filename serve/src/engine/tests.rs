@@ -87,6 +87,16 @@ impl Fixture {
     }
 }
 
+impl Fixture {
+    /// Bytes of the query points a device holds for these parameters (G2 on the CPU).
+    fn points(&self) -> u64 {
+        let shape = bellows_core::groth16::io::ParamsFile::open(&self.params_path)
+            .unwrap()
+            .shape();
+        points_bytes(&shape, false)
+    }
+}
+
 impl Drop for Fixture {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.dir);
@@ -150,6 +160,15 @@ fn device(label: &str, backend: Arc<dyn Backend>, workers: usize, fallback: bool
         workers,
         g2: G2Policy::Cpu,
         fallback,
+        memory_budget: None,
+    }
+}
+
+/// The same with a device memory budget.
+fn budgeted(label: &str, backend: Arc<dyn Backend>, workers: usize, budget: u64) -> DeviceSpec {
+    DeviceSpec {
+        memory_budget: Some(budget),
+        ..device(label, backend, workers, false)
     }
 }
 
@@ -744,4 +763,209 @@ fn parameters_stay_resident_across_jobs_and_are_evicted_lru_or_on_request() {
     let st = e.status(10).unwrap();
     assert_eq!(st.params.len(), 2);
     assert!(st.params.iter().all(|p| p.bytes == 0));
+}
+
+/// The largest device reservation seen per device, checking each against `budgets`.
+fn device_reservations(ev: &Events, budgets: &[u64]) -> Vec<u64> {
+    let mut most = vec![0; budgets.len()];
+    for x in ev.all() {
+        if let Event::DeviceReserved {
+            device, reserved, ..
+        } = x
+        {
+            assert!(
+                reserved <= budgets[device],
+                "device {device}: {reserved} bytes reserved, budget {}",
+                budgets[device]
+            );
+            most[device] = most[device].max(reserved);
+        }
+    }
+    most
+}
+
+#[test]
+fn device_memory_budgets_are_never_exceeded_and_each_device_gets_work() {
+    let f = Fixture::new("device-budgets", 8);
+    let (w, p) = (f.bytes(), f.points());
+    let ev = Events::default();
+    // Device 0 has room for its points and two partitions, device 1 for its points and one;
+    // three workers each. Device 0's first partition is held until device 0 holds a second one
+    // and device 1 has proved one: both budgets are used to the full, and neither is outgrown.
+    let hold = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let wait = wait_hook(
+        &ev,
+        "two partitions on device 0 and one done on device 1",
+        |v| {
+            let on0 = v
+                .iter()
+                .filter(|e| matches!(e, Event::DeviceReserved { device: 0, .. }))
+                .count();
+            let done1 = v.iter().any(|e| {
+                matches!(
+                    e,
+                    Event::DeviceDone {
+                        device: 1,
+                        ok: true,
+                        ..
+                    }
+                )
+            });
+            on0 >= 2 && done1
+        },
+    );
+    let d0 = hooked(move || {
+        if hold.swap(false, std::sync::atomic::Ordering::SeqCst) {
+            wait()
+        } else {
+            Ok(())
+        }
+    });
+    let budgets = [p + 2 * w, p + w];
+    let e = engine(
+        vec![
+            budgeted("big", d0, 3, budgets[0]),
+            budgeted("small", cpu(), 3, budgets[1]),
+        ],
+        &ev,
+        |c| c.synthesis_workers = 3,
+    );
+    let jobs: Vec<JobId> = (0..2)
+        .map(|i| e.submit(&f.request(5, i, None)).unwrap())
+        .collect();
+    for &j in &jobs {
+        assert_eq!(ev.wait_finished(j), JobState::Done, "{:?}", e.snapshot(j));
+        proofs(&e, &f, j);
+    }
+    let most = device_reservations(&ev, &budgets);
+    assert_eq!(most, budgets, "each budget filled exactly, never beyond");
+    let devs = e.devices();
+    assert!(devs[0].partitions > 0 && devs[1].partitions > 0, "{devs:?}");
+    assert_eq!(devs[0].partitions + devs[1].partitions, 10);
+    for (i, d) in devs.iter().enumerate() {
+        assert_eq!(d.memory_budget_bytes, Some(budgets[i]));
+        assert!(d.memory_peak_bytes <= budgets[i]);
+        // Only the points stay when the device is idle.
+        assert_eq!(d.memory_reserved_bytes, p, "{d:?}");
+    }
+    assert!(e.metrics().render().contains("bellows_device_memory_bytes"));
+}
+
+#[test]
+fn a_partition_larger_than_every_device_budget_is_refused_and_the_others_run() {
+    let small = Fixture::new("device-budget-small", 8);
+    let large = Fixture::new("device-budget-large", 9);
+    let fits = small.points() + small.bytes();
+    assert!(large.points() + large.bytes() > fits);
+    let ev = Events::default();
+    // An unlimited fallback does not count: it takes only partitions that failed elsewhere.
+    let e = engine(
+        vec![
+            budgeted("a", cpu(), 2, fits),
+            budgeted("b", cpu(), 2, fits),
+            device("fallback", cpu(), 1, true),
+        ],
+        &ev,
+        |_| {},
+    );
+    let err = e.submit(&large.request(2, 0, None)).unwrap_err();
+    let msg = err.to_string();
+    assert!(matches!(err, ServeError::Invalid(_)), "{msg}");
+    assert!(
+        msg.contains("does not fit any device's memory budget")
+            && msg.contains("a ")
+            && msg.contains("b "),
+        "{msg}"
+    );
+    assert!(
+        e.status(10).unwrap().jobs.is_empty(),
+        "nothing was journaled"
+    );
+    let job = e.submit(&small.request(3, 0, None)).unwrap();
+    assert_eq!(ev.wait_finished(job), JobState::Done);
+    proofs(&e, &small, job);
+    device_reservations(&ev, &[fits, fits, u64::MAX]);
+}
+
+#[test]
+fn points_of_other_parameters_leave_a_device_that_needs_the_room() {
+    let a = Fixture::new("device-evict-a", 8);
+    let b = Fixture::new("device-evict-b", 9);
+    // Room for either parameter set and one of its partitions, never for both sets.
+    let budget = (a.points() + a.bytes()).max(b.points() + b.bytes());
+    assert!(a.points() + b.points() + b.bytes().min(a.bytes()) > budget);
+    let ev = Events::default();
+    let e = engine(vec![budgeted("gpu", cpu(), 2, budget)], &ev, |_| {});
+    let resident = |e: &Engine, f: &Fixture| {
+        e.params_status()
+            .iter()
+            .find(|s| {
+                s.path
+                    == std::fs::canonicalize(&f.params_path)
+                        .unwrap()
+                        .display()
+                        .to_string()
+            })
+            .map(|s| s.devices.clone())
+            .unwrap_or_default()
+    };
+    for (f, other) in [(&a, &b), (&b, &a), (&a, &b)] {
+        let job = e.submit(&f.request(2, 0, None)).unwrap();
+        assert_eq!(
+            ev.wait_finished(job),
+            JobState::Done,
+            "{:?}",
+            e.snapshot(job)
+        );
+        proofs(&e, f, job);
+        assert_eq!(resident(&e, f), vec![0]);
+        assert!(
+            resident(&e, other).is_empty(),
+            "the other set left the device"
+        );
+    }
+    device_reservations(&ev, &[budget]);
+    let (_, held, peak) = e.device_memory(0);
+    assert_eq!(held, a.points());
+    assert!(peak <= budget);
+}
+
+#[test]
+fn preloading_and_evicting_parameters_keep_to_the_device_budget() {
+    let a = Fixture::new("device-preload-a", 8);
+    let b = Fixture::new("device-preload-b", 9);
+    let ev = Events::default();
+    // Room for B's points (the larger set) but not for A's and B's together.
+    let budget = b.points() + 1;
+    assert!(a.points() + b.points() > budget);
+    let e = engine(vec![budgeted("gpu", cpu(), 1, budget)], &ev, |_| {});
+    e.preload(&a.params_path, true).unwrap();
+    assert_eq!(e.device_memory(0), (Some(budget), a.points(), a.points()));
+    // B takes the room A was holding (A is in no partition's use).
+    e.preload(&b.params_path, true).unwrap();
+    assert_eq!(e.device_memory(0).1, b.points());
+    let on = |f: &Fixture| {
+        let canon = std::fs::canonicalize(&f.params_path).unwrap();
+        e.params_status()
+            .into_iter()
+            .find(|s| s.path == canon.display().to_string())
+            .map(|s| s.devices)
+            .unwrap_or_default()
+    };
+    assert_eq!(on(&b), vec![0]);
+    assert!(on(&a).is_empty());
+    // Evicting B frees the device's room at once.
+    assert!(e.evict(&e.params().digest_of_path(&b.params_path).unwrap()));
+    assert_eq!(e.device_memory(0).1, 0);
+    // Parameters whose points alone exceed the budget are not made resident there.
+    let small = Engine::start(
+        EngineConfig::default(),
+        vec![budgeted("tiny", cpu(), 1, a.points() - 1)],
+        Arc::new(SqliteStore::in_memory().unwrap()),
+        Arc::new(Metrics::new()),
+    )
+    .unwrap();
+    small.preload(&a.params_path, true).unwrap();
+    assert_eq!(small.device_memory(0).1, 0);
+    assert!(small.params_status()[0].devices.is_empty());
 }

@@ -83,6 +83,18 @@ pub enum Event {
         /// Partition.
         partition: u32,
     },
+    /// A device worker placed a partition on its device (its device bytes are reserved).
+    DeviceReserved {
+        /// Job.
+        job: JobId,
+        /// Partition.
+        partition: u32,
+        /// Device index.
+        device: usize,
+        /// Bytes the device holds now against its budget (resident points and partitions),
+        /// this partition included (read under the scheduler's lock).
+        reserved: u64,
+    },
     /// A device worker started a partition.
     DeviceStarted {
         /// Job.
@@ -146,6 +158,10 @@ pub struct DeviceSpec {
     pub g2: G2Policy,
     /// Takes only partitions that failed on another device.
     pub fallback: bool,
+    /// Bytes this device may hold: the points of the parameters resident on it and the
+    /// partitions on it (see the engine's docs). `None`: unlimited. In `bellows serve`: from
+    /// `--device-memory-budget`, else unlimited.
+    pub memory_budget: Option<u64>,
 }
 
 impl std::fmt::Debug for DeviceSpec {
@@ -154,6 +170,7 @@ impl std::fmt::Debug for DeviceSpec {
             .field("label", &self.label)
             .field("workers", &self.workers)
             .field("fallback", &self.fallback)
+            .field("memory_budget", &self.memory_budget)
             .finish()
     }
 }

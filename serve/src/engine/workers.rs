@@ -19,7 +19,7 @@ use bellows_core::{
 use prost::Message;
 
 use super::{
-    queue::{Ready, Waiting},
+    queue::{Ready, Taken, Waiting},
     Event, JobRt, Shared,
 };
 use crate::{
@@ -175,28 +175,44 @@ pub(crate) fn synthesis_loop(s: &Shared) {
 pub(crate) fn device_loop(s: &Shared, d: usize, fin: &mpsc::Sender<Finishing>) {
     let dev = &s.devices[d];
     loop {
-        let r = {
+        let taken = {
             let mut q = s.lock_sched();
             loop {
                 if s.shutdown.load(Ordering::SeqCst) {
                     return;
                 }
-                if let Some(r) = q.pop_ready(d, dev.spec.fallback) {
-                    break r;
+                if let Some(t) = q.pop_ready(d, dev.spec.fallback) {
+                    break t;
                 }
                 q = s.dev_cv.wait(q).unwrap_or_else(|e| e.into_inner());
             }
         };
-        s.update_gauges();
-        let Ready {
-            w,
-            synthesized,
-            inputs,
-            synthesis_s,
-            queued_s,
-        } = r;
+        let Taken {
+            ready:
+                Ready {
+                    w,
+                    synthesized,
+                    inputs,
+                    synthesis_s,
+                    queued_s,
+                },
+            evict,
+            device_reserved,
+        } = taken;
         let job = w.job.clone();
+        s.emit(Event::DeviceReserved {
+            job: job.id,
+            partition: w.index,
+            device: d,
+            reserved: device_reserved,
+        });
+        // Points given up for this partition leave the device before its own are loaded.
+        for e in &evict {
+            s.params.evict_device(e, d);
+        }
+        s.update_gauges();
         if job.stopped.load(Ordering::SeqCst) {
+            s.release_device(d, &job);
             s.release(job.bytes_per_partition);
             continue;
         }
@@ -231,6 +247,7 @@ pub(crate) fn device_loop(s: &Shared, d: usize, fin: &mpsc::Sender<Finishing>) {
             })
         });
         let device_s = t.elapsed().as_secs_f64();
+        s.release_device(d, &job);
         let busy = dev.leave();
         s.metrics.device_busy(&dev.spec.label, busy);
         s.emit(Event::DeviceDone {
@@ -286,7 +303,14 @@ fn retry(s: &Shared, w: Waiting, d: usize, e: &Error) {
     s.metrics.error("device");
     let excluded = w.excluded | (1u64 << d);
     let attempt = w.attempt + 1;
-    let someone_left = (0..s.devices.len()).any(|i| excluded & (1u64 << i) == 0);
+    // A device it has not failed on, whose memory budget admits it at all.
+    let someone_left = {
+        let q = s.lock_sched();
+        (0..s.devices.len()).any(|i| {
+            excluded & (1u64 << i) == 0
+                && q.mem[i].admits_alone(&job.params, job.bytes_per_partition)
+        })
+    };
     if attempt >= s.cfg.max_attempts || !someone_left {
         s.finish(
             &job,

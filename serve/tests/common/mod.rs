@@ -1,0 +1,2 @@
+//! What the daemon's integration tests share.
+pub mod pki;
