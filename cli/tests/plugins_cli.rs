@@ -34,7 +34,7 @@ fn conformance_of_the_builtin_and_of_the_cpu_plugin_pass() {
         "the table names the proof checks: {out}"
     );
 
-    let plugins = bellows_conformance::artifacts::build_plugins().expect("plugins build");
+    let plugins = bellows_conformance::plugin_build::build_plugins().expect("plugins build");
     let so = plugins.cpu.display().to_string();
     let (code, out, err) = bellows(
         &[
@@ -80,7 +80,7 @@ fn conformance_of_a_missing_plugin_fails_clearly() {
 
 #[test]
 fn backends_lists_plugins_and_the_reason_a_broken_one_failed() {
-    let plugins = bellows_conformance::artifacts::build_plugins().expect("plugins build");
+    let plugins = bellows_conformance::plugin_build::build_plugins().expect("plugins build");
     let dir = std::env::temp_dir().join(format!("bellows-cli-plugins-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::copy(&plugins.cpu, dir.join("libbellows_backend_cpu.so")).unwrap();
@@ -139,7 +139,7 @@ fn backends_lists_plugins_and_the_reason_a_broken_one_failed() {
 /// apart, with how to select each.
 #[test]
 fn backends_survives_an_aborting_plugin_and_skips_folders() {
-    let plugins = bellows_conformance::artifacts::build_plugins().expect("plugins build");
+    let plugins = bellows_conformance::plugin_build::build_plugins().expect("plugins build");
     let dir = std::env::temp_dir().join(format!("bellows-cli-abort-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
@@ -184,7 +184,7 @@ fn backends_survives_an_aborting_plugin_and_skips_folders() {
 #[test]
 fn backends_survives_arbitrary_plugin_files() {
     use proptest::prelude::*;
-    let plugins = bellows_conformance::artifacts::build_plugins().expect("plugins build");
+    let plugins = bellows_conformance::plugin_build::build_plugins().expect("plugins build");
     let real = std::fs::read(&plugins.cpu).unwrap();
     let dir = std::env::temp_dir().join(format!("bellows-cli-fuzz-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);

@@ -337,7 +337,7 @@ fn a_failing_plugin_device_hands_its_partitions_to_the_cpu_fallback() {
     let d = dir("serve", "fault");
     let (params, vk) = setup(&d, 10);
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-    let plugin = bellows_conformance::artifacts::build_cdylib(
+    let plugin = bellows_conformance::plugin_build::build_cdylib(
         &root.join("Cargo.toml"),
         "bellows-backend-faulty",
         "bellows_backend_faulty",

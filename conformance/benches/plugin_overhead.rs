@@ -19,7 +19,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use bellows_conformance::artifacts::build_plugins;
+use bellows_conformance::plugin_build::build_plugins;
 use bellows_core::{
     backend::{MsmJob, NttConfig, SharedPoints},
     circuits::SyntheticCircuit,

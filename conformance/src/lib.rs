@@ -31,7 +31,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-pub mod artifacts;
+pub mod plugin_build;
 pub mod checks;
 pub mod cli;
 pub mod compare;

@@ -4,7 +4,7 @@
 
 use std::{path::Path, sync::Arc};
 
-use bellows_conformance::artifacts::build_plugins;
+use bellows_conformance::plugin_build::build_plugins;
 use bellows_core::{
     backend::{G1Handles, G1PhaseInput, MsmJob, NttConfig, ProofAssignment, SharedPoints},
     layout::{fr_slice, G1Jacobian, G2Jacobian},

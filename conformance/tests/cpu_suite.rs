@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use bellows_conformance::{
-    artifacts::build_plugins, run_cli, run_suite, Level, Outcome, SuiteOptions,
+    plugin_build::build_plugins, run_cli, run_suite, Level, Outcome, SuiteOptions,
 };
 use bellows_core::{
     backend::{BasesHandle, MemoryInfo, MemoryPool, Msm, MsmJob, Ntt, NttConfig, SharedPoints},

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use bellows_conformance::artifacts::{build_plugins, profile_dir};
+use bellows_conformance::plugin_build::{build_plugins, profile_dir};
 use bellows_core::{
     backend::NttConfig,
     layout::Fr,

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use bellows_conformance::{
-    artifacts::{build_cdylib, workspace_root},
+    plugin_build::{build_cdylib, workspace_root},
     run_suite, Level, SuiteOptions,
 };
 use bellows_core::{plugin::load_backend, Backend, BackendConfig};

@@ -4,7 +4,7 @@
 
 use bellows_core::groth16::{
     io::{self, PointCheck},
-    keypair::CircuitShape,
+    constraints::CircuitShape,
     setup::{
         benchmark_marker_g1, generate_benchmark_parameters, generate_parameters,
         generate_random_parameters, ToxicWaste,

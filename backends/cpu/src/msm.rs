@@ -8,16 +8,8 @@
 //! rayon thread. A job with a density bitmap ([`MsmJob::density`]) has its used scalars gathered
 //! first (one copy of the used scalars, on the backend's side).
 
-use std::{
-    collections::HashMap,
-    sync::{
-        atomic::{AtomicU64, Ordering},
-        Mutex,
-    },
-};
-
 use bellows_core::{
-    backend::{BasesHandle, Group, MsmJob, SharedPoints},
+    backend::{BasesHandle, BasesTable, Group, MsmJob, SharedPoints},
     groth16::host_msm,
     layout::{G1Affine, G2Affine},
     Error, Result,
@@ -34,68 +26,32 @@ enum Bases {
 /// The table of resident bases of one backend.
 #[derive(Default)]
 pub(crate) struct Resident {
-    map: Mutex<HashMap<u64, Bases>>,
-    next_id: AtomicU64,
+    table: BasesTable<Bases>,
 }
 
 impl Resident {
-    fn insert(&self, bases: Bases, group: Group, len: usize) -> BasesHandle {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed) + 1;
-        self.lock().insert(id, bases);
-        BasesHandle {
-            id,
-            group,
-            len: len as u64,
-        }
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Bases>> {
-        // A panic while holding the lock cannot leave the map inconsistent (single inserts and
-        // removes), so a poisoned lock is still usable.
-        self.map.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
     pub(crate) fn load_g1(&self, bases: SharedPoints<G1Affine>) -> BasesHandle {
         let len = bases.points().len();
-        self.insert(Bases::G1(bases), Group::G1, len)
+        self.table.insert(Group::G1, len, Bases::G1(bases))
     }
 
     pub(crate) fn load_g2(&self, bases: SharedPoints<G2Affine>) -> BasesHandle {
         let len = bases.points().len();
-        self.insert(Bases::G2(bases), Group::G2, len)
+        self.table.insert(Group::G2, len, Bases::G2(bases))
     }
 
-    /// The bases of `handle`, checked against the stored group and length.
-    fn lookup(&self, handle: BasesHandle) -> Result<Bases> {
-        let map = self.lock();
-        let bases = map.get(&handle.id).ok_or_else(|| {
-            Error::invalid(format!(
-                "bases handle {} is unknown or was freed",
-                handle.id
-            ))
-        })?;
-        let (group, len) = match bases {
-            Bases::G1(p) => (Group::G1, p.points().len()),
-            Bases::G2(p) => (Group::G2, p.points().len()),
-        };
-        if group != handle.group || len as u64 != handle.len {
-            return Err(Error::invalid(format!(
-                "bases handle {} claims {:?} × {} but holds {:?} × {}",
-                handle.id, handle.group, handle.len, group, len
-            )));
-        }
-        Ok(bases.clone())
+    /// The bases of `handle` for an MSM over `group` (checked by the table).
+    fn lookup(&self, handle: BasesHandle, group: Group) -> Result<Bases> {
+        self.table.get(handle, group)
     }
 
     pub(crate) fn free(&self, handle: BasesHandle) -> Result<()> {
-        self.lookup(handle)?;
-        self.lock().remove(&handle.id);
-        Ok(())
+        self.table.remove(handle).map(drop)
     }
 
     /// Number of resident handles.
     pub(crate) fn count(&self) -> usize {
-        self.lock().len()
+        self.table.len()
     }
 }
 
@@ -108,7 +64,7 @@ macro_rules! msm_group {
             jobs: &[MsmJob<'_>],
             out: &mut [$jac],
         ) -> Result<()> {
-            let bases = match res.lookup(handle)? {
+            let bases = match res.lookup(handle, $group)? {
                 Bases::$variant(p) => p,
                 _ => {
                     return Err(Error::invalid(format!(

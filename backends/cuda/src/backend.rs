@@ -17,19 +17,16 @@
 //! compute stream and one copy stream per GPU). Every driver failure is an [`Error`], never a
 //! panic.
 
-use std::{
-    collections::HashMap,
-    sync::{
-        atomic::{AtomicU64, AtomicUsize, Ordering as AtomicOrdering},
-        Arc, Mutex, MutexGuard,
-    },
+use std::sync::{
+    atomic::{AtomicUsize, Ordering as AtomicOrdering},
+    Arc, Mutex, MutexGuard,
 };
 
 use bellows_core::{
     backend::{
         check_batch,
         ntt::{batch_size, coset_generator, h_poly_batch},
-        plan_tier, BackendConfig, BackendInfo, BasesHandle, Capabilities, DeviceInfo, G1PhaseInput,
+        plan_tier, BackendConfig, BackendInfo, BasesHandle, BasesTable, Capabilities, DeviceInfo, G1PhaseInput,
         Group, MemoryInfo, MemoryPool, Msm, MsmJob, Ntt, NttConfig, Ordering, ProofAssignment,
         SharedPoints, Tier,
     },
@@ -119,8 +116,7 @@ pub struct CudaBackend {
     gpus: Vec<Gpu>,
     next_gpu: AtomicUsize,
     /// Per handle, one resident set per GPU (same order as `gpus`).
-    bases: Mutex<HashMap<u64, Arc<Vec<Resident>>>>,
-    next_id: AtomicU64,
+    bases: BasesTable<Arc<Vec<Resident>>>,
     budget: Mutex<Option<u64>>,
 }
 
@@ -224,8 +220,7 @@ impl CudaBackend {
         Ok(Self {
             gpus,
             next_gpu: AtomicUsize::new(0),
-            bases: Mutex::new(HashMap::new()),
-            next_id: AtomicU64::new(1),
+            bases: BasesTable::new(),
             budget: Mutex::new(budget),
         })
     }
@@ -257,18 +252,7 @@ impl CudaBackend {
     }
 
     fn resident(&self, handle: BasesHandle, group: Group) -> Result<Arc<Vec<Resident>>> {
-        let map = self.bases.lock().unwrap_or_else(|e| e.into_inner());
-        match map.get(&handle.id) {
-            Some(r) if handle.group == group => Ok(r.clone()),
-            Some(_) => Err(Error::invalid(format!(
-                "handle {} holds {:?} bases, not {group:?}",
-                handle.id, handle.group
-            ))),
-            None => Err(Error::invalid(format!(
-                "unknown or freed bases handle {}",
-                handle.id
-            ))),
-        }
+        self.bases.get(handle, group)
     }
 
     fn budget(&self) -> Option<u64> {
@@ -279,13 +263,8 @@ impl CudaBackend {
     /// under the budget (less what is already resident there) when one is set.
     fn room(&self, k: usize) -> Result<u64> {
         let (free, _) = self.gpus[k].dev.memory_info()?;
-        let resident: u64 = self
-            .bases
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .values()
-            .map(|r| r[k].bytes())
-            .sum();
+        let mut resident = 0u64;
+        self.bases.for_each(|_, r| resident += r[k].bytes());
         let free = (free as u64).saturating_sub(SAFETY_MARGIN);
         Ok(match self.budget() {
             Some(b) => free.min(b.saturating_sub(resident)),
@@ -371,16 +350,7 @@ impl CudaBackend {
             let _g = gpu.lock();
             sets.push(wrap(self.load_on(k, &bases, group)?));
         }
-        let id = self.next_id.fetch_add(1, AtomicOrdering::Relaxed);
-        self.bases
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(id, Arc::new(sets));
-        Ok(BasesHandle {
-            id,
-            group,
-            len: len as u64,
-        })
+        Ok(self.bases.insert(group, len, Arc::new(sets)))
     }
 
     /// The memory tier of a resident set on the first GPU (for reports and tests).
@@ -595,19 +565,8 @@ impl Msm for CudaBackend {
     }
 
     fn free_bases(&self, handle: BasesHandle) -> Result<()> {
-        let removed = self
-            .bases
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&handle.id);
-        match removed {
-            // A job holding the Arc keeps the memory alive until it is done.
-            Some(_) => Ok(()),
-            None => Err(Error::invalid(format!(
-                "unknown or freed bases handle {}",
-                handle.id
-            ))),
-        }
+        // A job holding the Arc keeps the memory alive until it is done.
+        self.bases.remove(handle).map(drop)
     }
 
     fn msm_g1(

@@ -14,17 +14,14 @@
 //! (see [`crate::gpu`]), and a panic inside wgpu is caught and returned as [`Error::Device`].
 
 use std::{
-    collections::HashMap,
     panic::{catch_unwind, AssertUnwindSafe},
-    sync::{
-        atomic::{AtomicU64, Ordering as AtomicOrdering},
-        Arc, Mutex, MutexGuard,
-    },
+    sync::{Arc, Mutex, MutexGuard},
 };
 
 use bellows_core::{
     backend::{
-        check_batch, ntt::h_poly_batch, BackendConfig, BackendInfo, BasesHandle, Capabilities,
+        check_batch, ntt::h_poly_batch, BackendConfig, BackendInfo, BasesHandle, BasesTable,
+        Capabilities,
         DeviceInfo, Group, MemoryInfo, MemoryPool, Msm, MsmJob, Ntt, NttConfig, SharedPoints,
     },
     error::panic_message,
@@ -43,9 +40,6 @@ use crate::{
 pub const DESCRIPTION: &str = "experimental: GPUs through wgpu (Vulkan, Metal, DX12) with our own \
      WGSL kernels (NTT, fused h, Pippenger MSM G1/G2)";
 
-/// Resident bases by handle id: group, number of points, the device buffers.
-type BasesMap = HashMap<u64, (Group, u64, Arc<ResidentBases>)>;
-
 /// The wgpu backend on one adapter.
 pub struct WgpuBackend {
     gpu: Gpu,
@@ -55,8 +49,8 @@ pub struct WgpuBackend {
     selected: usize,
     adapters: Vec<String>,
     g2_on_device: bool,
-    bases: Mutex<BasesMap>,
-    next_id: AtomicU64,
+    /// Resident bases by handle: the device buffers.
+    bases: BasesTable<Arc<ResidentBases>>,
     budget: Mutex<Option<u64>>,
 }
 
@@ -88,8 +82,7 @@ impl WgpuBackend {
                 selected,
                 adapters: all.iter().map(|a| a.describe()).collect(),
                 g2_on_device,
-                bases: Mutex::new(HashMap::new()),
-                next_id: AtomicU64::new(1),
+                bases: BasesTable::new(),
                 budget: Mutex::new(cfg.memory_budget),
             })
         })
@@ -122,12 +115,9 @@ impl WgpuBackend {
     }
 
     fn held_bytes(&self) -> u64 {
-        self.bases
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .values()
-            .map(|(_, _, r)| r.bytes)
-            .sum()
+        let mut held = 0;
+        self.bases.for_each(|_, r| held += r.bytes);
+        held
     }
 
     fn load<G: MsmGroup>(&self, group: Group, points: &[G::Affine]) -> Result<BasesHandle> {
@@ -143,28 +133,11 @@ impl WgpuBackend {
             }
         }
         let resident = self.run("loading bases", |gpu| self.msm.load::<G>(gpu, points))?;
-        let id = self.next_id.fetch_add(1, AtomicOrdering::Relaxed);
-        let len = points.len() as u64;
-        self.bases
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(id, (group, len, Arc::new(resident)));
-        Ok(BasesHandle { id, group, len })
+        Ok(self.bases.insert(group, points.len(), Arc::new(resident)))
     }
 
     fn resident(&self, handle: &BasesHandle, group: Group) -> Result<Arc<ResidentBases>> {
-        let map = self.bases.lock().unwrap_or_else(|e| e.into_inner());
-        match map.get(&handle.id) {
-            Some((g, len, r)) if *g == group && *len == handle.len => Ok(r.clone()),
-            Some((g, _, _)) if *g != group => Err(Error::invalid(format!(
-                "bases handle {} holds {g:?} points, not {group:?}",
-                handle.id
-            ))),
-            _ => Err(Error::invalid(format!(
-                "unknown or freed bases handle {}",
-                handle.id
-            ))),
-        }
+        self.bases.get(*handle, group)
     }
 
     fn msm<G: MsmGroup>(
@@ -251,18 +224,7 @@ impl Msm for WgpuBackend {
     }
 
     fn free_bases(&self, handle: BasesHandle) -> Result<()> {
-        let removed = self
-            .bases
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&handle.id);
-        match removed {
-            Some(_) => Ok(()),
-            None => Err(Error::invalid(format!(
-                "unknown or already freed bases handle {}",
-                handle.id
-            ))),
-        }
+        self.bases.remove(handle).map(drop)
     }
 
     fn msm_g1(

@@ -9,7 +9,7 @@ mod common;
 
 use std::sync::Arc;
 
-use bellows_conformance::{artifacts, run_suite, Level, Report, SuiteOptions};
+use bellows_conformance::{plugin_build, run_suite, Level, Report, SuiteOptions};
 use bellows_core::{plugin::load_backend, Backend, BackendConfig};
 use bellows_cpu::CpuBackend;
 
@@ -43,8 +43,8 @@ fn suite_passes_through_the_plugin() {
     if common::backend().is_none() {
         return;
     }
-    let manifest = artifacts::workspace_root().join("Cargo.toml");
-    let path = artifacts::build_cdylib(&manifest, "bellows-backend-wgpu", "bellows_backend_wgpu")
+    let manifest = plugin_build::workspace_root().join("Cargo.toml");
+    let path = plugin_build::build_cdylib(&manifest, "bellows-backend-wgpu", "bellows_backend_wgpu")
         .expect("building the wgpu plugin");
     let plugin = load_backend(&path, &BackendConfig::default()).expect("loading the wgpu plugin");
     assert_eq!(plugin.info().name, "wgpu");

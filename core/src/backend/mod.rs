@@ -10,11 +10,13 @@
 //! in [`Capabilities`] and asked for, never discovered by a crash; a missing operation returns
 //! [`crate::Error::Unsupported`].
 
+pub mod bases_table;
 pub mod g1_phase;
 pub mod memory;
 pub mod msm;
 pub mod ntt;
 
+pub use bases_table::BasesTable;
 pub use g1_phase::{groth16_g1_from_primitives, G1Handles, G1PhaseInput, ProofAssignment};
 pub use memory::{host_memory_info, plan_tier, MemoryInfo, MemoryPool, Tier};
 pub use msm::{

@@ -27,7 +27,7 @@ use rand_core::{RngCore, SeedableRng};
 use rayon::prelude::*;
 
 use super::fixed_base::FixedBaseTable;
-use super::keypair::{CircuitShape, Column, ConstraintMatrices};
+use super::constraints::{CircuitShape, Column, ConstraintMatrices};
 use super::{Parameters, VerifyingKey};
 use crate::{Error, Result};
 

@@ -22,11 +22,7 @@
 
 #![allow(unsafe_code)]
 
-use std::{
-    collections::HashMap,
-    path::{Path, PathBuf},
-    sync::{Mutex, MutexGuard},
-};
+use std::path::{Path, PathBuf};
 
 use abi_stable::std_types::{RSlice, RSliceMut};
 
@@ -39,7 +35,8 @@ use super::{
 };
 use crate::{
     backend::{
-        groth16_g1_from_primitives, Backend, BackendInfo, BasesHandle, G1Handles, G1PhaseInput,
+        groth16_g1_from_primitives, Backend, BackendInfo, BasesHandle, BasesTable, G1Handles,
+        G1PhaseInput,
         Group, MemoryInfo, MemoryPool, Msm, MsmJob, Ntt, NttConfig, SharedPoints,
     },
     layout::{Fr, G1Affine, G1Jacobian, G2Affine, G2Jacobian},
@@ -54,9 +51,8 @@ enum Lent {
     G2(SharedPoints<G2Affine>),
 }
 
-/// One resident handle as the host records it.
+/// One resident handle as the host records it (the table keeps the handle itself).
 struct Entry {
-    handle: BasesHandle,
     lent: Lent,
     /// Calls naming the handle that have not returned yet.
     in_flight: usize,
@@ -73,9 +69,13 @@ struct InFlight<'b> {
 
 impl Drop for InFlight<'_> {
     fn drop(&mut self) {
-        if let Some(e) = self.backend.table().get_mut(&self.handle.id) {
-            e.in_flight = e.in_flight.saturating_sub(1);
-        }
+        // The entry cannot be gone: free_bases refuses while calls are in flight.
+        let _ = self
+            .backend
+            .lent
+            .with(self.handle, self.handle.group, |e| {
+                e.in_flight = e.in_flight.saturating_sub(1)
+            });
     }
 }
 
@@ -83,7 +83,7 @@ impl Drop for InFlight<'_> {
 pub struct PluginBackend {
     // Field order matters: the object (which may reference lent points) is dropped first.
     object: BackendObject,
-    lent: Mutex<HashMap<u64, Entry>>,
+    lent: BasesTable<Entry>,
     path: PathBuf,
     info: BackendInfo,
 }
@@ -115,7 +115,7 @@ impl PluginBackend {
         }
         Ok(Self {
             object,
-            lent: Mutex::new(HashMap::new()),
+            lent: BasesTable::new(),
             path,
             info,
         })
@@ -137,11 +137,6 @@ impl PluginBackend {
         }
     }
 
-    fn table(&self) -> MutexGuard<'_, HashMap<u64, Entry>> {
-        // The table holds plain data; a panic elsewhere cannot leave it inconsistent.
-        self.lent.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
     /// Checks a handle the plugin returned and records the lent points under it.
     fn record(
         &self,
@@ -156,61 +151,44 @@ impl PluginBackend {
                 got
             ))
         })?;
-        let mut table = self.table();
-        if table.contains_key(&handle.id) {
-            drop(table);
+        let entry = Entry {
+            lent,
+            in_flight: 0,
+            freeing: false,
+        };
+        if self.lent.insert_issued(handle, entry).is_err() {
             return Err(self.plugin_error(format!(
                 "load_bases returned handle id {} which is already in use",
                 handle.id
             )));
         }
-        table.insert(
-            handle.id,
-            Entry {
-                handle,
-                lent,
-                in_flight: 0,
-                freeing: false,
-            },
-        );
         Ok(handle)
-    }
-
-    fn not_resident(&self, handle: BasesHandle) -> Error {
-        Error::invalid(format!(
-            "bases handle {} is not resident on backend {} (freed, or never loaded)",
-            handle.id, self.info.name
-        ))
     }
 
     /// The recorded handle, counted in flight (and its points kept alive) until the returned
     /// guard is dropped at the end of the call.
     fn lookup(&self, handle: BasesHandle, group: Group) -> Result<InFlight<'_>> {
-        let mut table = self.table();
-        match table.get_mut(&handle.id) {
-            Some(e) if e.freeing => Err(Error::invalid(format!(
-                "bases handle {} is being freed",
-                handle.id
-            ))),
-            Some(e) if e.handle.group == group => {
-                e.in_flight += 1;
-                Ok(InFlight {
-                    backend: self,
-                    handle: e.handle,
-                    _lent: e.lent.clone(),
-                })
+        self.lent.with(handle, group, |e| {
+            if e.freeing {
+                return Err(Error::invalid(format!(
+                    "bases handle {} is being freed",
+                    handle.id
+                )));
             }
-            Some(e) => Err(Error::invalid(format!(
-                "bases handle {} holds {:?} points, not {group:?}",
-                e.handle.id, e.handle.group
-            ))),
-            None => Err(self.not_resident(handle)),
-        }
+            e.in_flight += 1;
+            Ok(InFlight {
+                backend: self,
+                handle,
+                _lent: e.lent.clone(),
+            })
+        })?
     }
 
     /// Number of calls in flight on `handle` (0 for an unknown handle).
     pub fn in_flight(&self, handle: BasesHandle) -> usize {
-        self.table().get(&handle.id).map_or(0, |e| e.in_flight)
+        self.lent
+            .with(handle, handle.group, |e| e.in_flight)
+            .unwrap_or(0)
     }
 
     fn ffi_jobs<'a>(
@@ -285,17 +263,7 @@ impl Msm for PluginBackend {
     }
 
     fn free_bases(&self, handle: BasesHandle) -> Result<()> {
-        let recorded = {
-            let mut table = self.table();
-            let e = table
-                .get_mut(&handle.id)
-                .ok_or_else(|| self.not_resident(handle))?;
-            if e.handle.group != handle.group {
-                return Err(Error::invalid(format!(
-                    "bases handle {} holds {:?} points, not {:?}",
-                    e.handle.id, e.handle.group, handle.group
-                )));
-            }
+        self.lent.with(handle, handle.group, |e| {
             if e.freeing {
                 return Err(Error::invalid(format!(
                     "bases handle {} is already being freed",
@@ -310,16 +278,14 @@ impl Msm for PluginBackend {
                 )));
             }
             e.freeing = true;
-            e.handle
-        };
-        if let Err(e) = self.object.free_bases(recorded.into()).into_result() {
-            if let Some(entry) = self.table().get_mut(&recorded.id) {
-                entry.freeing = false;
-            }
+            Ok(())
+        })??;
+        if let Err(e) = self.object.free_bases(handle.into()).into_result() {
+            let _ = self.lent.with(handle, handle.group, |entry| entry.freeing = false);
             return Err(self.err(e));
         }
         // Only now may the points go: the plugin has dropped its references.
-        self.table().remove(&recorded.id);
+        self.lent.remove(handle)?;
         Ok(())
     }
 

@@ -1,17 +1,11 @@
 //! The vendor backend: [`crate::ntt`] for transforms, core's blst Pippenger for MSMs, resident
 //! bases kept as the host's shared points (zero-copy).
 
-use std::{
-    collections::HashMap,
-    sync::{
-        atomic::{AtomicU64, Ordering},
-        Mutex,
-    },
-};
+use std::sync::Mutex;
 
 use bellows_core::{
     backend::{
-        host_memory_info, BasesHandle, Group, MemoryInfo, MemoryPool, Msm, MsmJob, Ntt, NttConfig,
+        host_memory_info, BasesHandle, BasesTable, Group, MemoryInfo, MemoryPool, Msm, MsmJob, Ntt, NttConfig,
         SharedPoints,
     },
     groth16::host_msm,
@@ -19,6 +13,7 @@ use bellows_core::{
     Backend, BackendConfig, BackendInfo, Capabilities, Error, Result,
 };
 
+#[derive(Clone)]
 enum Resident {
     G1(SharedPoints<G1Affine>),
     G2(SharedPoints<G2Affine>),
@@ -26,8 +21,7 @@ enum Resident {
 
 /// A complete, correct, deliberately simple backend.
 pub struct VendorBackend {
-    bases: Mutex<HashMap<u64, (BasesHandle, Resident)>>,
-    next_id: AtomicU64,
+    bases: BasesTable<Resident>,
     budget: Mutex<Option<u64>>,
 }
 
@@ -36,31 +30,9 @@ impl VendorBackend {
     /// are ignored: this backend runs on the host's rayon pool).
     pub fn with_config(cfg: &BackendConfig) -> Result<Self> {
         Ok(Self {
-            bases: Mutex::new(HashMap::new()),
-            next_id: AtomicU64::new(1),
+            bases: BasesTable::new(),
             budget: Mutex::new(cfg.memory_budget),
         })
-    }
-
-    fn insert(&self, group: Group, len: usize, r: Resident) -> BasesHandle {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let handle = BasesHandle {
-            id,
-            group,
-            len: len as u64,
-        };
-        self.bases
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(id, (handle, r));
-        handle
-    }
-
-    fn unknown(handle: BasesHandle) -> Error {
-        Error::invalid(format!(
-            "vendor: bases handle {} is not resident (freed or never loaded)",
-            handle.id
-        ))
     }
 }
 
@@ -79,24 +51,19 @@ macro_rules! msm_body {
                 $out.len()
             )));
         }
-        let points = {
-            let table = $self.bases.lock().unwrap_or_else(|p| p.into_inner());
-            match table.get(&$handle.id) {
-                Some((h, Resident::$variant(p))) => {
-                    for j in $jobs {
-                        j.check(h)?;
-                    }
-                    p.clone()
-                }
-                Some(_) => {
-                    return Err(Error::invalid(format!(
-                        concat!($name, ": handle {} is of the other group"),
-                        $handle.id
-                    )))
-                }
-                None => return Err(Self::unknown($handle)),
+        // The table checks the handle (issued here, not freed, this group, this length).
+        let points = match $self.bases.get($handle, Group::$variant)? {
+            Resident::$variant(p) => p,
+            _ => {
+                return Err(Error::invalid(format!(
+                    concat!($name, ": handle {} is of the other group"),
+                    $handle.id
+                )))
             }
         };
+        for j in $jobs {
+            j.check(&$handle)?;
+        }
         let all = points.points();
         for (j, o) in $jobs.iter().zip($out.iter_mut()) {
             // Density jobs (interface 2.0): this backend gathers the used scalars itself.
@@ -110,20 +77,16 @@ macro_rules! msm_body {
 impl Msm for VendorBackend {
     fn load_bases_g1(&self, bases: SharedPoints<G1Affine>) -> Result<BasesHandle> {
         let len = bases.points().len();
-        Ok(self.insert(Group::G1, len, Resident::G1(bases)))
+        Ok(self.bases.insert(Group::G1, len, Resident::G1(bases)))
     }
 
     fn load_bases_g2(&self, bases: SharedPoints<G2Affine>) -> Result<BasesHandle> {
         let len = bases.points().len();
-        Ok(self.insert(Group::G2, len, Resident::G2(bases)))
+        Ok(self.bases.insert(Group::G2, len, Resident::G2(bases)))
     }
 
     fn free_bases(&self, handle: BasesHandle) -> Result<()> {
-        let mut table = self.bases.lock().unwrap_or_else(|p| p.into_inner());
-        table
-            .remove(&handle.id)
-            .map(|_| ())
-            .ok_or_else(|| Self::unknown(handle))
+        self.bases.remove(handle).map(drop)
     }
 
     fn msm_g1(

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use bellows_backend_vendor::VendorBackend;
-use bellows_conformance::{artifacts::build_cdylib, run_suite, Level, SuiteOptions};
+use bellows_conformance::{plugin_build::build_cdylib, run_suite, Level, SuiteOptions};
 use bellows_core::{plugin::load_backend, Backend, BackendConfig};
 use bellows_cpu::CpuBackend;
 

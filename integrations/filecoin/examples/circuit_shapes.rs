@@ -5,7 +5,7 @@
 //! cargo run --release -p bellows-filecoin --example circuit_shapes -- [2KiB] [8MiB] [512MiB] [32GiB]
 //! ```
 
-use bellows_core::groth16::keypair::CircuitShape;
+use bellows_core::groth16::constraints::CircuitShape;
 use bellows_filecoin::filecoin_proofs::constants::{
     SectorShape2KiB, SectorShape32GiB, SectorShape512MiB, SectorShape8MiB,
 };

@@ -218,7 +218,7 @@ fn cache_names_are_filecoin_proofs_own() {
 /// which fails outright.
 #[test]
 fn structurally_damaged_vanilla_proofs_are_errors() {
-    use bellows_core::groth16::keypair::CircuitShape;
+    use bellows_core::groth16::constraints::CircuitShape;
     use bellows_filecoin::filecoin_proofs::constants::SectorShape2KiB;
     use bellows_filecoin::prove::Guarded;
     /// Removes the last element of the `nth` array (depth-first) that holds arrays or objects.

@@ -32,7 +32,7 @@ pub enum PointCheck {
     CurveOnly,
     /// On the curve (point by point) **and** in the prime-order subgroup, the subgroup part
     /// checked for each group of the whole file at once by a randomised bucket test
-    /// ([`super::subgroup`]): a file with any point outside the subgroup is refused except with
+    /// ([`crate::groth16::subgroup`]): a file with any point outside the subgroup is refused except with
     /// probability at most 2^−128, whoever made it, at a fraction of [`PointCheck::Full`]'s
     /// cost. A refused file's error names the first bad point, exactly as `Full`'s does. Applies
     /// to whole parameter and verifying-key files; single points decoded on their own get
@@ -68,7 +68,7 @@ impl std::fmt::Display for PointDefect {
 
 /// A curve point with an uncompressed file encoding.
 pub trait UncompressedPoint:
-    super::subgroup::SubgroupPoint + Copy + Send + Sync + Sized + 'static
+    crate::groth16::subgroup::SubgroupPoint + Copy + Send + Sync + Sized + 'static
 {
     /// Encoded size in bytes.
     const SIZE: usize;
@@ -236,7 +236,7 @@ pub fn decode_section_with_progress<P: UncompressedPoint>(
         return Err(bad);
     }
     if batched {
-        if let Some((_, i)) = super::subgroup::first_outside(&[&out[..]]) {
+        if let Some((_, i)) = crate::groth16::subgroup::first_outside(&[&out[..]]) {
             return Err((i, PointDefect::NotInSubgroup));
         }
     }

@@ -38,8 +38,10 @@ use std::sync::Arc;
 
 use blstrs::{G1Affine, G2Affine, Scalar};
 
-pub use super::encoding::PointCheck;
-use super::encoding::{self, UncompressedPoint};
+pub mod codec;
+
+pub use codec::PointCheck;
+use codec::UncompressedPoint;
 use super::limits::{self, MAX_PROOFS_PER_FILE};
 use super::output::{describe_file_type, OutputFile};
 use super::proof::PROOF_BYTES;
@@ -88,7 +90,7 @@ impl Section {
         progress: &(dyn Fn(u64) + Sync),
     ) -> Result<Vec<P>> {
         debug_assert_eq!(P::SIZE, self.size);
-        let bad = |i: usize, d: encoding::PointDefect| Error::InvalidPoint {
+        let bad = |i: usize, d: codec::PointDefect| Error::InvalidPoint {
             what: format!(
                 "{label}: section {}, point {i} (byte offset {})",
                 self.name,
@@ -104,7 +106,7 @@ impl Section {
         }
         let identity = P::decode(&identity_encoding(P::SIZE), PointCheck::Full, true)
             .expect("the identity encoding decodes");
-        encoding::decode_section_with_progress(bytes, check, false, identity, progress)
+        codec::decode_section_with_progress(bytes, check, false, identity, progress)
             .map_err(|(i, d)| bad(i, d))
     }
 }
@@ -397,7 +399,7 @@ fn decode_vk(
     for (name, size) in VK_POINTS {
         let bytes = &data[at..at + size];
         let what = || format!("{label}: verifying key, {name} (byte offset {at})");
-        let bad = |d: encoding::PointDefect| Error::InvalidPoint {
+        let bad = |d: codec::PointDefect| Error::InvalidPoint {
             what: what(),
             reason: d.to_string(),
         };
@@ -547,7 +549,7 @@ fn write_section<P: UncompressedPoint, W: Write>(
     let mut buf = vec![0u8; WRITE_BLOCK.min(points.len()) * P::SIZE];
     for block in points.chunks(WRITE_BLOCK) {
         let out = &mut buf[..block.len() * P::SIZE];
-        encoding::encode_section(block, out);
+        codec::encode_section(block, out);
         w.write_all(out).map_err(io)?;
     }
     Ok(())
@@ -910,7 +912,7 @@ pub fn parse_public_inputs_json(text: &str) -> Result<Vec<Scalar>> {
                     ),
                 )
             })?;
-            encoding::scalar_from_decimal(s).map_err(|e| {
+            codec::scalar_from_decimal(s).map_err(|e| {
                 Error::malformed(format!("public input {i} ({})", shorten(s)), e.to_string())
             })
         })
@@ -957,7 +959,7 @@ pub fn read_public_inputs_json(path: impl AsRef<Path>) -> Result<Vec<Scalar>> {
 /// Formats public inputs as a JSON array of decimal strings (the inverse of
 /// [`parse_public_inputs_json`]).
 pub fn format_public_inputs_json(inputs: &[Scalar]) -> String {
-    let strings: Vec<String> = inputs.iter().map(encoding::scalar_to_decimal).collect();
+    let strings: Vec<String> = inputs.iter().map(codec::scalar_to_decimal).collect();
     serde_json::to_string(&strings).expect("a list of strings always serialises")
 }
 
