@@ -15,7 +15,7 @@
 #   STEPS="k22 sweep" serve/scripts/device-serve-bench.sh
 # Knobs (defaults are the H200 run's): BIN (folder of the bellows binary, default .carry/bin),
 # BACKEND (cuda), K (22) and BITS (90) for the k22/sweep/two steps, SWEEP_BUDGET (24GiB),
-# SWEEP_JOBS (16), SWEEP_MAX (8), TWO_JOBS (20). A dry run of the logic on any machine, with the
+# SWEEP_JOBS (16), SWEEP_MAX (8), TWO_JOBS (64). A dry run of the logic on any machine, with the
 # CPU backend at a tiny size (each "device" of --devices 0,1 is then the same CPU):
 #   BIN=$PWD/target/release BACKEND=cpu K=10 SWEEP_BUDGET=400KiB STEPS="sweep two" \
 #     serve/scripts/device-serve-bench.sh
