@@ -406,6 +406,9 @@ impl Engine {
             request: &bytes,
             label: &label,
             now: unix_now(),
+            kind: spec.circuit.name(),
+            params_digest: &entry.digest,
+            log_domain: spec.circuit.log_domain(),
         })?;
         tracing::info!("job {id} accepted: {label}, priority {}", spec.priority);
         self.enqueue(id, spec, entry, &[]);
