@@ -745,3 +745,6 @@ fn parameters_stay_resident_across_jobs_and_are_evicted_lru_or_on_request() {
     assert_eq!(st.params.len(), 2);
     assert!(st.params.iter().all(|p| p.bytes == 0));
 }
+
+#[cfg(test)]
+mod fleet_nodes;

@@ -368,6 +368,12 @@ pub(crate) fn finalise_loop(s: &Shared, rx: &Mutex<mpsc::Receiver<Finishing>>) {
             inputs: encode_inputs(&f.inputs),
             timings: timings.encode_to_vec(),
         };
+        if s.fleet.is_some() {
+            // A fleet's store takes it under this node's claim (engine/fleet.rs).
+            super::fleet::commit(s, &job, rec, f.device);
+            s.update_gauges();
+            continue;
+        }
         match s.store.put_partition(&rec) {
             Ok(true) => {}
             Ok(false) => continue, // stored before (never counted twice)
