@@ -736,7 +736,10 @@ impl Engine {
 
 impl Drop for Engine {
     fn drop(&mut self) {
-        self.shutdown();
+        // On a fresh thread: a fleet's store is blocking and may not run on an async thread.
+        std::thread::scope(|s| {
+            s.spawn(|| self.shutdown());
+        });
     }
 }
 

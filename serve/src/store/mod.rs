@@ -41,7 +41,7 @@
 mod postgres;
 mod sqlite;
 
-pub use self::postgres::PgStore;
+pub use self::postgres::{redact as postgres_redact, PgStore};
 pub use sqlite::SqliteStore;
 
 use crate::error::Result;

@@ -155,6 +155,19 @@ pub struct PgStore {
     idle: Mutex<Vec<(Client, Instant)>>,
 }
 
+impl Drop for PgStore {
+    fn drop(&mut self) {
+        // Closing a blocking client runs its own small runtime, which must not happen on an
+        // async thread: close them on a fresh one.
+        let idle = std::mem::take(&mut *self.idle.lock().unwrap_or_else(|e| e.into_inner()));
+        if !idle.is_empty() {
+            std::thread::scope(|s| {
+                s.spawn(move || drop(idle));
+            });
+        }
+    }
+}
+
 impl std::fmt::Debug for PgStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PgStore")
