@@ -432,8 +432,8 @@ fn a_database_restart_mid_run_loses_and_duplicates_nothing() {
     }
     // Nothing duplicated: every partition stored once, each job finished once fleet-wide.
     for (job, done, rows) in stored_counts(&db) {
-        let want = if job == late[0] as i64 { 2 } else { 6 };
-        assert_eq!((done, rows), (want, want), "job {job}");
+        let want: i32 = if job == late[0] as i64 { 2 } else { 6 };
+        assert_eq!((done, rows), (want, i64::from(want)), "job {job}");
     }
     let nodes = [&a, &b, &c];
     assert_eq!(

@@ -669,8 +669,9 @@ fn refresh_watchers(s: &Shared, f: &Fleet) {
             w.remove(&p.id);
         }
     }
-    // Purged jobs: dropping the sender ends their watchers (they then read the store).
-    w.retain(|id, _| seen.contains(id));
+    // Purged jobs: dropping the sender ends their watchers (they then read the store). Only
+    // jobs asked for: a watcher added meanwhile stays.
+    w.retain(|id, _| seen.contains(id) || !ids.contains(id));
 }
 
 /// Follows job `id` through the store.
