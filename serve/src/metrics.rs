@@ -139,7 +139,9 @@ impl Metrics {
 
     /// Counts a result committed to a fleet's store (`stored` or `stale`).
     pub fn fleet_commit(&self, result: &str) {
-        self.fleet_commits.get_or_create(&label("result", result)).inc();
+        self.fleet_commits
+            .get_or_create(&label("result", result))
+            .inc();
     }
 
     /// Sets the number of partitions held claimed.

@@ -112,14 +112,11 @@ struct Held {
     token: u64,
     /// A heartbeat found the claim gone: its result will be discarded.
     lost: bool,
-    /// When it was claimed (by [`HeldSet::epoch`]): a heartbeat judges only older claims.
-    epoch: u64,
 }
 
 #[derive(Default)]
 struct HeldSet {
     held: HashMap<(JobId, u32), Held>,
-    epoch: u64,
 }
 
 /// The fleet side of the engine's shared state.
@@ -308,15 +305,12 @@ fn take(s: &Shared, f: &Fleet, claims: Vec<Claim>) {
     {
         let mut st = f.lock();
         for c in claims {
-            st.epoch += 1;
-            let epoch = st.epoch;
             match st.held.get_mut(&(c.job, c.index)) {
                 // Claimed again while still in this node's pipeline (a lease lost and
                 // regained): the copy in flight commits under the new token.
                 Some(h) => {
                     h.token = c.token;
                     h.lost = false;
-                    h.epoch = epoch;
                 }
                 None => {
                     st.held.insert(
@@ -324,7 +318,6 @@ fn take(s: &Shared, f: &Fleet, claims: Vec<Claim>) {
                         Held {
                             token: c.token,
                             lost: false,
-                            epoch,
                         },
                     );
                     by_job.entry(c.job).or_default().push(c);
@@ -359,6 +352,18 @@ fn take(s: &Shared, f: &Fleet, claims: Vec<Claim>) {
                     f.forget(c.job, c.index, c.token);
                 }
             }
+            Err(Unservable::Later(why)) => {
+                tracing::warn!(
+                    "job {job}: reading it from the store failed ({why}); giving its \
+                                partitions back"
+                );
+                s.metrics.error("store");
+                // If this fails too, the leases expire (they are not renewed: no longer held).
+                let _ = s.store.release(&f.cfg.node_id, &claims);
+                for c in &claims {
+                    f.forget(c.job, c.index, c.token);
+                }
+            }
             Err(Unservable::Job(why)) => {
                 tracing::error!("job {job} cannot be proved: {why}");
                 s.metrics.error("job");
@@ -384,6 +389,8 @@ enum Unservable {
     Here(String, ParamsDigest),
     /// Nowhere (a request that does not decode or fit its parameters).
     Job(String),
+    /// Not now: the store failed.
+    Later(String),
 }
 
 /// The job's runtime on this node, made from the store's record on its first claim here.
@@ -397,7 +404,7 @@ fn job_rt(s: &Shared, f: &Fleet, id: JobId) -> Result<Arc<JobRt>, Unservable> {
     let rec = s
         .store
         .job(id)
-        .map_err(|e| job_err(&e))?
+        .map_err(|e| Unservable::Later(e.to_string()))?
         .ok_or_else(|| Unservable::Job("not in the store".into()))?;
     let req = proto::SubmitRequest::decode(&rec.request[..])
         .map_err(|e| Unservable::Job(format!("its stored request does not decode: {e}")))?;
@@ -429,7 +436,7 @@ fn job_rt(s: &Shared, f: &Fleet, id: JobId) -> Result<Arc<JobRt>, Unservable> {
 pub(crate) fn commit(s: &Shared, job: &Arc<JobRt>, mut rec: PartitionRecord, device: usize) {
     let Some(f) = &s.fleet else { return };
     let index = rec.index;
-    let token = {
+    let mut token = {
         let mut st = f.lock();
         match st.held.get(&(job.id, index)) {
             Some(h) if !h.lost => h.token,
@@ -452,14 +459,24 @@ pub(crate) fn commit(s: &Shared, job: &Arc<JobRt>, mut rec: PartitionRecord, dev
         t.node = f.cfg.node_id.clone();
         rec.timings = t.encode_to_vec();
     }
-    let claim = Claim {
-        job: job.id,
-        index,
-        token,
+    // This node may claim the partition anew while the copy in flight waits for the store (its
+    // lease ran out during an outage, the partition went back and came here again): the result
+    // is then committed under the newest claim. The older claim cannot have been stored then.
+    let newer = |token: u64| {
+        f.lock()
+            .held
+            .get(&(job.id, index))
+            .filter(|h| !h.lost && h.token != token)
+            .map(|h| h.token)
     };
     let mut warn = Warn(None);
     let mut backoff = Duration::from_millis(50);
     loop {
+        let claim = Claim {
+            job: job.id,
+            index,
+            token,
+        };
         match s
             .store
             .commit_partition(&f.cfg.node_id, &claim, &rec, unix_now())
@@ -488,6 +505,10 @@ pub(crate) fn commit(s: &Shared, job: &Arc<JobRt>, mut rec: PartitionRecord, dev
                 return;
             }
             Ok(Commit::Stale) => {
+                if let Some(t) = newer(token) {
+                    token = t;
+                    continue;
+                }
                 f.forget(job.id, index, token);
                 discard(s, job, index, "its claim is no longer this node's");
                 // If the job ended elsewhere, stop what is left of it here at once.
@@ -517,6 +538,9 @@ pub(crate) fn commit(s: &Shared, job: &Arc<JobRt>, mut rec: PartitionRecord, dev
                 // A back-off between attempts at a store that is down, not a synchronisation.
                 std::thread::sleep(backoff);
                 backoff = (backoff * 2).min(Duration::from_secs(2));
+                if let Some(t) = newer(token) {
+                    token = t;
+                }
             }
         }
     }
@@ -529,10 +553,7 @@ fn discard(s: &Shared, job: &Arc<JobRt>, index: u32, why: &str) {
         job: job.id,
         partition: index,
     });
-    tracing::warn!(
-        "job {} partition {index}: result discarded: {why}",
-        job.id
-    );
+    tracing::warn!("job {} partition {index}: result discarded: {why}", job.id);
     if let Some(f) = &s.fleet {
         s.metrics.set_fleet_held(f.held());
         if !f.lock().held.keys().any(|k| k.0 == job.id) {
@@ -563,7 +584,10 @@ pub(crate) fn beat_loop(s: &Shared) {
             if let Err(e) = heartbeat(s, f) {
                 s.metrics.error("store");
                 if warn.should() {
-                    tracing::warn!("heartbeat failed (retrying; leases run out after {:?}): {e}", f.cfg.lease);
+                    tracing::warn!(
+                        "heartbeat failed (retrying; leases run out after {:?}): {e}",
+                        f.cfg.lease
+                    );
                 }
             }
         }
@@ -573,14 +597,29 @@ pub(crate) fn beat_loop(s: &Shared) {
             return;
         }
         let wait = f.cfg.poll.min(f.cfg.heartbeat);
-        drop(f.tick.1.wait_timeout(g, wait).unwrap_or_else(|e| e.into_inner()));
+        drop(
+            f.tick
+                .1
+                .wait_timeout(g, wait)
+                .unwrap_or_else(|e| e.into_inner()),
+        );
     }
 }
 
 /// Renews the leases; a claim that is gone is marked lost, and a job that ended elsewhere is
 /// stopped here.
 fn heartbeat(s: &Shared, f: &Fleet) -> Result<()> {
-    let since = f.lock().epoch;
+    let asked: Vec<Claim> = f
+        .lock()
+        .held
+        .iter()
+        .filter(|(_, h)| !h.lost)
+        .map(|(&(job, index), h)| Claim {
+            job,
+            index,
+            token: h.token,
+        })
+        .collect();
     let still = s.store.heartbeat(
         &NodeBeat {
             node: &f.cfg.node_id,
@@ -588,25 +627,26 @@ fn heartbeat(s: &Shared, f: &Fleet) -> Result<()> {
             serves: &f.serves_text,
             capacity: f.capacity as u32,
         },
+        &asked,
         f.cfg.lease,
     )?;
     let still: HashSet<Claim> = still.into_iter().collect();
     let mut lost_jobs = Vec::new();
     {
         let mut st = f.lock();
-        for (&(job, index), h) in st.held.iter_mut() {
-            let claim = Claim {
-                job,
-                index,
-                token: h.token,
-            };
-            if !h.lost && h.epoch <= since && !still.contains(&claim) {
-                h.lost = true;
-                tracing::warn!(
-                    "job {job} partition {index}: this node's claim is gone (its lease expired \
-                     or the job ended); its result will be discarded"
-                );
-                lost_jobs.push(job);
+        for c in asked.iter().filter(|c| !still.contains(c)) {
+            // Still held under the token asked about (not committed or claimed anew meanwhile).
+            if let Some(h) = st.held.get_mut(&(c.job, c.index)) {
+                if h.token == c.token && !h.lost {
+                    h.lost = true;
+                    tracing::warn!(
+                        "job {} partition {}: this node's claim is gone (its lease expired or \
+                         the job ended); its result will be discarded",
+                        c.job,
+                        c.index
+                    );
+                    lost_jobs.push(c.job);
+                }
             }
         }
     }
@@ -624,7 +664,11 @@ fn heartbeat(s: &Shared, f: &Fleet) -> Result<()> {
                 .get(&p.id)
                 .cloned();
             if let Some(rt) = rt {
-                tracing::info!("job {} {} elsewhere; stopping it here", p.id, p.state.as_str());
+                tracing::info!(
+                    "job {} {} elsewhere; stopping it here",
+                    p.id,
+                    p.state.as_str()
+                );
                 s.finish_local(&rt, p.state, p.error);
             }
             f.forget_job(p.id);
@@ -707,8 +751,7 @@ pub(crate) fn snapshot(s: &Shared, id: JobId) -> Result<JobSnapshot> {
 /// Cancels job `id` in the store (for the whole fleet) and here.
 pub(crate) fn cancel(s: &Shared, f: &Fleet, id: JobId) -> Result<JobState> {
     let why = "cancelled by a client";
-    if s
-        .store
+    if s.store
         .finish_job(id, JobState::Cancelled, Some(why), unix_now())?
     {
         tracing::warn!("job {id} cancelled: {why}");

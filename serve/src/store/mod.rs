@@ -305,10 +305,16 @@ pub trait JobStore: Send + Sync + std::fmt::Debug {
     /// the pool every partition whose lease expired (failing the jobs of those claimed
     /// `max_claims` times). Two concurrent claims never return the same partition.
     fn claim(&self, req: &ClaimRequest<'_>) -> Result<Vec<Claim>>;
-    /// Renews the leases of every partition `beat.node` holds and records the node as alive.
-    /// Returns the claims it still holds (those missing were lost: expired and taken by another
-    /// node, or their job finished).
-    fn heartbeat(&self, beat: &NodeBeat<'_>, lease: std::time::Duration) -> Result<Vec<Claim>>;
+    /// Renews the leases of `held` (the claims `beat.node` knows it holds) and records the node
+    /// as alive. Returns those it still holds (the others were lost: expired and taken by
+    /// another node, or their job finished). A claim of the node that it does not list — one
+    /// whose reply was lost with a connection — is not renewed: it expires and goes back.
+    fn heartbeat(
+        &self,
+        beat: &NodeBeat<'_>,
+        held: &[Claim],
+        lease: std::time::Duration,
+    ) -> Result<Vec<Claim>>;
     /// Stores the result of a claimed partition, once, in one transaction with its job's count
     /// and state (the last partition finishes the job as `Done`). A claim that is not the
     /// node's current one gives [`Commit::Stale`] and changes nothing. Repeating a commit that

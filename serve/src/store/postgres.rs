@@ -96,7 +96,8 @@ const MAX_IDLE: usize = 8;
 /// A connection idle longer than this is checked before use.
 const CHECK_AFTER: Duration = Duration::from_secs(2);
 
-const COLUMNS: &str = "id, state, priority, partitions, request, label, submitted_at, finished_at, \
+const COLUMNS: &str =
+    "id, state, priority, partitions, request, label, submitted_at, finished_at, \
                        error, fetched_at";
 
 fn record(r: &Row) -> Result<JobRecord> {
@@ -262,7 +263,11 @@ impl PgStore {
                 }
                 None => {
                     return self.config.connect(NoTls).map_err(|e| {
-                        ServeError::Store(format!("connecting to {}: {}", self.target, describe(&e)))
+                        ServeError::Store(format!(
+                            "connecting to {}: {}",
+                            self.target,
+                            describe(&e)
+                        ))
                     })
                 }
             }
@@ -279,20 +284,40 @@ impl PgStore {
         }
     }
 
-    /// Runs `f` on a pooled connection, repeating it after a deadlock or serialisation failure.
+    /// Runs `f` on a pooled connection, repeating it after a deadlock or serialisation failure,
+    /// and once on a fresh connection when the pooled one turns out closed (the server restarted:
+    /// then every idle connection is dropped too). Every call through here is safe to repeat.
     fn run<T>(
         &self,
         what: &str,
+        f: impl FnMut(&mut Client) -> Result<T, postgres::Error>,
+    ) -> Result<T> {
+        self.run_with(what, true, f)
+    }
+
+    fn run_with<T>(
+        &self,
+        what: &str,
+        repeat_closed: bool,
         mut f: impl FnMut(&mut Client) -> Result<T, postgres::Error>,
     ) -> Result<T> {
         let mut attempt = 0;
+        let mut reconnected = false;
         loop {
             let mut c = self.checkout()?;
             let r = f(&mut c);
+            let closed = c.is_closed();
             self.put_back(c);
             match r {
                 Ok(v) => return Ok(v),
                 Err(e) if transient(&e) && attempt < 8 => attempt += 1,
+                Err(_) if closed && repeat_closed && !reconnected => {
+                    // The other idle connections are most likely dead too.
+                    reconnected = true;
+                    drop(std::mem::take(
+                        &mut *self.idle.lock().unwrap_or_else(|e| e.into_inner()),
+                    ));
+                }
                 Err(e) => {
                     return Err(ServeError::Store(format!(
                         "{what} ({}): {}",
@@ -367,7 +392,9 @@ fn migrate(c: &mut Client) -> Result<Result<()>, postgres::Error> {
 
 impl JobStore for PgStore {
     fn insert_job(&self, job: &NewJob<'_>) -> Result<JobId> {
-        self.run("inserting a job", |c| {
+        // Not repeated on a connection that closed mid-call: it may have committed, and a
+        // second job would be inserted. The client sees the error and decides.
+        self.run_with("inserting a job", false, |c| {
             let mut tx = c.transaction()?;
             let id: i64 = tx
                 .query_one(
@@ -597,13 +624,7 @@ impl JobStore for PgStore {
     fn claim(&self, req: &ClaimRequest<'_>) -> Result<Vec<Claim>> {
         let kinds: Vec<&str> = req.serves.kinds.iter().map(String::as_str).collect();
         let any_params = req.serves.params.is_none();
-        let params: Vec<&[u8]> = req
-            .serves
-            .params
-            .iter()
-            .flatten()
-            .map(|d| &d[..])
-            .collect();
+        let params: Vec<&[u8]> = req.serves.params.iter().flatten().map(|d| &d[..]).collect();
         let excluded: Vec<&[u8]> = req.serves.excluded.iter().map(|d| &d[..]).collect();
         let lease_s = req.lease.as_secs_f64();
         let mut claims = self.run("claiming partitions", |c| {
@@ -688,15 +709,26 @@ impl JobStore for PgStore {
         Ok(claims)
     }
 
-    fn heartbeat(&self, beat: &NodeBeat<'_>, lease: Duration) -> Result<Vec<Claim>> {
+    fn heartbeat(
+        &self,
+        beat: &NodeBeat<'_>,
+        held: &[Claim],
+        lease: Duration,
+    ) -> Result<Vec<Claim>> {
         let lease_s = lease.as_secs_f64();
+        let jobs: Vec<i64> = held.iter().map(|c| c.job as i64).collect();
+        let idxs: Vec<i32> = held.iter().map(|c| c.index as i32).collect();
+        let tokens: Vec<i64> = held.iter().map(|c| c.token as i64).collect();
         self.run("sending a heartbeat", |c| {
             let mut tx = c.transaction()?;
             let rows = tx.query(
-                "UPDATE bellows_partitions SET lease_until = now() + make_interval(secs => $2)
-                 WHERE owner = $1 AND state = 'claimed'
-                 RETURNING job, idx, token",
-                &[&beat.node, &lease_s],
+                "UPDATE bellows_partitions p
+                 SET lease_until = now() + make_interval(secs => $2)
+                 FROM unnest($3::bigint[], $4::integer[], $5::bigint[]) AS h(job, idx, token)
+                 WHERE p.job = h.job AND p.idx = h.idx AND p.token = h.token
+                   AND p.owner = $1 AND p.state = 'claimed'
+                 RETURNING p.job, p.idx, p.token",
+                &[&beat.node, &lease_s, &jobs, &idxs, &tokens],
             )?;
             tx.execute(
                 "INSERT INTO bellows_nodes (id, address, serves, capacity, heartbeat_at)

@@ -80,7 +80,6 @@ fn fits(serves: &Serves, kind: &str, digest: &[u8], log_domain: u32) -> bool {
         && !serves.excluded.iter().any(|p| p[..] == *digest)
 }
 
-
 /// The embedded job store (see the module docs).
 #[derive(Debug)]
 pub struct SqliteStore {
@@ -439,28 +438,28 @@ impl JobStore for SqliteStore {
         Ok(out)
     }
 
-    fn heartbeat(&self, beat: &NodeBeat<'_>, lease: std::time::Duration) -> Result<Vec<Claim>> {
+    fn heartbeat(
+        &self,
+        beat: &NodeBeat<'_>,
+        held: &[Claim],
+        lease: std::time::Duration,
+    ) -> Result<Vec<Claim>> {
         let mut c = self.conn();
         let tx = c.transaction()?;
         let now = now_ms();
-        let held = {
-            let mut st = tx.prepare(
-                "UPDATE claims SET lease_until_ms = ?2
-                 WHERE node = ?1 AND job IN (SELECT id FROM jobs WHERE state IN ('queued', 'running'))
-                 RETURNING job, idx, token",
+        let until = now.saturating_add(lease.as_millis() as i64);
+        let mut still = Vec::new();
+        for cl in held {
+            let n = tx.execute(
+                "UPDATE claims SET lease_until_ms = ?5
+                 WHERE job = ?1 AND idx = ?2 AND node = ?3 AND token = ?4
+                   AND job IN (SELECT id FROM jobs WHERE state IN ('queued', 'running'))",
+                params![cl.job as i64, cl.index, beat.node, cl.token as i64, until],
             )?;
-            let rows = st.query_map(
-                params![beat.node, now.saturating_add(lease.as_millis() as i64)],
-                |r| {
-                    Ok(Claim {
-                        job: r.get::<_, i64>(0)? as u64,
-                        index: r.get(1)?,
-                        token: r.get::<_, i64>(2)? as u64,
-                    })
-                },
-            )?;
-            rows.collect::<rusqlite::Result<Vec<_>>>()?
-        };
+            if n == 1 {
+                still.push(*cl);
+            }
+        }
         tx.execute(
             "INSERT INTO nodes (id, address, serves, capacity, heartbeat_ms)
              VALUES (?1, ?2, ?3, ?4, ?5)
@@ -470,7 +469,7 @@ impl JobStore for SqliteStore {
             params![beat.node, beat.address, beat.serves, beat.capacity, now],
         )?;
         tx.commit()?;
-        Ok(held)
+        Ok(still)
     }
 
     fn commit_partition(

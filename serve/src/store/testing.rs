@@ -35,7 +35,10 @@ pub fn server_url(test: &str) -> Option<String> {
     match url.parse::<Config>().and_then(|c| c.connect(NoTls)) {
         Ok(_) => Some(url),
         Err(e) => {
-            assert!(!required(), "{test}: PostgreSQL at {URL_VAR} is unreachable: {e}");
+            assert!(
+                !required(),
+                "{test}: PostgreSQL at {URL_VAR} is unreachable: {e}"
+            );
             eprintln!("{test}: skipped: PostgreSQL at {URL_VAR} is unreachable: {e}");
             None
         }

@@ -175,11 +175,19 @@ const HOUR_MS: u64 = 3_600_000;
 /// per claim token, and the last one finishes the job in the same transaction.
 fn claims_and_commits(s: &dyn JobStore) {
     let syn = serves(&["synthetic"]);
-    let low = s.insert_job(&job_of(0, 3, "synthetic", &[1; 32], 8)).unwrap();
-    let high = s.insert_job(&job_of(5, 2, "synthetic", &[1; 32], 8)).unwrap();
+    let low = s
+        .insert_job(&job_of(0, 3, "synthetic", &[1; 32], 8))
+        .unwrap();
+    let high = s
+        .insert_job(&job_of(5, 2, "synthetic", &[1; 32], 8))
+        .unwrap();
     let sha = s.insert_job(&job_of(9, 1, "sha256", &[1; 32], 8)).unwrap();
-    let big = s.insert_job(&job_of(9, 1, "synthetic", &[1; 32], 21)).unwrap();
-    let other = s.insert_job(&job_of(9, 1, "synthetic", &[2; 32], 8)).unwrap();
+    let big = s
+        .insert_job(&job_of(9, 1, "synthetic", &[1; 32], 21))
+        .unwrap();
+    let other = s
+        .insert_job(&job_of(9, 1, "synthetic", &[2; 32], 8))
+        .unwrap();
 
     // Node a: only parameters [1; 32]: the high-priority job first; never sha256, never 2^21.
     let mut only1 = syn.clone();
@@ -192,11 +200,17 @@ fn claims_and_commits(s: &dyn JobStore) {
     let b = s.claim(&claim_req("b", &syn, 10, HOUR_MS)).unwrap();
     let got: Vec<(JobId, u32)> = b.iter().map(|c| (c.job, c.index)).collect();
     assert_eq!(got, vec![(low, 1), (low, 2), (other, 0)]);
-    assert!(s.claim(&claim_req("b", &syn, 10, HOUR_MS)).unwrap().is_empty());
+    assert!(s
+        .claim(&claim_req("b", &syn, 10, HOUR_MS))
+        .unwrap()
+        .is_empty());
     // A node serving sha256 gets the sha256 job; a node excluding [1; 32] gets nothing else.
     let mut sha_only = serves(&["sha256", "synthetic"]);
     sha_only.excluded = vec![[1; 32]];
-    assert!(s.claim(&claim_req("c", &sha_only, 10, HOUR_MS)).unwrap().is_empty());
+    assert!(s
+        .claim(&claim_req("c", &sha_only, 10, HOUR_MS))
+        .unwrap()
+        .is_empty());
     sha_only.excluded.clear();
     sha_only.max_log_domain = 21;
     let c = s.claim(&claim_req("c", &sha_only, 10, HOUR_MS)).unwrap();
@@ -205,6 +219,7 @@ fn claims_and_commits(s: &dyn JobStore) {
     assert_eq!(got, vec![sha, big]);
 
     // Heartbeats renew and report what a node holds.
+    // (A claim the node does not list is not renewed.)
     let held = s
         .heartbeat(
             &NodeBeat {
@@ -213,6 +228,7 @@ fn claims_and_commits(s: &dyn JobStore) {
                 serves: "synthetic",
                 capacity: 3,
             },
+            &a,
             std::time::Duration::from_millis(HOUR_MS),
         )
         .unwrap();
@@ -223,7 +239,10 @@ fn claims_and_commits(s: &dyn JobStore) {
     assert_eq!(held_sorted, want);
     let nodes = s.nodes().unwrap();
     let na = nodes.iter().find(|n| n.node == "a").expect("node a listed");
-    assert_eq!((na.held, na.capacity, na.address.as_str()), (3, 3, "127.0.0.1:1"));
+    assert_eq!(
+        (na.held, na.capacity, na.address.as_str()),
+        (3, 3, "127.0.0.1:1")
+    );
 
     // Commits: a wrong node or token is stale; the right one stores once; a repeat of a stored
     // commit (a lost reply) is answered Stored again and changes nothing.
@@ -280,6 +299,7 @@ fn claims_and_commits(s: &dyn JobStore) {
                 node: "b",
                 ..Default::default()
             },
+            &b,
             std::time::Duration::from_millis(HOUR_MS),
         )
         .unwrap();
@@ -296,16 +316,34 @@ fn claims_and_commits(s: &dyn JobStore) {
     assert_eq!((again[0].job, again[0].index), (other, 0));
     assert!(again[0].token > held_b[0].token);
     assert_eq!(s.release_node("a").unwrap(), 1);
-    assert_eq!(s.claim(&claim_req("b", &syn, 10, HOUR_MS)).unwrap().len(), 1);
+    assert_eq!(
+        s.claim(&claim_req("b", &syn, 10, HOUR_MS)).unwrap().len(),
+        1
+    );
 }
 
 /// An expired lease is claimed again under a new token; the old holder's result is discarded;
 /// a partition whose claims all expired `max_claims` times fails its job.
 fn leases_expire(s: &dyn JobStore) {
     let syn = serves(&["synthetic"]);
-    let j = s.insert_job(&job_of(0, 1, "synthetic", &[1; 32], 8)).unwrap();
+    let j = s
+        .insert_job(&job_of(0, 1, "synthetic", &[1; 32], 8))
+        .unwrap();
     let first = s.claim(&claim_req("a", &syn, 1, 1)).unwrap();
     assert_eq!(first.len(), 1);
+    // A heartbeat that does not list the claim (its reply was lost: the node does not know it
+    // holds it) does not renew it.
+    let none = s
+        .heartbeat(
+            &NodeBeat {
+                node: "a",
+                ..Default::default()
+            },
+            &[],
+            std::time::Duration::from_millis(HOUR_MS),
+        )
+        .unwrap();
+    assert!(none.is_empty());
     // The lease (1 ms) must pass: waiting for time is what is tested here.
     std::thread::sleep(std::time::Duration::from_millis(30));
     let second = s.claim(&claim_req("b", &syn, 1, HOUR_MS)).unwrap();
@@ -313,7 +351,8 @@ fn leases_expire(s: &dyn JobStore) {
     assert!(second[0].token > first[0].token);
     // Node a's late result is discarded, and its heartbeat shows the claim lost.
     assert_eq!(
-        s.commit_partition("a", &first[0], &part(j, 0, 1), 10).unwrap(),
+        s.commit_partition("a", &first[0], &part(j, 0, 1), 10)
+            .unwrap(),
         Commit::Stale
     );
     let held = s
@@ -322,18 +361,22 @@ fn leases_expire(s: &dyn JobStore) {
                 node: "a",
                 ..Default::default()
             },
+            &first,
             std::time::Duration::from_millis(HOUR_MS),
         )
         .unwrap();
     assert!(held.is_empty());
     assert_eq!(
-        s.commit_partition("b", &second[0], &part(j, 0, 2), 11).unwrap(),
+        s.commit_partition("b", &second[0], &part(j, 0, 2), 11)
+            .unwrap(),
         Commit::Stored { job_done: true }
     );
     assert_eq!(s.partitions(j).unwrap(), vec![part(j, 0, 2)]);
 
     // max_claims = 3: the third expired claim fails the job at the next claim.
-    let k = s.insert_job(&job_of(0, 1, "synthetic", &[1; 32], 8)).unwrap();
+    let k = s
+        .insert_job(&job_of(0, 1, "synthetic", &[1; 32], 8))
+        .unwrap();
     for _ in 0..3 {
         assert_eq!(s.claim(&claim_req("a", &syn, 1, 1)).unwrap().len(), 1);
         std::thread::sleep(std::time::Duration::from_millis(30));
@@ -342,7 +385,11 @@ fn leases_expire(s: &dyn JobStore) {
     let failed = s.job(k).unwrap().unwrap();
     assert_eq!(failed.state, JobState::Failed);
     assert!(
-        failed.error.as_deref().unwrap_or("").contains("claimed 3 times"),
+        failed
+            .error
+            .as_deref()
+            .unwrap_or("")
+            .contains("claimed 3 times"),
         "{:?}",
         failed.error
     );
@@ -352,7 +399,8 @@ fn leases_expire(s: &dyn JobStore) {
 fn concurrent_claims_are_disjoint(s: std::sync::Arc<dyn JobStore>) {
     let syn = serves(&["synthetic"]);
     for _ in 0..6 {
-        s.insert_job(&job_of(0, 10, "synthetic", &[1; 32], 8)).unwrap();
+        s.insert_job(&job_of(0, 10, "synthetic", &[1; 32], 8))
+            .unwrap();
     }
     let threads: Vec<_> = (0..4)
         .map(|t| {
@@ -430,8 +478,11 @@ fn postgres_keeps_the_store_contract_and_migrates_once() {
     let Some(url) = testing::server_url("contract") else {
         return;
     };
-    let db = testing::fresh_database(&url, &format!("bellows_store_contract_{}", std::process::id()))
-        .unwrap();
+    let db = testing::fresh_database(
+        &url,
+        &format!("bellows_store_contract_{}", std::process::id()),
+    )
+    .unwrap();
     // Daemons starting together apply the migrations once.
     let opened: Vec<_> = (0..3)
         .map(|_| {
@@ -450,16 +501,27 @@ fn postgres_keeps_the_store_contract_and_migrates_once() {
     assert!(s.put_partition(&part(a, 1, 7)).unwrap());
     assert!(!s.put_partition(&part(a, 1, 9)).unwrap());
     let unfinished = s.unfinished_jobs().unwrap();
-    assert_eq!(unfinished.iter().map(|j| j.id).collect::<Vec<_>>(), vec![a, b]);
+    assert_eq!(
+        unfinished.iter().map(|j| j.id).collect::<Vec<_>>(),
+        vec![a, b]
+    );
     assert_eq!(unfinished[0].state, JobState::Running);
     assert_eq!(unfinished[1].request, b"req-b");
     assert_eq!(s.partitions(a).unwrap(), vec![part(a, 1, 7)]);
     assert!(s.finish_job(a, JobState::Done, None, 200).unwrap());
-    assert!(!s.finish_job(a, JobState::Failed, Some("late"), 201).unwrap());
-    assert!(s.finish_job(b, JobState::Cancelled, Some("by client"), 202).unwrap());
+    assert!(!s
+        .finish_job(a, JobState::Failed, Some("late"), 201)
+        .unwrap());
+    assert!(s
+        .finish_job(b, JobState::Cancelled, Some("by client"), 202)
+        .unwrap());
     assert_eq!(s.counts().unwrap().by_state, [0, 0, 1, 0, 1]);
     assert_eq!(
-        s.recent_jobs(10).unwrap().iter().map(|j| j.id).collect::<Vec<_>>(),
+        s.recent_jobs(10)
+            .unwrap()
+            .iter()
+            .map(|j| j.id)
+            .collect::<Vec<_>>(),
         vec![b, a]
     );
     s.mark_fetched(a, 300).unwrap();
@@ -470,8 +532,13 @@ fn postgres_keeps_the_store_contract_and_migrates_once() {
     assert!(s.partitions(a).unwrap().is_empty());
     assert!(s.job(b).unwrap().is_some());
     // A newer schema is refused.
-    let mut c = db.parse::<::postgres::Config>().unwrap().connect(::postgres::NoTls).unwrap();
-    c.execute("UPDATE bellows_schema SET version = 99", &[]).unwrap();
+    let mut c = db
+        .parse::<::postgres::Config>()
+        .unwrap()
+        .connect(::postgres::NoTls)
+        .unwrap();
+    c.execute("UPDATE bellows_schema SET version = 99", &[])
+        .unwrap();
     let e = PgStore::connect(&db, None).unwrap_err().to_string();
     assert!(e.contains("schema version 99"), "{e}");
 }
@@ -483,7 +550,10 @@ fn passwords_are_kept_out_of_messages() {
         redact("postgres://bellows:s3cret@db:5432/jobs"),
         "postgres://bellows:***@db:5432/jobs"
     );
-    assert_eq!(redact("postgres://bellows@db/jobs"), "postgres://bellows@db/jobs");
+    assert_eq!(
+        redact("postgres://bellows@db/jobs"),
+        "postgres://bellows@db/jobs"
+    );
     assert_eq!(
         redact("host=db user=bellows password=s3cret dbname=jobs"),
         "host=db user=bellows password=*** dbname=jobs"

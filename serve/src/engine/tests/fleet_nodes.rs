@@ -15,8 +15,11 @@ use crate::store::{testing, Claim, ClaimRequest, Commit, JobStore, PgStore, Serv
 fn on_each_store(name: &str, test: impl Fn(Arc<dyn JobStore>)) {
     test(Arc::new(SqliteStore::in_memory().unwrap()));
     if let Some(url) = testing::server_url(name) {
-        let db = testing::fresh_database(&url, &format!("bellows_engine_{name}_{}", std::process::id()))
-            .unwrap();
+        let db = testing::fresh_database(
+            &url,
+            &format!("bellows_engine_{name}_{}", std::process::id()),
+        )
+        .unwrap();
         test(Arc::new(PgStore::connect(&db, None).unwrap()));
     }
 }
@@ -124,13 +127,23 @@ fn nodes_share_jobs_and_prove_each_partition_once_with_a_single_daemons_proofs()
         assert_eq!(who.len(), 8);
         who.sort();
         who.dedup();
-        assert_eq!(who, vec!["a".to_string(), "b".to_string()], "both nodes proved");
+        assert_eq!(
+            who,
+            vec!["a".to_string(), "b".to_string()],
+            "both nodes proved"
+        );
 
         // The proofs are a single daemon's, bit for bit (same seeds).
-        let single = engine(vec![device("cpu", cpu(), 1, false)], &Events::default(), |_| {});
+        let single = engine(
+            vec![device("cpu", cpu(), 1, false)],
+            &Events::default(),
+            |_| {},
+        );
         for (i, &j) in jobs.iter().enumerate() {
             let got = proofs(&a, &f, j);
-            let k = single.submit(&f.request(2, 0, Some(100 + i as u64))).unwrap();
+            let k = single
+                .submit(&f.request(2, 0, Some(100 + i as u64)))
+                .unwrap();
             if let JobWatch::Live(mut w) = single.watch(k).unwrap() {
                 let rt = tokio::runtime::Builder::new_current_thread()
                     .enable_all()
@@ -190,7 +203,9 @@ fn a_silent_nodes_claims_are_taken_over_and_its_late_results_discarded() {
             timings: vec![],
         };
         assert_eq!(
-            store.commit_partition("ghost", &ghost[0], &late, 0).unwrap(),
+            store
+                .commit_partition("ghost", &ghost[0], &late, 0)
+                .unwrap(),
             Commit::Stale
         );
         assert_eq!(store.partitions(job).unwrap(), before);
@@ -238,12 +253,16 @@ fn a_job_cancelled_on_one_node_stops_on_the_node_proving_it() {
         assert_eq!(a.snapshot(job).unwrap().state, JobState::Cancelled);
         assert_eq!(b.devices()[0].partitions, 0);
         // Claims of a cancelled job are void.
+        let all: Vec<Claim> = (0..3)
+            .flat_map(|index| (1..3).map(move |token| Claim { job, index, token }))
+            .collect();
         let held: Vec<Claim> = store
             .heartbeat(
                 &crate::store::NodeBeat {
                     node: "a",
                     ..Default::default()
                 },
+                &all,
                 Duration::from_secs(3),
             )
             .unwrap();
