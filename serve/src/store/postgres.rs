@@ -238,7 +238,7 @@ impl PgStore {
             target,
             idle: Mutex::new(Vec::new()),
         };
-        store.run("applying migrations", |c| migrate(c))??;
+        store.run("applying migrations", migrate)??;
         Ok(store)
     }
 

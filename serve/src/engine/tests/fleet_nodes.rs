@@ -25,13 +25,14 @@ fn on_each_store(name: &str, test: impl Fn(Arc<dyn JobStore>)) {
 }
 
 fn fleet_cfg(id: &str, capacity: usize) -> FleetConfig {
-    let mut c = FleetConfig::default();
-    c.node_id = id.into();
-    c.lease = Duration::from_secs(3);
-    c.heartbeat = Duration::from_millis(200);
-    c.poll = Duration::from_millis(20);
-    c.capacity = Some(capacity);
-    c
+    FleetConfig {
+        node_id: id.into(),
+        lease: Duration::from_secs(3),
+        heartbeat: Duration::from_millis(200),
+        poll: Duration::from_millis(20),
+        capacity: Some(capacity),
+        ..Default::default()
+    }
 }
 
 fn node(
