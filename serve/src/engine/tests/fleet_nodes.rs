@@ -270,3 +270,46 @@ fn a_job_cancelled_on_one_node_stops_on_the_node_proving_it() {
         assert!(held.is_empty(), "{held:?}");
     });
 }
+
+#[test]
+fn a_node_that_stops_commits_what_is_on_its_device_and_gives_back_the_rest_at_once() {
+    let f = Fixture::new("fleet-stop", 8);
+    on_each_store("stop", |store| {
+        let (ev, gate) = (Events::default(), Events::default());
+        // Node a's device holds its first partition until the test opens the gate.
+        let held = wait_hook(&gate, "the gate", |v| !v.is_empty());
+        let mut cfg = fleet_cfg("a", 3);
+        cfg.lease = Duration::from_secs(600); // a give-back, not an expiry, frees the rest
+        let a = node(&store, cfg, hooked(held), &ev);
+        let job = a.submit(&f.request(3, 0, Some(5))).unwrap();
+        ev.wait("node a to start a partition", |v| {
+            v.iter()
+                .any(|e| matches!(e, Event::DeviceStarted { job: j, .. } if *j == job))
+        });
+        let stopping = std::thread::spawn(move || a.shutdown());
+        (gate.observer().0)(&Event::JobFinished {
+            job: 0,
+            state: JobState::Done,
+        });
+        stopping.join().unwrap();
+        // The partition on the device was committed; the other two are pending again now.
+        assert_eq!(provers(&*store, job), vec!["a"]);
+        let serves = Serves {
+            kinds: vec!["synthetic".into()],
+            max_log_domain: 27,
+            params: None,
+            excluded: vec![],
+        };
+        let b = store
+            .claim(&ClaimRequest {
+                node: "b",
+                serves: &serves,
+                max: 3,
+                lease: Duration::from_secs(60),
+                max_claims: 5,
+                now: 0,
+            })
+            .unwrap();
+        assert_eq!(b.len(), 2, "{b:?}");
+    });
+}
