@@ -308,7 +308,15 @@ impl Daemon {
         let state = cfg.state_dir()?;
         let mut engine_cfg = cfg.engine_config(&state);
         let store: Arc<dyn JobStore> = match cfg.store_kind()? {
-            StoreKind::Sqlite => Arc::new(SqliteStore::open(&state.join("jobs.sqlite"))?),
+            StoreKind::Sqlite => {
+                if cfg.fleet != crate::config::FleetTable::default() {
+                    tracing::warn!(
+                        "the [fleet] settings apply only with a PostgreSQL store (--store \
+                         postgres://…); this daemon runs on its own"
+                    );
+                }
+                Arc::new(SqliteStore::open(&state.join("jobs.sqlite"))?)
+            }
             StoreKind::Postgres(url) => {
                 // A fleet node (engine/fleet.rs). The blocking client stays off async threads.
                 let password = cfg.store_password()?;

@@ -313,3 +313,61 @@ fn a_node_that_stops_commits_what_is_on_its_device_and_gives_back_the_rest_at_on
         assert_eq!(b.len(), 2, "{b:?}");
     });
 }
+
+#[test]
+fn the_store_and_fleet_settings_parse_and_are_checked() {
+    use crate::config::{ServeConfig, StoreKind};
+    let c = ServeConfig::from_toml(
+        r#"
+        store = "postgres://bellows:pw@db:5432/bellows"
+        [fleet]
+        node_id = "gpu-07"
+        lease_s = 12
+        poll_ms = 250
+        capacity = 4
+        max_claims = 2
+        kinds = ["synthetic"]
+        "#,
+    )
+    .unwrap();
+    assert_eq!(
+        c.store_kind().unwrap(),
+        StoreKind::Postgres("postgres://bellows:pw@db:5432/bellows".into())
+    );
+    let f = c.fleet_config("10.0.0.7:7700").unwrap();
+    assert_eq!(f.node_id, "gpu-07");
+    assert_eq!(f.lease, Duration::from_secs(12));
+    assert_eq!(f.heartbeat, Duration::from_secs(4), "a third of the lease");
+    assert_eq!(f.poll, Duration::from_millis(250));
+    assert_eq!((f.capacity, f.max_claims), (Some(4), 2));
+    assert_eq!(f.kinds, vec!["synthetic".to_string()]);
+    assert_eq!(f.address, "10.0.0.7:7700");
+    // The default store is the embedded one; other values are refused without the password.
+    assert_eq!(
+        ServeConfig::default().store_kind().unwrap(),
+        StoreKind::Sqlite
+    );
+    let mut bad = ServeConfig::default();
+    bad.store = Some("mysql://u:secret@h/db".into());
+    let e = bad.store_kind().unwrap_err().to_string();
+    assert!(e.contains("PostgreSQL") && !e.contains("secret"), "{e}");
+    assert!(ServeConfig::from_toml("[fleet]\nbogus = 1").is_err());
+    let mut neg = ServeConfig::default();
+    neg.fleet.lease_s = Some(-1.0);
+    assert!(neg.fleet_config("").is_err());
+    // A heartbeat not shorter than the lease is refused when the node starts.
+    let mut fc = fleet_cfg("x", 1);
+    fc.heartbeat = fc.lease;
+    let e = Engine::start(
+        EngineConfig {
+            fleet: Some(fc),
+            ..Default::default()
+        },
+        vec![device("cpu", cpu(), 1, false)],
+        Arc::new(SqliteStore::in_memory().unwrap()),
+        Arc::new(Metrics::new()),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("heartbeat"), "{e}");
+}
