@@ -347,8 +347,10 @@ fn the_store_and_fleet_settings_parse_and_are_checked() {
         ServeConfig::default().store_kind().unwrap(),
         StoreKind::Sqlite
     );
-    let mut bad = ServeConfig::default();
-    bad.store = Some("mysql://u:secret@h/db".into());
+    let bad = ServeConfig {
+        store: Some("mysql://u:secret@h/db".into()),
+        ..Default::default()
+    };
     let e = bad.store_kind().unwrap_err().to_string();
     assert!(e.contains("PostgreSQL") && !e.contains("secret"), "{e}");
     assert!(ServeConfig::from_toml("[fleet]\nbogus = 1").is_err());
