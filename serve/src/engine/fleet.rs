@@ -351,6 +351,10 @@ fn take(s: &Shared, f: &Fleet, claims: Vec<Claim>) {
                 for c in &claims {
                     f.forget(c.job, c.index, c.token);
                 }
+                s.emit(Event::GaveBack {
+                    job,
+                    partitions: claims.len() as u32,
+                });
             }
             Err(Unservable::Later(why)) => {
                 tracing::warn!(
@@ -363,6 +367,10 @@ fn take(s: &Shared, f: &Fleet, claims: Vec<Claim>) {
                 for c in &claims {
                     f.forget(c.job, c.index, c.token);
                 }
+                s.emit(Event::GaveBack {
+                    job,
+                    partitions: claims.len() as u32,
+                });
             }
             Err(Unservable::Job(why)) => {
                 tracing::error!("job {job} cannot be proved: {why}");

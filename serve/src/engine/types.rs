@@ -135,6 +135,14 @@ pub enum Event {
         /// Partition.
         partition: u32,
     },
+    /// A fleet node gave partitions it claimed back to the store: it cannot prove them (their
+    /// parameters are missing or differ here) or could not read their job.
+    GaveBack {
+        /// Job.
+        job: JobId,
+        /// How many partitions.
+        partitions: u32,
+    },
     /// A job that ended elsewhere (another fleet node finished, failed or cancelled it) was
     /// stopped here.
     JobStopped {

@@ -373,3 +373,39 @@ fn the_store_and_fleet_settings_parse_and_are_checked() {
     .to_string();
     assert!(e.contains("heartbeat"), "{e}");
 }
+
+#[test]
+fn nodes_claim_only_jobs_on_the_parameters_they_declare_or_can_find() {
+    let f = Fixture::new("fleet-params", 8);
+    on_each_store("params", |store| {
+        let ev = Events::default();
+        // The job is accepted with f's parameters; then the file moves away from that path.
+        let mut none = fleet_cfg("front", 1);
+        none.kinds = vec![];
+        let front = node(&store, none, cpu(), &ev);
+        let job = front.submit(&f.request(2, 0, Some(3))).unwrap();
+        let moved = f.dir.join(format!("moved-{}.params", std::process::id()));
+        std::fs::rename(&f.params_path, &moved).unwrap();
+        // Node a declares nothing: it claims, finds no file at the job's path, gives the
+        // partitions back and claims that digest no more.
+        let a = node(&store, fleet_cfg("a", 2), cpu(), &ev);
+        let gave_back = |v: &[Event]| {
+            v.iter()
+                .filter(|e| matches!(e, Event::GaveBack { job: j, .. } if *j == job))
+                .count()
+        };
+        ev.wait("node a to give the job back", |v| gave_back(v) > 0);
+        // Node b declares the moved file (same digest): it proves the job with its own copy.
+        let mut with_file = fleet_cfg("b", 2);
+        with_file.params = vec![moved.clone()];
+        let b = node(&store, with_file, cpu(), &ev);
+        assert_eq!(ev.wait_finished(job), JobState::Done);
+        assert_eq!(provers(&*store, job), vec!["b", "b"]);
+        proofs(&b, &f, job);
+        assert_eq!(a.devices()[0].partitions, 0);
+        // Once: node a does not claim parameters it could not find again.
+        assert_eq!(gave_back(&ev.all()), 1);
+        std::fs::rename(&moved, &f.params_path).unwrap();
+        drop((front, a, b));
+    });
+}
