@@ -117,6 +117,8 @@ struct Held {
 #[derive(Default)]
 struct HeldSet {
     held: HashMap<(JobId, u32), Held>,
+    /// Counts wake-ups of the claimer, so one that came while it was busy is not missed.
+    pokes: u64,
 }
 
 /// The fleet side of the engine's shared state.
@@ -204,7 +206,7 @@ impl Fleet {
 
     /// Wakes the claimer (work submitted here, room freed).
     pub(crate) fn poke(&self) {
-        let _g = self.lock();
+        self.lock().pokes += 1;
         self.wake.notify_all();
     }
 
@@ -212,6 +214,7 @@ impl Fleet {
     pub(crate) fn forget_job(&self, job: JobId) {
         let mut st = self.lock();
         st.held.retain(|k, _| k.0 != job);
+        st.pokes += 1;
         self.wake.notify_all();
     }
 
@@ -222,6 +225,7 @@ impl Fleet {
         if st.held.get(&(job, index)).is_some_and(|h| h.token == token) {
             st.held.remove(&(job, index));
         }
+        st.pokes += 1;
         self.wake.notify_all();
         st.held.keys().any(|k| k.0 == job)
     }
@@ -261,6 +265,7 @@ pub(crate) fn claim_loop(s: &Shared) {
             st = f.wake.wait(st).unwrap_or_else(|e| e.into_inner());
             continue;
         }
+        let pokes = st.pokes;
         drop(st);
         let serves = f.serves.lock().unwrap_or_else(|e| e.into_inner()).clone();
         let got = s.store.claim(&ClaimRequest {
@@ -289,7 +294,7 @@ pub(crate) fn claim_loop(s: &Shared) {
             }
         };
         st = f.lock();
-        if !full && !s.shutdown.load(Ordering::SeqCst) {
+        if !full && st.pokes == pokes && !s.shutdown.load(Ordering::SeqCst) {
             st = f
                 .wake
                 .wait_timeout(st, f.cfg.poll)
@@ -450,6 +455,7 @@ pub(crate) fn commit(s: &Shared, job: &Arc<JobRt>, mut rec: PartitionRecord, dev
             Some(h) if !h.lost => h.token,
             Some(_) => {
                 st.held.remove(&(job.id, index));
+                st.pokes += 1;
                 f.wake.notify_all();
                 drop(st);
                 discard(s, job, index, "its claim was lost (lease expired)");
