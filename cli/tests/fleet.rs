@@ -417,6 +417,44 @@ fn three_daemons_share_jobs_and_finish_the_partitions_of_one_killed_mid_job() {
         assert_eq!((done, rows), (4, 4), "job {job}");
     }
     assert!(a.log().contains("fleet node a"), "{}", a.log());
+
+    // Status on any node shows the same jobs, and the fleet's nodes (b among them, silent).
+    let status = |n: &Node| -> serde_json::Value {
+        let args = ["status", "--daemon", n.addr.as_str(), "--json"];
+        let (out, _) = check(&cmd(&args).output().unwrap(), &args, 0);
+        serde_json::from_str(&out).unwrap()
+    };
+    let (sa, sc) = (status(&a), status(&c));
+    let jobs = |v: &serde_json::Value| -> Vec<(u64, String)> {
+        v["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|j| {
+                (
+                    j["id"].as_u64().unwrap(),
+                    j["state"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(jobs(&sa), jobs(&sc));
+    assert_eq!(jobs(&sa).len(), 8);
+    assert!(jobs(&sa).iter().all(|(_, st)| st == "done"), "{sa}");
+    assert_eq!(
+        (sa["node_id"].as_str(), sc["node_id"].as_str()),
+        (Some("a"), Some("c"))
+    );
+    let nodes: BTreeSet<String> = sa["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["node_id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        nodes,
+        ["a", "b", "c"].iter().map(|s| s.to_string()).collect()
+    );
 }
 
 #[test]
