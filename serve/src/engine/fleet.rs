@@ -254,6 +254,16 @@ impl Warn {
 /// The claimer thread: claims while the node has room.
 pub(crate) fn claim_loop(s: &Shared) {
     let Some(f) = &s.fleet else { return };
+    // Before the first claim: what a previous run under this id held goes back to the pool.
+    if let Err(e) = start(s, f) {
+        s.metrics.error("store");
+        tracing::warn!(
+            "giving back what a previous run of node {} held failed ({e}); those leases expire \
+             in {:?}",
+            f.cfg.node_id,
+            f.cfg.lease
+        );
+    }
     let mut warn = Warn(None);
     let mut st = f.lock();
     loop {
@@ -788,8 +798,9 @@ pub(crate) fn cancel(s: &Shared, f: &Fleet, id: JobId) -> Result<JobState> {
     Ok(s.store.job(id)?.ok_or(ServeError::NoSuchJob(id))?.state)
 }
 
-/// At start: gives back what a previous run under this node id held.
-pub(crate) fn start(s: &Shared, f: &Fleet) -> Result<()> {
+/// At start (on the claimer's thread, before it claims): gives back what a previous run under
+/// this node id held.
+fn start(s: &Shared, f: &Fleet) -> Result<()> {
     let n = s.store.release_node(&f.cfg.node_id)?;
     if n > 0 {
         tracing::info!(

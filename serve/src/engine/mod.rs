@@ -521,9 +521,9 @@ impl Engine {
     /// Queues every unfinished job of the store again (at start): partitions already stored are
     /// kept, the others run. Returns how many jobs were resumed.
     pub fn recover(&self) -> Result<usize> {
-        if let Some(f) = &self.shared.fleet {
-            // In a fleet, unfinished jobs are everyone's: nothing to queue here.
-            fleet::start(&self.shared, f)?;
+        if self.shared.fleet.is_some() {
+            // In a fleet, unfinished jobs are everyone's: nothing to queue here (the claimer
+            // gave back what a previous run of this node held before its first claim).
             return Ok(0);
         }
         let jobs = self.shared.store.unfinished_jobs()?;

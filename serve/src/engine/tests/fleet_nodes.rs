@@ -409,3 +409,50 @@ fn nodes_claim_only_jobs_on_the_parameters_they_declare_or_can_find() {
         drop((front, a, b));
     });
 }
+
+#[test]
+fn a_node_restarting_under_its_id_takes_back_what_its_previous_run_held_at_once() {
+    let f = Fixture::new("fleet-restart-id", 8);
+    on_each_store("sameid", |store| {
+        let ev = Events::default();
+        let mut none = fleet_cfg("front", 1);
+        none.kinds = vec![];
+        let front = node(&store, none, cpu(), &ev);
+        let job = front.submit(&f.request(2, 0, Some(4))).unwrap();
+        // A previous run of node "a" claimed both partitions under a 10-minute lease and died.
+        let serves = Serves {
+            kinds: vec!["synthetic".into()],
+            max_log_domain: 27,
+            params: None,
+            excluded: vec![],
+        };
+        let old = store
+            .claim(&ClaimRequest {
+                node: "a",
+                serves: &serves,
+                max: 2,
+                lease: Duration::from_secs(600),
+                max_claims: 5,
+                now: 0,
+            })
+            .unwrap();
+        assert_eq!(old.len(), 2);
+        // Node "a" starts again: it gives them back and proves them, without waiting the lease.
+        let a = node(&store, fleet_cfg("a", 2), cpu(), &ev);
+        assert_eq!(ev.wait_finished(job), JobState::Done);
+        assert_eq!(provers(&*store, job), vec!["a", "a"]);
+        // The old run's results would be discarded.
+        let late = crate::store::PartitionRecord {
+            job,
+            index: 0,
+            proof: vec![0; 192],
+            inputs: vec![],
+            timings: vec![],
+        };
+        assert_eq!(
+            store.commit_partition("a", &old[0], &late, 0).unwrap(),
+            Commit::Stale
+        );
+        drop((front, a));
+    });
+}
