@@ -7,7 +7,7 @@ use bellows_core::{groth16::prover::G2Policy, Backend, BackendConfig};
 use serde::Deserialize;
 
 use crate::{
-    engine::{DeviceSpec, EngineConfig},
+    engine::{DeviceSpec, EngineConfig, FleetConfig},
     error::{Result, ServeError},
     tls::ServerTls,
 };
@@ -281,6 +281,48 @@ pub struct ServeConfig {
     /// The devices. Default: one CPU backend.
     #[serde(default, rename = "device")]
     pub devices: Vec<DeviceConfig>,
+    /// The job store: `sqlite` (STATE_DIR/jobs.sqlite, this daemon's own) or a PostgreSQL URL
+    /// (`postgres://user@host:5432/bellows`, or libpq's `host=… dbname=…`): a store shared by a
+    /// fleet of daemons. Default: `sqlite`.
+    pub store: Option<String>,
+    /// File holding the PostgreSQL password (overrides one in the URL). Default: none.
+    pub store_password_file: Option<PathBuf>,
+    /// How this daemon takes part in a fleet (with a PostgreSQL store).
+    #[serde(default)]
+    pub fleet: FleetTable,
+}
+
+/// The `[fleet]` table: this daemon as a node of a fleet (docs/operations.md).
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct FleetTable {
+    /// This node's id in the store; keep it stable per host. Default: HOSTNAME-PID-RANDOM.
+    pub node_id: Option<String>,
+    /// Seconds a claim lives without a heartbeat. Default: 30.
+    pub lease_s: Option<f64>,
+    /// Seconds between heartbeats. Default: a third of the lease.
+    pub heartbeat_s: Option<f64>,
+    /// Milliseconds between looks for work when idle. Default: 1000.
+    pub poll_ms: Option<u64>,
+    /// Partitions this node holds at once. Default: twice its device workers.
+    pub capacity: Option<usize>,
+    /// Expired claims of one partition before its job fails. Default: 5.
+    pub max_claims: Option<u32>,
+    /// Proof kinds this node proves. Default: every built-in circuit.
+    pub kinds: Option<Vec<String>>,
+    /// Parameters files this node has (it claims only jobs on them). Default: any job whose
+    /// parameters file is at the path the job names.
+    #[serde(default)]
+    pub params: Vec<PathBuf>,
+}
+
+/// Where jobs are stored.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StoreKind {
+    /// The embedded SQLite journal in the state directory.
+    Sqlite,
+    /// A PostgreSQL database shared by a fleet (the URL).
+    Postgres(String),
 }
 
 impl ServeConfig {
@@ -391,6 +433,71 @@ impl ServeConfig {
         std::fs::create_dir_all(&d)
             .map_err(|e| ServeError::io(format!("creating state directory {}", d.display()), e))?;
         Ok(d)
+    }
+
+    /// The configured store.
+    pub fn store_kind(&self) -> Result<StoreKind> {
+        match self.store.as_deref().map(str::trim) {
+            None | Some("") | Some("sqlite") => Ok(StoreKind::Sqlite),
+            Some(u)
+                if u.starts_with("postgres://")
+                    || u.starts_with("postgresql://")
+                    || u.contains("dbname=")
+                    || u.contains("host=") =>
+            {
+                Ok(StoreKind::Postgres(u.to_string()))
+            }
+            Some(other) => Err(ServeError::Config(format!(
+                "store {:?}: give `sqlite` or a PostgreSQL URL (postgres://user@host:5432/db)",
+                crate::store::postgres_redact(other)
+            ))),
+        }
+    }
+
+    /// The PostgreSQL password from `store_password_file`, if set (surrounding white space
+    /// removed).
+    pub fn store_password(&self) -> Result<Option<String>> {
+        let Some(p) = &self.store_password_file else {
+            return Ok(None);
+        };
+        let t = std::fs::read_to_string(p)
+            .map_err(|e| ServeError::io(format!("reading password file {}", p.display()), e))?;
+        Ok(Some(t.trim().to_string()))
+    }
+
+    /// The fleet settings of a daemon on a shared store (`address`: where clients reach it).
+    pub fn fleet_config(&self, address: &str) -> Result<FleetConfig> {
+        let t = &self.fleet;
+        let mut c = FleetConfig::default();
+        if let Some(id) = &t.node_id {
+            c.node_id = id.clone();
+        }
+        c.address = address.to_string();
+        let secs = |what: &str, v: f64| -> Result<std::time::Duration> {
+            std::time::Duration::try_from_secs_f64(v)
+                .ok()
+                .filter(|d| !d.is_zero())
+                .ok_or_else(|| ServeError::Config(format!("fleet.{what} = {v} is not a duration")))
+        };
+        if let Some(v) = t.lease_s {
+            c.lease = secs("lease_s", v)?;
+        }
+        c.heartbeat = match t.heartbeat_s {
+            Some(v) => secs("heartbeat_s", v)?,
+            None => c.lease / 3,
+        };
+        if let Some(v) = t.poll_ms {
+            c.poll = std::time::Duration::from_millis(v.max(1));
+        }
+        c.capacity = t.capacity;
+        if let Some(v) = t.max_claims {
+            c.max_claims = v.max(1);
+        }
+        if let Some(k) = &t.kinds {
+            c.kinds = k.clone();
+        }
+        c.params = t.params.clone();
+        Ok(c)
     }
 
     /// The engine's configuration.

@@ -36,6 +36,9 @@ pub struct Metrics {
     device_memory: Family<Labels, Gauge>,
     retries: Counter,
     errors: Family<Labels, Counter>,
+    fleet_claims: Counter,
+    fleet_commits: Family<Labels, Counter>,
+    fleet_held: Gauge,
 }
 
 impl Default for Metrics {
@@ -103,7 +106,28 @@ impl Metrics {
             "Errors, by kind (device, job, store, request)",
             errors.clone(),
         );
+        let fleet_claims = Counter::default();
+        registry.register(
+            "fleet_claims",
+            "Partitions this node claimed from the fleet's store",
+            fleet_claims.clone(),
+        );
+        let fleet_commits = Family::<Labels, Counter>::default();
+        registry.register(
+            "fleet_commits",
+            "Results this node committed to the fleet's store, by result (stored; stale:              discarded because the claim was lost)",
+            fleet_commits.clone(),
+        );
+        let fleet_held = Gauge::default();
+        registry.register(
+            "fleet_held_partitions",
+            "Partitions this node holds claimed now",
+            fleet_held.clone(),
+        );
         Self {
+            fleet_claims,
+            fleet_commits,
+            fleet_held,
             registry,
             queued,
             jobs,
@@ -115,6 +139,23 @@ impl Metrics {
             retries,
             errors,
         }
+    }
+
+    /// Counts partitions claimed from a fleet's store.
+    pub fn fleet_claimed(&self, n: usize) {
+        self.fleet_claims.inc_by(n as u64);
+    }
+
+    /// Counts a result committed to a fleet's store (`stored` or `stale`).
+    pub fn fleet_commit(&self, result: &str) {
+        self.fleet_commits
+            .get_or_create(&label("result", result))
+            .inc();
+    }
+
+    /// Sets the number of partitions held claimed.
+    pub fn set_fleet_held(&self, n: usize) {
+        self.fleet_held.set(n as i64);
     }
 
     /// Sets the queue gauges.

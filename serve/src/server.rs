@@ -8,7 +8,7 @@ use tokio_stream::{wrappers::ReceiverStream, Stream};
 use tonic::{Request, Response, Status};
 
 use crate::{
-    config::ServeConfig,
+    config::{ServeConfig, StoreKind},
     engine::{state_to_proto, Engine, JobSnapshot, JobWatch},
     error::{Result, ServeError},
     metrics::Metrics,
@@ -16,7 +16,7 @@ use crate::{
         self,
         prover_server::{Prover, ProverServer},
     },
-    store::{JobId, JobState, JobStore, SqliteStore},
+    store::{JobId, JobState, JobStore, PgStore, SqliteStore},
 };
 
 /// Runs a blocking engine call off the async threads.
@@ -332,7 +332,30 @@ impl Daemon {
             );
         }
         let state = cfg.state_dir()?;
-        let store: Arc<dyn JobStore> = Arc::new(SqliteStore::open(&state.join("jobs.sqlite"))?);
+        let mut engine_cfg = cfg.engine_config(&state);
+        let store: Arc<dyn JobStore> = match cfg.store_kind()? {
+            StoreKind::Sqlite => {
+                if cfg.fleet != crate::config::FleetTable::default() {
+                    tracing::warn!(
+                        "the [fleet] settings apply only with a PostgreSQL store (--store \
+                         postgres://…); this daemon runs on its own"
+                    );
+                }
+                Arc::new(SqliteStore::open(&state.join("jobs.sqlite"))?)
+            }
+            StoreKind::Postgres(url) => {
+                // A fleet node (engine/fleet.rs). The blocking client stays off async threads.
+                let password = cfg.store_password()?;
+                let store = tokio::task::spawn_blocking(move || {
+                    PgStore::connect(&url, password.as_deref())
+                })
+                .await
+                .map_err(|e| ServeError::Store(format!("connecting: {e}")))??;
+                tracing::info!("job store: PostgreSQL at {} (fleet mode)", store.target());
+                engine_cfg.fleet = Some(cfg.fleet_config(&addr.to_string())?);
+                Arc::new(store)
+            }
+        };
         let devices = cfg.open_devices(threads)?;
         for d in &devices {
             let i = d.backend.info();
@@ -347,12 +370,17 @@ impl Daemon {
             );
         }
         let engine = Arc::new(Engine::start(
-            cfg.engine_config(&state),
+            engine_cfg,
             devices,
             store,
             Arc::new(Metrics::new()),
         )?);
-        let resumed = engine.recover()?;
+        let resumed = {
+            let e = engine.clone();
+            tokio::task::spawn_blocking(move || e.recover())
+                .await
+                .map_err(|e| ServeError::Store(format!("recovering: {e}")))??
+        };
         if resumed > 0 {
             tracing::info!("{resumed} unfinished job(s) resumed from the journal");
         }

@@ -38,7 +38,9 @@ bellows submit --daemon 10.0.0.5:7700 --token-file tok --priority 10 --params /p
 pub const STATUS_ABOUT: &str = "Show a daemon's state: uptime, partitions queued and running, \
 retries, each device (backend, workers, busy fraction since start, partitions proved, errors), \
 the memory budget (reserved now and at peak) and resident parameters, and the most recent jobs \
-with their progress. --json prints the same as one JSON object.\n\n\
+with their progress; on a fleet node (a shared PostgreSQL store), every node of the fleet with \
+the partitions it holds and when it was last heard of, and the jobs of the whole fleet. --json \
+prints the same as one JSON object.\n\n\
 Examples:\n  bellows status\n  bellows status --daemon 127.0.0.1:7700 --json";
 
 /// `bellows await --help`.
@@ -472,6 +474,11 @@ fn status_json(s: &proto::StatusReply) -> serde_json::Value {
             "digest": bellows_serve::params::hex(&p.digest), "path": p.path, "bytes": p.bytes,
             "domain_log": p.domain_log, "devices": p.devices,
         })).collect::<Vec<_>>(),
+        "node_id": s.node_id,
+        "nodes": s.nodes.iter().map(|n| serde_json::json!({
+            "node_id": n.node_id, "address": n.address, "serves": n.serves,
+            "capacity": n.capacity, "held": n.held, "silent_s": n.silent_s,
+        })).collect::<Vec<_>>(),
         "jobs": s.jobs.iter().map(|j| serde_json::json!({
             "id": j.job_id, "state": state_name(j.state), "priority": j.priority,
             "done": j.partitions_done, "total": j.partitions_total, "circuit": j.circuit,
@@ -544,6 +551,20 @@ pub fn status(a: &StatusArgs) -> Result<()> {
                 },
                 p.devices,
                 p.path
+            );
+        }
+    }
+    if !s.nodes.is_empty() {
+        outln!("fleet (this node: {}):", s.node_id);
+        for n in &s.nodes {
+            outln!(
+                "  {:<24} {:<21} holds {:>3}/{:<3} heard {:>6.1} s ago  {}",
+                n.node_id,
+                n.address,
+                n.held,
+                n.capacity,
+                n.silent_s,
+                n.serves
             );
         }
     }

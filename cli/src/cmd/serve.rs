@@ -33,14 +33,22 @@ certificate signed by that CA are served (clients give --tls-cert and --tls-key)
 docs/serve.md shows the openssl commands that make the files. Prometheus metrics are served on --metrics-listen (GET /metrics).\n\n\
 Everything can also come from a TOML file (--config; flags override it); docs/serve.md shows \
 one, with several devices.\n\n\
-SIGINT or SIGTERM stop it: partitions in flight finish, queued work stays journaled.\n\n\
+A fleet: with --store postgres://… several daemons on several hosts share one PostgreSQL job \
+store and no coordinator. Any of them accepts a job; each claims partitions it can serve (its \
+[fleet] kinds and params) up to its capacity, under a lease it renews with heartbeats; a host \
+that dies stops renewing and its partitions are claimed again by the others after the lease; a \
+partition is proved into its job once (a late result is discarded). Await and Status work on \
+any daemon of the fleet. docs/operations.md, \"A fleet\", shows the deployment.\n\n\
+SIGINT or SIGTERM stop it: partitions in flight finish, queued work stays journaled (in a \
+fleet, what the daemon still holds is given back at once).\n\n\
 Examples:\n  bellows serve --state-dir /var/lib/bellows\n  \
 bellows serve --listen 127.0.0.1:7700 --state-dir st --metrics-listen 127.0.0.1:9100\n  \
 bellows serve --config bellows.toml\n  \
 bellows serve --state-dir st --backend cuda --devices 0,1 --memory-budget 96GiB\n  \
 bellows serve --state-dir st --backend cuda --devices 0,1 --device-memory-budget 0=120GiB,1=60GiB\n  \
 bellows serve --state-dir st --listen 0.0.0.0:7700 --allow-remote --tls-cert server.pem \
---tls-key server.key --tls-client-ca clients-ca.pem";
+--tls-key server.key --tls-client-ca clients-ca.pem\n  \
+bellows serve --state-dir st --store postgres://bellows@db:5432/bellows --node-id gpu-07";
 
 /// `bellows serve`.
 #[derive(Debug, Args)]
@@ -113,6 +121,17 @@ pub struct ServeArgs {
     /// No CPU fallback device for partitions whose device failed.
     #[arg(long = "no-cpu-fallback")]
     pub no_cpu_fallback: bool,
+    /// The job store: `sqlite` (this daemon's own journal) or a PostgreSQL URL shared by a
+    /// fleet of daemons (`postgres://user@host:5432/db`) [default: sqlite].
+    #[arg(long, value_name = "URL")]
+    pub store: Option<String>,
+    /// This node's id in a fleet's store; keep it stable per host [default:
+    /// HOSTNAME-PID-RANDOM].
+    #[arg(long = "node-id", value_name = "ID")]
+    pub node_id: Option<String>,
+    /// Partitions this fleet node holds at once [default: twice its device workers].
+    #[arg(long = "fleet-capacity", value_name = "N")]
+    pub fleet_capacity: Option<usize>,
 }
 
 /// Checks `--device-memory-budget` (which devices it names is checked when they are opened).
@@ -176,6 +195,15 @@ pub fn config(a: &ServeArgs) -> Result<ServeConfig> {
     }
     if a.no_cpu_fallback {
         c.cpu_fallback = Some(false);
+    }
+    if let Some(v) = &a.store {
+        c.store = Some(v.clone());
+    }
+    if let Some(v) = &a.node_id {
+        c.fleet.node_id = Some(v.clone());
+    }
+    if let Some(v) = a.fleet_capacity {
+        c.fleet.capacity = Some(v);
     }
     Ok(c)
 }

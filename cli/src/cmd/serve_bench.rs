@@ -269,7 +269,7 @@ pub fn bench(a: &BenchArgs, g: &crate::common::Globals) -> Result<()> {
     let mut ph: [Vec<Duration>; 6] = Default::default();
     for ev in &events {
         for r in &ev.results {
-            let t = r.timings.unwrap_or_default();
+            let t = r.timings.clone().unwrap_or_default();
             for (v, x) in ph.iter_mut().zip([
                 t.queued_s,
                 t.synthesis_s,

@@ -36,6 +36,7 @@
 //! device ran what and however often the daemon restarted.
 
 mod device_mem;
+mod fleet;
 mod queue;
 mod status;
 mod types;
@@ -69,6 +70,7 @@ use crate::{
 use queue::Sched;
 
 pub use device_mem::points_bytes;
+pub use fleet::FleetConfig;
 pub use types::{DeviceSpec, EngineConfig, Event, JobSnapshot, Observer};
 
 /// A job in the engine.
@@ -152,6 +154,8 @@ pub(crate) struct Shared {
     pub(crate) pces: Mutex<HashMap<String, Arc<PceCell>>>,
     pub(crate) shutdown: AtomicBool,
     pub(crate) started: Instant,
+    /// Set when the daemon is a node of a fleet ([`fleet`]).
+    pub(crate) fleet: Option<fleet::Fleet>,
 }
 
 /// Host bytes of one partition of a job with parameters `entry` (also what its device
@@ -263,42 +267,98 @@ impl Shared {
         if job.stopped.swap(true, Ordering::SeqCst) {
             return;
         }
-        match self
+        let recorded = match self
             .store
             .finish_job(job.id, state, error.as_deref(), unix_now())
         {
-            Ok(true) => {}
-            Ok(false) => return, // already finished (a cancel raced with the last partition)
+            Ok(r) => r,
             Err(e) => {
                 self.metrics.error("store");
                 tracing::error!("job {}: journaling its end failed: {e}", job.id);
+                true
             }
+        };
+        if !recorded && self.fleet.is_none() {
+            return; // already finished (a cancel raced with the last partition)
         }
+        if recorded {
+            match state {
+                JobState::Done => tracing::info!("job {} done", job.id),
+                _ => tracing::warn!(
+                    "job {} {}: {}",
+                    job.id,
+                    state.as_str(),
+                    error.as_deref().unwrap_or("")
+                ),
+            }
+            self.metrics.job_finished(state.as_str());
+        }
+        self.end_locally(job, state, error);
+        if recorded {
+            self.emit(Event::JobFinished { job: job.id, state });
+        }
+    }
+
+    /// The local side of a job's end that was recorded elsewhere (by a fleet's store, or
+    /// another node): drops its queued partitions and tells watchers, once.
+    pub(crate) fn finish_local(&self, job: &Arc<JobRt>, state: JobState, error: Option<String>) {
+        if job.stopped.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        self.end_locally(job, state, error);
+        self.emit(Event::JobStopped { job: job.id, state });
+    }
+
+    fn end_locally(&self, job: &Arc<JobRt>, state: JobState, error: Option<String>) {
         let freed = self.lock_sched().remove_job(job.id);
         if freed > 0 {
             self.release(freed);
         }
         self.dev_cv.notify_all();
-        match state {
-            JobState::Done => tracing::info!("job {} done", job.id),
-            _ => tracing::warn!(
-                "job {} {}: {}",
-                job.id,
-                state.as_str(),
-                error.as_deref().unwrap_or("")
-            ),
+        if let Some(f) = &self.fleet {
+            f.forget_job(job.id);
         }
-        self.metrics.job_finished(state.as_str());
         self.set_progress(job, |p| {
             p.state = state;
             p.error = error;
         });
-        self.jobs
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&job.id);
-        self.emit(Event::JobFinished { job: job.id, state });
+        {
+            let mut jobs = self.jobs.lock().unwrap_or_else(|e| e.into_inner());
+            if jobs.get(&job.id).is_some_and(|j| Arc::ptr_eq(j, job)) {
+                jobs.remove(&job.id);
+            }
+        }
         self.update_gauges();
+    }
+
+    /// A job's runtime (not yet registered in `jobs`).
+    pub(crate) fn job_rt(
+        &self,
+        id: JobId,
+        spec: JobSpec,
+        entry: Arc<ParamsEntry>,
+        state: JobState,
+        done: u32,
+        total: u32,
+    ) -> Arc<JobRt> {
+        let bytes = job_partition_bytes(&entry);
+        let snap = JobSnapshot {
+            id,
+            state,
+            done,
+            total,
+            error: None,
+        };
+        Arc::new(JobRt {
+            id,
+            bytes_per_partition: bytes,
+            params: entry,
+            stopped: AtomicBool::new(false),
+            submitted: Instant::now(),
+            progress: Mutex::new(snap.clone()),
+            watch: tokio::sync::watch::Sender::new(snap),
+            spec,
+        })
     }
 }
 
@@ -392,8 +452,23 @@ impl Engine {
                 errors: AtomicU64::new(0),
             })
             .collect();
+        let params = ParamsCache::new(params_budget, cfg.params_dirs.clone());
+        let fleet = match &cfg.fleet {
+            Some(fc) => Some(fleet::Fleet::new(
+                fc.clone(),
+                &params,
+                devices
+                    .iter()
+                    .filter(|d| !d.spec.fallback)
+                    .map(|d| d.workers)
+                    .sum(),
+                cfg.limits.max_log_domain,
+            )?),
+            None => None,
+        };
         let shared = Arc::new(Shared {
-            params: ParamsCache::new(params_budget, cfg.params_dirs.clone()),
+            params,
+            fleet,
             cfg,
             devices,
             budget: ByteBudget::new(budget),
@@ -440,6 +515,18 @@ impl Engine {
                 Box::new(move || workers::finalise_loop(&s, &rx)),
             )?);
         }
+        if shared.fleet.is_some() {
+            let s = shared.clone();
+            threads.push(spawn(
+                "bellows-fleet-claim".into(),
+                Box::new(move || fleet::claim_loop(&s)),
+            )?);
+            let s = shared.clone();
+            threads.push(spawn(
+                "bellows-fleet-beat".into(),
+                Box::new(move || fleet::beat_loop(&s)),
+            )?);
+        }
         shared.update_gauges();
         Ok(Self {
             shared,
@@ -468,12 +555,19 @@ impl Engine {
         spec.check_params(&entry.shape)?;
         self.shared
             .check_device_fit(&entry, job_partition_bytes(&entry))?;
-        let active = self
-            .shared
-            .jobs
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .len();
+        let active = match &self.shared.fleet {
+            // A fleet's limit is the store's: jobs queued or running anywhere.
+            Some(_) => {
+                let c = self.shared.store.counts()?;
+                (c.by_state[0] + c.by_state[1]) as usize
+            }
+            None => self
+                .shared
+                .jobs
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .len(),
+        };
         if active >= self.shared.cfg.limits.max_active_jobs {
             return Err(ServeError::Busy(format!(
                 "{active} jobs are queued or running, this daemon's limit"
@@ -492,15 +586,27 @@ impl Engine {
             request: &bytes,
             label: &label,
             now: unix_now(),
+            kind: spec.circuit.name(),
+            params_digest: &entry.digest,
+            log_domain: spec.circuit.log_domain(),
         })?;
         tracing::info!("job {id} accepted: {label}, priority {}", spec.priority);
-        self.enqueue(id, spec, entry, &[]);
+        match &self.shared.fleet {
+            // The fleet's claimers (this node's among them) take it from the store.
+            Some(f) => f.poke(),
+            None => self.enqueue(id, spec, entry, &[]),
+        }
         Ok(id)
     }
 
     /// Queues every unfinished job of the store again (at start): partitions already stored are
     /// kept, the others run. Returns how many jobs were resumed.
     pub fn recover(&self) -> Result<usize> {
+        if self.shared.fleet.is_some() {
+            // In a fleet, unfinished jobs are everyone's: nothing to queue here (the claimer
+            // gave back what a previous run of this node held before its first claim).
+            return Ok(0);
+        }
         let jobs = self.shared.store.unfinished_jobs()?;
         let n = jobs.len();
         for rec in jobs {
@@ -549,28 +655,15 @@ impl Engine {
     }
 
     fn enqueue(&self, id: JobId, spec: JobSpec, entry: Arc<ParamsEntry>, done: &[u32]) {
-        let bytes = job_partition_bytes(&entry);
-        let snap = JobSnapshot {
-            id,
-            state: if done.is_empty() {
-                JobState::Queued
-            } else {
-                JobState::Running
-            },
-            done: done.len() as u32,
-            total: spec.partitions,
-            error: None,
+        let state = if done.is_empty() {
+            JobState::Queued
+        } else {
+            JobState::Running
         };
-        let job = Arc::new(JobRt {
-            id,
-            bytes_per_partition: bytes,
-            params: entry,
-            stopped: AtomicBool::new(false),
-            submitted: Instant::now(),
-            progress: Mutex::new(snap.clone()),
-            watch: tokio::sync::watch::Sender::new(snap),
-            spec,
-        });
+        let total = spec.partitions;
+        let job = self
+            .shared
+            .job_rt(id, spec, entry, state, done.len() as u32, total);
         self.shared
             .jobs
             .lock()
@@ -595,6 +688,9 @@ impl Engine {
 
     /// Follows job `id`.
     pub fn watch(&self, id: JobId) -> Result<JobWatch> {
+        if let Some(f) = &self.shared.fleet {
+            return fleet::watch(&self.shared, f, id);
+        }
         if let Some(j) = self
             .shared
             .jobs
@@ -614,6 +710,9 @@ impl Engine {
 
     /// The current progress of job `id` (from memory while it runs, else from the store).
     pub fn snapshot(&self, id: JobId) -> Result<JobSnapshot> {
+        if self.shared.fleet.is_some() {
+            return fleet::snapshot(&self.shared, id);
+        }
         if let Some(j) = self
             .shared
             .jobs
@@ -640,6 +739,9 @@ impl Engine {
 
     /// Cancels job `id`; returns its state afterwards (a finished job stays as it was).
     pub fn cancel(&self, id: JobId) -> Result<JobState> {
+        if let Some(f) = &self.shared.fleet {
+            return fleet::cancel(&self.shared, f, id);
+        }
         let job = self
             .shared
             .jobs
@@ -718,17 +820,27 @@ impl Engine {
             self.shared.syn_cv.notify_all();
             self.shared.dev_cv.notify_all();
         }
+        if let Some(f) = &self.shared.fleet {
+            f.wake_all();
+        }
         let threads: Vec<_> =
             std::mem::take(&mut *self.threads.lock().unwrap_or_else(|e| e.into_inner()));
+        let joined = !threads.is_empty();
         for t in threads {
             let _ = t.join();
+        }
+        if let (true, Some(f)) = (joined, &self.shared.fleet) {
+            fleet::stop(&self.shared, f);
         }
     }
 }
 
 impl Drop for Engine {
     fn drop(&mut self) {
-        self.shutdown();
+        // On a fresh thread: a fleet's store is blocking and may not run on an async thread.
+        std::thread::scope(|s| {
+            s.spawn(|| self.shutdown());
+        });
     }
 }
 

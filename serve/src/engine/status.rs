@@ -48,7 +48,38 @@ impl Engine {
             params: self.params_status(),
             uptime_s: uptime.as_secs_f64(),
             retries: self.shared.metrics.retries(),
+            node_id: self
+                .shared
+                .fleet
+                .as_ref()
+                .map(|f| f.cfg.node_id.clone())
+                .unwrap_or_default(),
+            nodes: self.fleet_nodes(),
         })
+    }
+
+    /// The nodes of the fleet, as the store last heard of them (none for a daemon of its own).
+    pub fn fleet_nodes(&self) -> Vec<proto::NodeStatus> {
+        if self.shared.fleet.is_none() {
+            return Vec::new();
+        }
+        match self.shared.store.nodes() {
+            Ok(nodes) => nodes
+                .into_iter()
+                .map(|n| proto::NodeStatus {
+                    node_id: n.node,
+                    address: n.address,
+                    serves: n.serves,
+                    capacity: n.capacity,
+                    held: n.held,
+                    silent_s: n.silent_s,
+                })
+                .collect(),
+            Err(e) => {
+                tracing::warn!("listing the fleet's nodes: {e}");
+                Vec::new()
+            }
+        }
     }
 
     /// Every device's status.

@@ -969,3 +969,6 @@ fn preloading_and_evicting_parameters_keep_to_the_device_budget() {
     assert_eq!(small.device_memory(0).1, 0);
     assert!(small.params_status()[0].devices.is_empty());
 }
+
+#[cfg(test)]
+mod fleet_nodes;

@@ -34,6 +34,9 @@ pub struct EngineConfig {
     pub params_dirs: Vec<std::path::PathBuf>,
     /// Called on every scheduling event (tests watch the engine with it). Default: none.
     pub observer: Option<Observer>,
+    /// Take part in a fleet: claim work from the shared store instead of queueing what is
+    /// submitted here ([`super::FleetConfig`]). Default: `None` (one daemon, its own journal).
+    pub fleet: Option<super::FleetConfig>,
 }
 
 impl Default for EngineConfig {
@@ -49,6 +52,7 @@ impl Default for EngineConfig {
             limits: Limits::default(),
             params_dirs: Vec::new(),
             observer: None,
+            fleet: None,
         }
     }
 }
@@ -134,6 +138,30 @@ pub enum Event {
         partition: u32,
         /// Device that proved it.
         device: usize,
+    },
+    /// A proved partition's result was not stored: this fleet node's claim on it was lost (its
+    /// lease expired and another node took it, or the job ended elsewhere).
+    PartitionDiscarded {
+        /// Job.
+        job: JobId,
+        /// Partition.
+        partition: u32,
+    },
+    /// A fleet node gave partitions it claimed back to the store: it cannot prove them (their
+    /// parameters are missing or differ here) or could not read their job.
+    GaveBack {
+        /// Job.
+        job: JobId,
+        /// How many partitions.
+        partitions: u32,
+    },
+    /// A job that ended elsewhere (another fleet node finished, failed or cancelled it) was
+    /// stopped here.
+    JobStopped {
+        /// Job.
+        job: JobId,
+        /// The state it ended in.
+        state: JobState,
     },
     /// A job finished.
     JobFinished {

@@ -136,10 +136,7 @@ pub(crate) fn synthesis_loop(s: &Shared) {
         match result {
             Ok(synthesized) => {
                 let inputs = synthesized.public_inputs().to_vec();
-                s.emit(Event::SynthesisDone {
-                    job: job.id,
-                    partition: w.index,
-                });
+                let partition = w.index;
                 let mut q = s.lock_sched();
                 if job.stopped.load(Ordering::SeqCst) {
                     drop(q);
@@ -155,6 +152,12 @@ pub(crate) fn synthesis_loop(s: &Shared) {
                     drop(q);
                     s.dev_cv.notify_all();
                 }
+                // After the partition is on the ready list (or released): an observer that acts
+                // on this event (a test cancelling the job) finds it where it will stay.
+                s.emit(Event::SynthesisDone {
+                    job: job.id,
+                    partition,
+                });
             }
             Err(e) => {
                 s.release(bytes);
@@ -392,6 +395,12 @@ pub(crate) fn finalise_loop(s: &Shared, rx: &Mutex<mpsc::Receiver<Finishing>>) {
             inputs: encode_inputs(&f.inputs),
             timings: timings.encode_to_vec(),
         };
+        if s.fleet.is_some() {
+            // A fleet's store takes it under this node's claim (engine/fleet.rs).
+            super::fleet::commit(s, &job, rec, f.device);
+            s.update_gauges();
+            continue;
+        }
         match s.store.put_partition(&rec) {
             Ok(true) => {}
             Ok(false) => continue, // stored before (never counted twice)

@@ -19,9 +19,29 @@
 //! The store keeps the job's request as opaque bytes (the daemon's encoded `SubmitRequest`), so
 //! the schema does not change when the request gains fields. Calls are blocking; the daemon makes
 //! them from worker threads or `spawn_blocking`.
+//!
+//! ## Claims: a fleet of daemons on one store
+//! The second half of the trait lets several daemons share one store ([`PgStore`], PostgreSQL)
+//! as one queue, the way Curio's task engine and River share theirs:
+//! - [`JobStore::claim`] hands a daemon (a *node*) up to `max` pending partitions it can serve
+//!   ([`Serves`]), highest job priority first, each under a **lease** that expires unless the
+//!   node renews it ([`JobStore::heartbeat`]). Concurrent claimers never take the same
+//!   partition (`FOR UPDATE SKIP LOCKED`). A partition whose lease expired (its node died or
+//!   lost the database) is claimed again by anyone; one claimed `max_claims` times fails its job.
+//! - Every claim carries a **token** (a per-partition counter, a fencing token in the sense of
+//!   Kleppmann's "How to do distributed locking", 2016). [`JobStore::commit_partition`] stores
+//!   a result only for the current token, in one transaction with the job's count and state, so
+//!   a late result from a node that lost its lease is discarded and no partition is proven into
+//!   a job twice.
+//! - Time for leases is the store's clock (the database's `now()`), never the nodes'.
+//!
+//! [`SqliteStore`] keeps the same contract for the one node that opens its file, so the same
+//! tests run on both stores.
 
+mod postgres;
 mod sqlite;
 
+pub use self::postgres::{redact as postgres_redact, PgStore};
 pub use sqlite::SqliteStore;
 
 use crate::error::Result;
@@ -103,7 +123,7 @@ pub struct JobRecord {
 }
 
 /// A job to store.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct NewJob<'a> {
     /// Higher runs first.
     pub priority: i32,
@@ -115,6 +135,12 @@ pub struct NewJob<'a> {
     pub label: &'a str,
     /// Unix seconds now.
     pub now: u64,
+    /// What kind of proof (the circuit's name: `synthetic`, `sha256`): claims filter on it.
+    pub kind: &'a str,
+    /// SHA-256 of the parameters file the job was accepted with: claims filter on it.
+    pub params_digest: &'a [u8],
+    /// log2 of the circuit's domain: claims filter on it.
+    pub log_domain: u32,
 }
 
 /// One proved partition.
@@ -137,6 +163,107 @@ pub struct PartitionRecord {
 pub struct StoreCounts {
     /// Jobs in each state: queued, running, done, failed, cancelled.
     pub by_state: [u64; 5],
+}
+
+/// What a node can prove; [`JobStore::claim`] takes only partitions that fit.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Serves {
+    /// Proof kinds (circuit names) it proves.
+    pub kinds: Vec<String>,
+    /// Largest circuit domain (log2) it takes.
+    pub max_log_domain: u32,
+    /// Digests of the parameters files it has; `None`: any (it reads the file the job names).
+    pub params: Option<Vec<[u8; 32]>>,
+    /// Digests it found it cannot use (missing or different files): never claimed by it.
+    pub excluded: Vec<[u8; 32]>,
+}
+
+/// A claim request.
+#[derive(Clone, Debug)]
+pub struct ClaimRequest<'a> {
+    /// The claiming node's id.
+    pub node: &'a str,
+    /// What it can prove.
+    pub serves: &'a Serves,
+    /// Most partitions to claim.
+    pub max: usize,
+    /// The lease: the claim expires this long after it is made or last renewed.
+    pub lease: std::time::Duration,
+    /// A partition whose lease expired after this many claims fails its job instead of being
+    /// claimed again (a partition that kills every host that takes it).
+    pub max_claims: u32,
+    /// Unix seconds now (for the end of jobs failed that way).
+    pub now: u64,
+}
+
+/// A partition claimed by a node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Claim {
+    /// Its job.
+    pub job: JobId,
+    /// Its index in the job.
+    pub index: u32,
+    /// The fencing token of this claim: it grows with every claim of the partition.
+    pub token: u64,
+}
+
+/// What became of a committed result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Commit {
+    /// Stored; `job_done` when it was the job's last partition (the job is `Done` now, in the
+    /// same transaction).
+    Stored {
+        /// Whether the job is finished with it.
+        job_done: bool,
+    },
+    /// Discarded: the claim is no longer the node's (its lease expired and another node
+    /// claimed the partition, or the job finished).
+    Stale,
+}
+
+/// A node's heartbeat: who it is and how loaded.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NodeBeat<'a> {
+    /// The node's id.
+    pub node: &'a str,
+    /// Where clients reach it (for status pages).
+    pub address: &'a str,
+    /// What it proves, in words (for status pages).
+    pub serves: &'a str,
+    /// Partitions it may hold at once.
+    pub capacity: u32,
+}
+
+/// A node as the store last heard of it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NodeRecord {
+    /// Its id.
+    pub node: String,
+    /// Where clients reach it.
+    pub address: String,
+    /// What it proves, in words.
+    pub serves: String,
+    /// Partitions it may hold at once.
+    pub capacity: u32,
+    /// Partitions it holds now.
+    pub held: u32,
+    /// Seconds since its last heartbeat (the store's clock).
+    pub silent_s: f64,
+}
+
+/// A job's progress, as watchers need it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JobProgress {
+    /// The job.
+    pub id: JobId,
+    /// Its state.
+    pub state: JobState,
+    /// Partitions proved.
+    pub done: u32,
+    /// Partitions in all.
+    pub total: u32,
+    /// Why it failed or was cancelled.
+    pub error: Option<String>,
 }
 
 /// The storage of jobs (see the module docs for the contract).
@@ -167,7 +294,49 @@ pub trait JobStore: Send + Sync + std::fmt::Debug {
     fn purge(&self, fetched_before: u64, finished_before: u64) -> Result<usize>;
     /// Jobs per state.
     fn counts(&self) -> Result<StoreCounts>;
+    /// The progress of each of `ids` that exists.
+    fn progress(&self, ids: &[JobId]) -> Result<Vec<JobProgress>>;
+
+    // --- claims (a fleet of nodes on one store) ---
+
+    /// Claims up to `req.max` pending partitions that `req.serves` fits, highest job priority
+    /// first, then oldest job, then partition index; marks their jobs running. The claims come
+    /// back ordered by job and index. First returns to
+    /// the pool every partition whose lease expired (failing the jobs of those claimed
+    /// `max_claims` times). Two concurrent claims never return the same partition.
+    fn claim(&self, req: &ClaimRequest<'_>) -> Result<Vec<Claim>>;
+    /// Renews the leases of `held` (the claims `beat.node` knows it holds) and records the node
+    /// as alive. Returns those it still holds (the others were lost: expired and taken by
+    /// another node, or their job finished). A claim of the node that it does not list — one
+    /// whose reply was lost with a connection — is not renewed: it expires and goes back.
+    fn heartbeat(
+        &self,
+        beat: &NodeBeat<'_>,
+        held: &[Claim],
+        lease: std::time::Duration,
+    ) -> Result<Vec<Claim>>;
+    /// Stores the result of a claimed partition, once, in one transaction with its job's count
+    /// and state (the last partition finishes the job as `Done`). A claim that is not the
+    /// node's current one gives [`Commit::Stale`] and changes nothing. Repeating a commit that
+    /// was stored (a reply lost with a connection) gives `Stored` again.
+    fn commit_partition(
+        &self,
+        node: &str,
+        claim: &Claim,
+        p: &PartitionRecord,
+        now: u64,
+    ) -> Result<Commit>;
+    /// Gives claimed partitions back (pending again, without counting as a claim); claims no
+    /// longer the node's are ignored.
+    fn release(&self, node: &str, claims: &[Claim]) -> Result<()>;
+    /// Gives back every partition `node` holds (a node restarting under the same id, or
+    /// stopping); returns how many.
+    fn release_node(&self, node: &str) -> Result<usize>;
+    /// The nodes that sent a heartbeat, most recent first.
+    fn nodes(&self) -> Result<Vec<NodeRecord>>;
 }
 
 #[cfg(test)]
 mod tests;
+
+pub mod testing;

@@ -8,7 +8,10 @@ use std::{path::Path, sync::Mutex};
 
 use rusqlite::{params, Connection, OptionalExtension, Row};
 
-use super::{JobId, JobRecord, JobState, JobStore, NewJob, PartitionRecord, StoreCounts};
+use super::{
+    Claim, ClaimRequest, Commit, JobId, JobProgress, JobRecord, JobState, JobStore, NewJob,
+    NodeBeat, NodeRecord, PartitionRecord, Serves, StoreCounts,
+};
 use crate::error::{Result, ServeError};
 
 /// Schema migrations, applied in order; entry i brings `user_version` from i to i + 1.
@@ -35,7 +38,47 @@ const MIGRATIONS: &[&str] = &[
         timings BLOB NOT NULL,
         PRIMARY KEY (job, idx)
     );",
+    // 2: what claims filter on, the claims of nodes (one node: the daemon itself), nodes.
+    "ALTER TABLE jobs ADD COLUMN kind TEXT NOT NULL DEFAULT '';
+    ALTER TABLE jobs ADD COLUMN params_digest BLOB NOT NULL DEFAULT x'';
+    ALTER TABLE jobs ADD COLUMN log_domain INTEGER NOT NULL DEFAULT 0;
+    CREATE TABLE claims (
+        job INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+        idx INTEGER NOT NULL,
+        node TEXT,
+        token INTEGER NOT NULL,
+        claims INTEGER NOT NULL,
+        lease_until_ms INTEGER,
+        done_by TEXT,
+        PRIMARY KEY (job, idx)
+    );
+    CREATE INDEX claims_node ON claims(node);
+    CREATE TABLE nodes (
+        id TEXT PRIMARY KEY,
+        address TEXT NOT NULL,
+        serves TEXT NOT NULL,
+        capacity INTEGER NOT NULL,
+        heartbeat_ms INTEGER NOT NULL
+    );",
 ];
+
+/// Milliseconds since the Unix epoch (the lease clock of the one host that opens the file).
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+/// Whether a job with these columns fits what a node serves.
+fn fits(serves: &Serves, kind: &str, digest: &[u8], log_domain: u32) -> bool {
+    serves.kinds.iter().any(|k| k == kind)
+        && log_domain <= serves.max_log_domain
+        && serves
+            .params
+            .as_ref()
+            .is_none_or(|ps| ps.iter().any(|p| p[..] == *digest))
+        && !serves.excluded.iter().any(|p| p[..] == *digest)
+}
 
 /// The embedded job store (see the module docs).
 #[derive(Debug)]
@@ -119,14 +162,18 @@ impl JobStore for SqliteStore {
     fn insert_job(&self, job: &NewJob<'_>) -> Result<JobId> {
         let c = self.conn();
         c.execute(
-            "INSERT INTO jobs (state, priority, partitions, request, label, submitted_at)
-             VALUES ('queued', ?1, ?2, ?3, ?4, ?5)",
+            "INSERT INTO jobs (state, priority, partitions, request, label, submitted_at, kind,
+                               params_digest, log_domain)
+             VALUES ('queued', ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
             params![
                 job.priority,
                 job.partitions,
                 job.request,
                 job.label,
-                job.now as i64
+                job.now as i64,
+                job.kind,
+                job.params_digest,
+                job.log_domain
             ],
         )?;
         Ok(c.last_insert_rowid() as u64)
@@ -208,10 +255,16 @@ impl JobStore for SqliteStore {
                 state.as_str()
             )));
         }
-        let n = self.conn().execute(
+        let c = self.conn();
+        let n = c.execute(
             "UPDATE jobs SET state = ?2, error = ?3, finished_at = ?4
              WHERE id = ?1 AND state IN ('queued', 'running')",
             params![id as i64, state.as_str(), error, now as i64],
+        )?;
+        // Claims of a finished job are void.
+        c.execute(
+            "UPDATE claims SET node = NULL, lease_until_ms = NULL WHERE job = ?1",
+            [id as i64],
         )?;
         Ok(n == 1)
     }
@@ -252,5 +305,280 @@ impl JobStore for SqliteStore {
             counts.by_state[i] = n as u64;
         }
         Ok(counts)
+    }
+
+    fn progress(&self, ids: &[JobId]) -> Result<Vec<JobProgress>> {
+        let c = self.conn();
+        let mut st = c.prepare(
+            "SELECT id, state, (SELECT COUNT(*) FROM partitions WHERE job = jobs.id), partitions,
+                    error
+             FROM jobs WHERE id = ?1",
+        )?;
+        let mut out = Vec::with_capacity(ids.len());
+        for &id in ids {
+            let row = st
+                .query_row([id as i64], |r| {
+                    Ok((
+                        r.get::<_, i64>(0)? as u64,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, u32>(2)?,
+                        r.get::<_, u32>(3)?,
+                        r.get::<_, Option<String>>(4)?,
+                    ))
+                })
+                .optional()?;
+            if let Some((id, state, done, total, error)) = row {
+                let state = JobState::parse(&state)
+                    .ok_or_else(|| ServeError::Store(format!("unknown job state {state:?}")))?;
+                out.push(JobProgress {
+                    id,
+                    state,
+                    done,
+                    total,
+                    error,
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    fn claim(&self, req: &ClaimRequest<'_>) -> Result<Vec<Claim>> {
+        let mut c = self.conn();
+        let tx = c.transaction()?;
+        let now = now_ms();
+        // Expired leases go back to the pool; a partition claimed too often fails its job.
+        let over: Vec<(i64, u32, u32)> = {
+            let mut st = tx.prepare(
+                "SELECT job, idx, claims FROM claims
+                 WHERE node IS NOT NULL AND lease_until_ms < ?1 AND claims >= ?2",
+            )?;
+            let rows = st.query_map(params![now, req.max_claims], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })?;
+            rows.collect::<rusqlite::Result<_>>()?
+        };
+        for (job, idx, n) in over {
+            tx.execute(
+                "UPDATE jobs SET state = 'failed', error = ?2, finished_at = ?3
+                 WHERE id = ?1 AND state IN ('queued', 'running')",
+                params![
+                    job,
+                    format!(
+                        "partition {idx}: claimed {n} times and never finished (its nodes \
+                         died or lost the store each time)"
+                    ),
+                    req.now as i64
+                ],
+            )?;
+            tx.execute(
+                "UPDATE claims SET node = NULL, lease_until_ms = NULL WHERE job = ?1",
+                [job],
+            )?;
+        }
+        tx.execute(
+            "UPDATE claims SET node = NULL, lease_until_ms = NULL
+             WHERE node IS NOT NULL AND lease_until_ms < ?1",
+            [now],
+        )?;
+        let jobs: Vec<(i64, u32, String, Vec<u8>, u32)> = {
+            let mut st = tx.prepare(
+                "SELECT id, partitions, kind, params_digest, log_domain FROM jobs
+                 WHERE state IN ('queued', 'running') ORDER BY priority DESC, id",
+            )?;
+            let rows = st.query_map([], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+            })?;
+            rows.collect::<rusqlite::Result<_>>()?
+        };
+        let lease_until = now.saturating_add(req.lease.as_millis() as i64);
+        let mut out = Vec::new();
+        for (job, partitions, kind, digest, log_domain) in jobs {
+            if out.len() >= req.max {
+                break;
+            }
+            if !fits(req.serves, &kind, &digest, log_domain) {
+                continue;
+            }
+            let taken: std::collections::HashSet<u32> = {
+                let mut st = tx.prepare(
+                    "SELECT idx FROM partitions WHERE job = ?1
+                     UNION SELECT idx FROM claims WHERE job = ?1 AND node IS NOT NULL",
+                )?;
+                let rows = st.query_map([job], |r| r.get(0))?;
+                rows.collect::<rusqlite::Result<_>>()?
+            };
+            for idx in (0..partitions).filter(|i| !taken.contains(i)) {
+                if out.len() >= req.max {
+                    break;
+                }
+                let token: i64 = tx.query_row(
+                    "INSERT INTO claims (job, idx, node, token, claims, lease_until_ms)
+                     VALUES (?1, ?2, ?3, 1, 1, ?4)
+                     ON CONFLICT (job, idx) DO UPDATE SET node = excluded.node,
+                        token = token + 1, claims = claims + 1,
+                        lease_until_ms = excluded.lease_until_ms
+                     RETURNING token",
+                    params![job, idx, req.node, lease_until],
+                    |r| r.get(0),
+                )?;
+                out.push(Claim {
+                    job: job as u64,
+                    index: idx,
+                    token: token as u64,
+                });
+            }
+            tx.execute(
+                "UPDATE jobs SET state = 'running' WHERE id = ?1 AND state = 'queued'
+                 AND EXISTS (SELECT 1 FROM claims WHERE job = ?1 AND node IS NOT NULL)",
+                [job],
+            )?;
+        }
+        tx.commit()?;
+        out.sort_unstable_by_key(|c| (c.job, c.index));
+        Ok(out)
+    }
+
+    fn heartbeat(
+        &self,
+        beat: &NodeBeat<'_>,
+        held: &[Claim],
+        lease: std::time::Duration,
+    ) -> Result<Vec<Claim>> {
+        let mut c = self.conn();
+        let tx = c.transaction()?;
+        let now = now_ms();
+        let until = now.saturating_add(lease.as_millis() as i64);
+        let mut still = Vec::new();
+        for cl in held {
+            let n = tx.execute(
+                "UPDATE claims SET lease_until_ms = ?5
+                 WHERE job = ?1 AND idx = ?2 AND node = ?3 AND token = ?4
+                   AND job IN (SELECT id FROM jobs WHERE state IN ('queued', 'running'))",
+                params![cl.job as i64, cl.index, beat.node, cl.token as i64, until],
+            )?;
+            if n == 1 {
+                still.push(*cl);
+            }
+        }
+        tx.execute(
+            "INSERT INTO nodes (id, address, serves, capacity, heartbeat_ms)
+             VALUES (?1, ?2, ?3, ?4, ?5)
+             ON CONFLICT (id) DO UPDATE SET address = excluded.address,
+                serves = excluded.serves, capacity = excluded.capacity,
+                heartbeat_ms = excluded.heartbeat_ms",
+            params![beat.node, beat.address, beat.serves, beat.capacity, now],
+        )?;
+        tx.commit()?;
+        Ok(still)
+    }
+
+    fn commit_partition(
+        &self,
+        node: &str,
+        claim: &Claim,
+        p: &PartitionRecord,
+        now: u64,
+    ) -> Result<Commit> {
+        if (p.job, p.index) != (claim.job, claim.index) {
+            return Err(ServeError::Store(format!(
+                "commit of partition {}/{} under the claim of {}/{}",
+                p.job, p.index, claim.job, claim.index
+            )));
+        }
+        let mut c = self.conn();
+        let tx = c.transaction()?;
+        let current: Option<(Option<String>, i64)> = tx
+            .query_row(
+                "SELECT claims.node, claims.token FROM claims JOIN jobs ON jobs.id = claims.job
+                 WHERE claims.job = ?1 AND claims.idx = ?2
+                   AND jobs.state IN ('queued', 'running')",
+                params![claim.job as i64, claim.index],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?;
+        match current {
+            Some((Some(n), t)) if n == node && t as u64 == claim.token => {}
+            _ => {
+                // Stale, unless this repeats a commit that was stored.
+                let repeat: Option<String> = tx
+                    .query_row(
+                        "SELECT jobs.state FROM claims JOIN jobs ON jobs.id = claims.job
+                         WHERE claims.job = ?1 AND claims.idx = ?2 AND claims.node IS NULL
+                           AND claims.done_by = ?3 AND claims.token = ?4",
+                        params![claim.job as i64, claim.index, node, claim.token as i64],
+                        |r| r.get(0),
+                    )
+                    .optional()?;
+                return Ok(match repeat {
+                    Some(state) => Commit::Stored {
+                        job_done: state == "done",
+                    },
+                    None => Commit::Stale,
+                });
+            }
+        }
+        let n = tx.execute(
+            "INSERT OR IGNORE INTO partitions (job, idx, proof, inputs, timings)
+             VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![p.job as i64, p.index, p.proof, p.inputs, p.timings],
+        )?;
+        if n == 0 {
+            return Ok(Commit::Stale);
+        }
+        tx.execute(
+            "UPDATE claims SET node = NULL, lease_until_ms = NULL, done_by = ?3
+             WHERE job = ?1 AND idx = ?2",
+            params![claim.job as i64, claim.index, node],
+        )?;
+        let job_done = tx.execute(
+            "UPDATE jobs SET state = 'done', finished_at = ?2
+             WHERE id = ?1 AND state IN ('queued', 'running')
+               AND (SELECT COUNT(*) FROM partitions WHERE job = ?1) >= partitions",
+            params![claim.job as i64, now as i64],
+        )? == 1;
+        tx.commit()?;
+        Ok(Commit::Stored { job_done })
+    }
+
+    fn release(&self, node: &str, claims: &[Claim]) -> Result<()> {
+        let mut c = self.conn();
+        let tx = c.transaction()?;
+        for cl in claims {
+            tx.execute(
+                "UPDATE claims SET node = NULL, lease_until_ms = NULL, claims = claims - 1
+                 WHERE job = ?1 AND idx = ?2 AND node = ?3 AND token = ?4",
+                params![cl.job as i64, cl.index, node, cl.token as i64],
+            )?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    fn release_node(&self, node: &str) -> Result<usize> {
+        Ok(self.conn().execute(
+            "UPDATE claims SET node = NULL, lease_until_ms = NULL WHERE node = ?1",
+            [node],
+        )?)
+    }
+
+    fn nodes(&self) -> Result<Vec<NodeRecord>> {
+        let c = self.conn();
+        let mut st = c.prepare(
+            "SELECT id, address, serves, capacity,
+                    (SELECT COUNT(*) FROM claims WHERE claims.node = nodes.id), heartbeat_ms
+             FROM nodes ORDER BY heartbeat_ms DESC",
+        )?;
+        let now = now_ms();
+        let rows = st.query_map([], |r| {
+            Ok(NodeRecord {
+                node: r.get(0)?,
+                address: r.get(1)?,
+                serves: r.get(2)?,
+                capacity: r.get(3)?,
+                held: r.get(4)?,
+                silent_s: (now - r.get::<_, i64>(5)?).max(0) as f64 / 1e3,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 }

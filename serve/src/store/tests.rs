@@ -9,6 +9,9 @@ fn new_job<'a>(priority: i32, request: &'a [u8], now: u64) -> NewJob<'a> {
         request,
         label: "synthetic 2^6",
         now,
+        kind: "synthetic",
+        params_digest: &[7; 32],
+        log_domain: 6,
     }
 }
 
@@ -123,4 +126,436 @@ fn a_newer_schema_is_refused() {
     let e = SqliteStore::open(&path).unwrap_err().to_string();
     assert!(e.contains("schema version 99"), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+// --- claims: the same contract on both stores ---
+
+fn serves(kinds: &[&str]) -> Serves {
+    Serves {
+        kinds: kinds.iter().map(|k| k.to_string()).collect(),
+        max_log_domain: 20,
+        params: None,
+        excluded: Vec::new(),
+    }
+}
+
+fn claim_req<'a>(node: &'a str, serves: &'a Serves, max: usize, lease_ms: u64) -> ClaimRequest<'a> {
+    ClaimRequest {
+        node,
+        serves,
+        max,
+        lease: std::time::Duration::from_millis(lease_ms),
+        max_claims: 3,
+        now: 1000,
+    }
+}
+
+fn job_of<'a>(
+    priority: i32,
+    partitions: u32,
+    kind: &'a str,
+    digest: &'a [u8],
+    log_domain: u32,
+) -> NewJob<'a> {
+    NewJob {
+        priority,
+        partitions,
+        request: b"req",
+        label: "test",
+        now: 100,
+        kind,
+        params_digest: digest,
+        log_domain,
+    }
+}
+
+const HOUR_MS: u64 = 3_600_000;
+
+/// Claims follow priority, never overlap, and respect what a node serves; results commit once
+/// per claim token, and the last one finishes the job in the same transaction.
+fn claims_and_commits(s: &dyn JobStore) {
+    let syn = serves(&["synthetic"]);
+    let low = s
+        .insert_job(&job_of(0, 3, "synthetic", &[1; 32], 8))
+        .unwrap();
+    let high = s
+        .insert_job(&job_of(5, 2, "synthetic", &[1; 32], 8))
+        .unwrap();
+    let sha = s.insert_job(&job_of(9, 1, "sha256", &[1; 32], 8)).unwrap();
+    let big = s
+        .insert_job(&job_of(9, 1, "synthetic", &[1; 32], 21))
+        .unwrap();
+    let other = s
+        .insert_job(&job_of(9, 1, "synthetic", &[2; 32], 8))
+        .unwrap();
+
+    // Node a: only parameters [1; 32]: the high-priority job first; never sha256, never 2^21.
+    let mut only1 = syn.clone();
+    only1.params = Some(vec![[1; 32]]);
+    let a = s.claim(&claim_req("a", &only1, 3, HOUR_MS)).unwrap();
+    let got: Vec<(JobId, u32)> = a.iter().map(|c| (c.job, c.index)).collect();
+    assert_eq!(got, vec![(low, 0), (high, 0), (high, 1)]);
+    assert_eq!(s.job(high).unwrap().unwrap().state, JobState::Running);
+    // Node b takes what is left that it serves (any parameters), nothing of a's.
+    let b = s.claim(&claim_req("b", &syn, 10, HOUR_MS)).unwrap();
+    let got: Vec<(JobId, u32)> = b.iter().map(|c| (c.job, c.index)).collect();
+    assert_eq!(got, vec![(low, 1), (low, 2), (other, 0)]);
+    assert!(s
+        .claim(&claim_req("b", &syn, 10, HOUR_MS))
+        .unwrap()
+        .is_empty());
+    // A node serving sha256 gets the sha256 job; a node excluding [1; 32] gets nothing else.
+    let mut sha_only = serves(&["sha256", "synthetic"]);
+    sha_only.excluded = vec![[1; 32]];
+    assert!(s
+        .claim(&claim_req("c", &sha_only, 10, HOUR_MS))
+        .unwrap()
+        .is_empty());
+    sha_only.excluded.clear();
+    sha_only.max_log_domain = 21;
+    let c = s.claim(&claim_req("c", &sha_only, 10, HOUR_MS)).unwrap();
+    let mut got: Vec<JobId> = c.iter().map(|c| c.job).collect();
+    got.sort_unstable();
+    assert_eq!(got, vec![sha, big]);
+
+    // Heartbeats renew and report what a node holds.
+    // (A claim the node does not list is not renewed.)
+    let held = s
+        .heartbeat(
+            &NodeBeat {
+                node: "a",
+                address: "127.0.0.1:1",
+                serves: "synthetic",
+                capacity: 3,
+            },
+            &a,
+            std::time::Duration::from_millis(HOUR_MS),
+        )
+        .unwrap();
+    let mut want = a.clone();
+    want.sort_by_key(|c| (c.job, c.index));
+    let mut held_sorted = held.clone();
+    held_sorted.sort_by_key(|c| (c.job, c.index));
+    assert_eq!(held_sorted, want);
+    let nodes = s.nodes().unwrap();
+    let na = nodes.iter().find(|n| n.node == "a").expect("node a listed");
+    assert_eq!(
+        (na.held, na.capacity, na.address.as_str()),
+        (3, 3, "127.0.0.1:1")
+    );
+
+    // Commits: a wrong node or token is stale; the right one stores once; a repeat of a stored
+    // commit (a lost reply) is answered Stored again and changes nothing.
+    let c0 = a[1]; // (high, 0)
+    let rec = |cl: &Claim, b: u8| part(cl.job, cl.index, b);
+    assert_eq!(
+        s.commit_partition("b", &c0, &rec(&c0, 1), 200).unwrap(),
+        Commit::Stale
+    );
+    let wrong = Claim {
+        token: c0.token + 1,
+        ..c0
+    };
+    assert_eq!(
+        s.commit_partition("a", &wrong, &rec(&c0, 1), 200).unwrap(),
+        Commit::Stale
+    );
+    assert_eq!(
+        s.commit_partition("a", &c0, &rec(&c0, 1), 200).unwrap(),
+        Commit::Stored { job_done: false }
+    );
+    assert_eq!(
+        s.commit_partition("a", &c0, &rec(&c0, 9), 200).unwrap(),
+        Commit::Stored { job_done: false }
+    );
+    assert_eq!(s.partitions(high).unwrap(), vec![rec(&c0, 1)]);
+    let c1 = a[2]; // (high, 1): the last one
+    assert_eq!(
+        s.commit_partition("a", &c1, &rec(&c1, 2), 201).unwrap(),
+        Commit::Stored { job_done: true }
+    );
+    let j = s.job(high).unwrap().unwrap();
+    assert_eq!((j.state, j.finished_at), (JobState::Done, Some(201)));
+    assert_eq!(s.partitions(high).unwrap().len(), 2);
+    let p = s.progress(&[high, low, 999_999]).unwrap();
+    let ph = p.iter().find(|p| p.id == high).unwrap();
+    assert_eq!((ph.state, ph.done, ph.total), (JobState::Done, 2, 2));
+    let pl = p.iter().find(|p| p.id == low).unwrap();
+    assert_eq!((pl.state, pl.done, pl.total), (JobState::Running, 0, 3));
+    assert_eq!(p.len(), 2);
+
+    // A cancelled job's claims are void: commits are stale, heartbeats no longer list them.
+    assert!(s
+        .finish_job(low, JobState::Cancelled, Some("by client"), 300)
+        .unwrap());
+    let lb = b[0];
+    assert_eq!(
+        s.commit_partition("b", &lb, &rec(&lb, 3), 301).unwrap(),
+        Commit::Stale
+    );
+    let held_b = s
+        .heartbeat(
+            &NodeBeat {
+                node: "b",
+                ..Default::default()
+            },
+            &b,
+            std::time::Duration::from_millis(HOUR_MS),
+        )
+        .unwrap();
+    assert_eq!(
+        held_b.iter().map(|c| c.job).collect::<Vec<_>>(),
+        vec![other]
+    );
+    assert!(s.partitions(low).unwrap().is_empty());
+
+    // Release gives a partition back at once; release_node gives back everything of a node.
+    s.release("b", &[held_b[0]]).unwrap();
+    let again = s.claim(&claim_req("a", &syn, 10, HOUR_MS)).unwrap();
+    assert_eq!(again.len(), 1);
+    assert_eq!((again[0].job, again[0].index), (other, 0));
+    assert!(again[0].token > held_b[0].token);
+    assert_eq!(s.release_node("a").unwrap(), 1);
+    assert_eq!(
+        s.claim(&claim_req("b", &syn, 10, HOUR_MS)).unwrap().len(),
+        1
+    );
+}
+
+/// An expired lease is claimed again under a new token; the old holder's result is discarded;
+/// a partition whose claims all expired `max_claims` times fails its job.
+fn leases_expire(s: &dyn JobStore) {
+    let syn = serves(&["synthetic"]);
+    let j = s
+        .insert_job(&job_of(0, 1, "synthetic", &[1; 32], 8))
+        .unwrap();
+    let first = s.claim(&claim_req("a", &syn, 1, 1)).unwrap();
+    assert_eq!(first.len(), 1);
+    // A heartbeat that does not list the claim (its reply was lost: the node does not know it
+    // holds it) does not renew it.
+    let none = s
+        .heartbeat(
+            &NodeBeat {
+                node: "a",
+                ..Default::default()
+            },
+            &[],
+            std::time::Duration::from_millis(HOUR_MS),
+        )
+        .unwrap();
+    assert!(none.is_empty());
+    // The lease (1 ms) must pass: waiting for time is what is tested here.
+    std::thread::sleep(std::time::Duration::from_millis(30));
+    let second = s.claim(&claim_req("b", &syn, 1, HOUR_MS)).unwrap();
+    assert_eq!(second.len(), 1, "the expired partition is claimed again");
+    assert!(second[0].token > first[0].token);
+    // Node a's late result is discarded, and its heartbeat shows the claim lost.
+    assert_eq!(
+        s.commit_partition("a", &first[0], &part(j, 0, 1), 10)
+            .unwrap(),
+        Commit::Stale
+    );
+    let held = s
+        .heartbeat(
+            &NodeBeat {
+                node: "a",
+                ..Default::default()
+            },
+            &first,
+            std::time::Duration::from_millis(HOUR_MS),
+        )
+        .unwrap();
+    assert!(held.is_empty());
+    assert_eq!(
+        s.commit_partition("b", &second[0], &part(j, 0, 2), 11)
+            .unwrap(),
+        Commit::Stored { job_done: true }
+    );
+    assert_eq!(s.partitions(j).unwrap(), vec![part(j, 0, 2)]);
+
+    // max_claims = 3: the third expired claim fails the job at the next claim.
+    let k = s
+        .insert_job(&job_of(0, 1, "synthetic", &[1; 32], 8))
+        .unwrap();
+    for _ in 0..3 {
+        assert_eq!(s.claim(&claim_req("a", &syn, 1, 1)).unwrap().len(), 1);
+        std::thread::sleep(std::time::Duration::from_millis(30));
+    }
+    assert!(s.claim(&claim_req("a", &syn, 1, 1)).unwrap().is_empty());
+    let failed = s.job(k).unwrap().unwrap();
+    assert_eq!(failed.state, JobState::Failed);
+    assert!(
+        failed
+            .error
+            .as_deref()
+            .unwrap_or("")
+            .contains("claimed 3 times"),
+        "{:?}",
+        failed.error
+    );
+}
+
+/// Concurrent claimers never get the same partition; every partition is claimed once.
+fn concurrent_claims_are_disjoint(s: std::sync::Arc<dyn JobStore>) {
+    let syn = serves(&["synthetic"]);
+    for _ in 0..6 {
+        s.insert_job(&job_of(0, 10, "synthetic", &[1; 32], 8))
+            .unwrap();
+    }
+    let threads: Vec<_> = (0..4)
+        .map(|t| {
+            let (s, syn) = (s.clone(), syn.clone());
+            std::thread::spawn(move || {
+                let node = format!("n{t}");
+                let mut mine = Vec::new();
+                loop {
+                    let got = s.claim(&claim_req(&node, &syn, 3, HOUR_MS)).unwrap();
+                    if got.is_empty() {
+                        return mine;
+                    }
+                    mine.extend(got.iter().map(|c| (c.job, c.index)));
+                }
+            })
+        })
+        .collect();
+    let mut all: Vec<(JobId, u32)> = threads
+        .into_iter()
+        .flat_map(|t| t.join().unwrap())
+        .collect();
+    let n = all.len();
+    all.sort_unstable();
+    all.dedup();
+    assert_eq!(all.len(), n, "a partition was claimed twice");
+    assert_eq!(n, 60);
+}
+
+#[test]
+fn sqlite_claims_and_commits() {
+    claims_and_commits(&SqliteStore::in_memory().unwrap());
+}
+
+#[test]
+fn sqlite_leases_expire() {
+    leases_expire(&SqliteStore::in_memory().unwrap());
+}
+
+#[test]
+fn sqlite_concurrent_claims_are_disjoint() {
+    concurrent_claims_are_disjoint(std::sync::Arc::new(SqliteStore::in_memory().unwrap()));
+}
+
+/// A fresh database on the test server, or `None` (skipped; see [`testing::server_url`]).
+fn pg(test: &str) -> Option<PgStore> {
+    let url = testing::server_url(test)?;
+    let db = format!("bellows_store_{test}_{}", std::process::id());
+    let db_url = testing::fresh_database(&url, &db).unwrap();
+    Some(PgStore::connect(&db_url, None).unwrap())
+}
+
+#[test]
+fn postgres_claims_and_commits() {
+    if let Some(s) = pg("claims") {
+        claims_and_commits(&s);
+    }
+}
+
+#[test]
+fn postgres_leases_expire() {
+    if let Some(s) = pg("leases") {
+        leases_expire(&s);
+    }
+}
+
+#[test]
+fn postgres_concurrent_claims_are_disjoint() {
+    if let Some(s) = pg("concurrent") {
+        concurrent_claims_are_disjoint(std::sync::Arc::new(s));
+    }
+}
+
+#[test]
+fn postgres_keeps_the_store_contract_and_migrates_once() {
+    let Some(url) = testing::server_url("contract") else {
+        return;
+    };
+    let db = testing::fresh_database(
+        &url,
+        &format!("bellows_store_contract_{}", std::process::id()),
+    )
+    .unwrap();
+    // Daemons starting together apply the migrations once.
+    let opened: Vec<_> = (0..3)
+        .map(|_| {
+            let db = db.clone();
+            std::thread::spawn(move || PgStore::connect(&db, None))
+        })
+        .collect();
+    for t in opened {
+        t.join().unwrap().unwrap();
+    }
+    let s = PgStore::connect(&db, None).unwrap();
+    let a = s.insert_job(&new_job(0, b"req-a", 100)).unwrap();
+    let b = s.insert_job(&new_job(5, b"req-b", 101)).unwrap();
+    assert!(b > a && a > 0);
+    s.mark_running(a).unwrap();
+    assert!(s.put_partition(&part(a, 1, 7)).unwrap());
+    assert!(!s.put_partition(&part(a, 1, 9)).unwrap());
+    let unfinished = s.unfinished_jobs().unwrap();
+    assert_eq!(
+        unfinished.iter().map(|j| j.id).collect::<Vec<_>>(),
+        vec![a, b]
+    );
+    assert_eq!(unfinished[0].state, JobState::Running);
+    assert_eq!(unfinished[1].request, b"req-b");
+    assert_eq!(s.partitions(a).unwrap(), vec![part(a, 1, 7)]);
+    assert!(s.finish_job(a, JobState::Done, None, 200).unwrap());
+    assert!(!s
+        .finish_job(a, JobState::Failed, Some("late"), 201)
+        .unwrap());
+    assert!(s
+        .finish_job(b, JobState::Cancelled, Some("by client"), 202)
+        .unwrap());
+    assert_eq!(s.counts().unwrap().by_state, [0, 0, 1, 0, 1]);
+    assert_eq!(
+        s.recent_jobs(10)
+            .unwrap()
+            .iter()
+            .map(|j| j.id)
+            .collect::<Vec<_>>(),
+        vec![b, a]
+    );
+    s.mark_fetched(a, 300).unwrap();
+    s.mark_fetched(a, 400).unwrap();
+    assert_eq!(s.job(a).unwrap().unwrap().fetched_at, Some(300));
+    assert_eq!(s.purge(301, 0).unwrap(), 1);
+    assert!(s.job(a).unwrap().is_none());
+    assert!(s.partitions(a).unwrap().is_empty());
+    assert!(s.job(b).unwrap().is_some());
+    // A newer schema is refused.
+    let mut c = db
+        .parse::<::postgres::Config>()
+        .unwrap()
+        .connect(::postgres::NoTls)
+        .unwrap();
+    c.execute("UPDATE bellows_schema SET version = 99", &[])
+        .unwrap();
+    let e = PgStore::connect(&db, None).unwrap_err().to_string();
+    assert!(e.contains("schema version 99"), "{e}");
+}
+
+#[test]
+fn passwords_are_kept_out_of_messages() {
+    use super::postgres::redact;
+    assert_eq!(
+        redact("postgres://bellows:s3cret@db:5432/jobs"),
+        "postgres://bellows:***@db:5432/jobs"
+    );
+    assert_eq!(
+        redact("postgres://bellows@db/jobs"),
+        "postgres://bellows@db/jobs"
+    );
+    assert_eq!(
+        redact("host=db user=bellows password=s3cret dbname=jobs"),
+        "host=db user=bellows password=*** dbname=jobs"
+    );
 }
