@@ -31,11 +31,11 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-pub mod plugin_build;
 pub mod checks;
 pub mod cli;
 pub mod compare;
 pub mod data;
+pub mod plugin_build;
 pub mod report;
 
 use std::{

@@ -3,8 +3,8 @@
 //! the shape of real ones.
 
 use bellows_core::groth16::{
-    io::{self, PointCheck},
     constraints::CircuitShape,
+    io::{self, PointCheck},
     setup::{
         benchmark_marker_g1, generate_benchmark_parameters, generate_parameters,
         generate_random_parameters, ToxicWaste,

@@ -26,9 +26,9 @@ use bellows_core::{
     backend::{
         check_batch,
         ntt::{batch_size, coset_generator, h_poly_batch},
-        plan_tier, BackendConfig, BackendInfo, BasesHandle, BasesTable, Capabilities, DeviceInfo, G1PhaseInput,
-        Group, MemoryInfo, MemoryPool, Msm, MsmJob, Ntt, NttConfig, Ordering, ProofAssignment,
-        SharedPoints, Tier,
+        plan_tier, BackendConfig, BackendInfo, BasesHandle, BasesTable, Capabilities, DeviceInfo,
+        G1PhaseInput, Group, MemoryInfo, MemoryPool, Msm, MsmJob, Ntt, NttConfig, Ordering,
+        ProofAssignment, SharedPoints, Tier,
     },
     layout::{Fr, G1Affine, G1Jacobian, G2Affine, G2Jacobian},
     Backend, Error, Result,

@@ -21,8 +21,8 @@ use std::{
 use bellows_core::{
     backend::{
         check_batch, ntt::h_poly_batch, BackendConfig, BackendInfo, BasesHandle, BasesTable,
-        Capabilities,
-        DeviceInfo, Group, MemoryInfo, MemoryPool, Msm, MsmJob, Ntt, NttConfig, SharedPoints,
+        Capabilities, DeviceInfo, Group, MemoryInfo, MemoryPool, Msm, MsmJob, Ntt, NttConfig,
+        SharedPoints,
     },
     error::panic_message,
     layout::{Fr, G1Affine, G1Jacobian, G2Affine, G2Jacobian},

@@ -44,8 +44,9 @@ fn suite_passes_through_the_plugin() {
         return;
     }
     let manifest = plugin_build::workspace_root().join("Cargo.toml");
-    let path = plugin_build::build_cdylib(&manifest, "bellows-backend-wgpu", "bellows_backend_wgpu")
-        .expect("building the wgpu plugin");
+    let path =
+        plugin_build::build_cdylib(&manifest, "bellows-backend-wgpu", "bellows_backend_wgpu")
+            .expect("building the wgpu plugin");
     let plugin = load_backend(&path, &BackendConfig::default()).expect("loading the wgpu plugin");
     assert_eq!(plugin.info().name, "wgpu");
     let report = run_suite(plugin, Arc::new(CpuBackend::new()), &options(4), |_| {});

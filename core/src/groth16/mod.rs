@@ -18,10 +18,10 @@
 pub mod batch_add;
 #[cfg(feature = "bellperson")]
 pub mod bellperson_compat;
+pub mod constraints;
 pub mod fixed_base;
 pub mod host_msm;
 pub mod io;
-pub mod constraints;
 pub mod limits;
 pub mod output;
 pub mod params;

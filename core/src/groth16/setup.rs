@@ -26,8 +26,8 @@ use rand_chacha::ChaCha20Rng;
 use rand_core::{RngCore, SeedableRng};
 use rayon::prelude::*;
 
-use super::fixed_base::FixedBaseTable;
 use super::constraints::{CircuitShape, Column, ConstraintMatrices};
+use super::fixed_base::FixedBaseTable;
 use super::{Parameters, VerifyingKey};
 use crate::{Error, Result};
 

@@ -36,8 +36,7 @@ use super::{
 use crate::{
     backend::{
         groth16_g1_from_primitives, Backend, BackendInfo, BasesHandle, BasesTable, G1Handles,
-        G1PhaseInput,
-        Group, MemoryInfo, MemoryPool, Msm, MsmJob, Ntt, NttConfig, SharedPoints,
+        G1PhaseInput, Group, MemoryInfo, MemoryPool, Msm, MsmJob, Ntt, NttConfig, SharedPoints,
     },
     layout::{Fr, G1Affine, G1Jacobian, G2Affine, G2Jacobian},
     Error, Result,
@@ -70,12 +69,9 @@ struct InFlight<'b> {
 impl Drop for InFlight<'_> {
     fn drop(&mut self) {
         // The entry cannot be gone: free_bases refuses while calls are in flight.
-        let _ = self
-            .backend
-            .lent
-            .with(self.handle, self.handle.group, |e| {
-                e.in_flight = e.in_flight.saturating_sub(1)
-            });
+        let _ = self.backend.lent.with(self.handle, self.handle.group, |e| {
+            e.in_flight = e.in_flight.saturating_sub(1)
+        });
     }
 }
 
@@ -281,7 +277,9 @@ impl Msm for PluginBackend {
             Ok(())
         })??;
         if let Err(e) = self.object.free_bases(handle.into()).into_result() {
-            let _ = self.lent.with(handle, handle.group, |entry| entry.freeing = false);
+            let _ = self
+                .lent
+                .with(handle, handle.group, |entry| entry.freeing = false);
             return Err(self.err(e));
         }
         // Only now may the points go: the plugin has dropped its references.

@@ -5,8 +5,8 @@ use std::sync::Mutex;
 
 use bellows_core::{
     backend::{
-        host_memory_info, BasesHandle, BasesTable, Group, MemoryInfo, MemoryPool, Msm, MsmJob, Ntt, NttConfig,
-        SharedPoints,
+        host_memory_info, BasesHandle, BasesTable, Group, MemoryInfo, MemoryPool, Msm, MsmJob, Ntt,
+        NttConfig, SharedPoints,
     },
     groth16::host_msm,
     layout::{Fr, G1Affine, G1Jacobian, G2Affine, G2Jacobian},

@@ -40,13 +40,13 @@ use blstrs::{G1Affine, G2Affine, Scalar};
 
 pub mod codec;
 
-pub use codec::PointCheck;
-use codec::UncompressedPoint;
 use super::limits::{self, MAX_PROOFS_PER_FILE};
 use super::output::{describe_file_type, OutputFile};
 use super::proof::PROOF_BYTES;
 use super::{Parameters, Proof, VerifyingKey};
 use crate::{Error, Result};
+pub use codec::PointCheck;
+use codec::UncompressedPoint;
 
 const G1: usize = 96;
 const G2: usize = 192;
