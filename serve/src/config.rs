@@ -185,10 +185,7 @@ impl DeviceBudgets {
             }
         }
         for (d, c) in devices.iter_mut().zip(chosen) {
-            d.memory_budget = match c.or(self.all) {
-                Some(b) => b,
-                None => None,
-            };
+            d.memory_budget = c.or(self.all).flatten();
         }
         Ok(())
     }

@@ -29,7 +29,7 @@ pub fn random_bits(n: usize, seed: u64, stream: u64) -> Vec<u64> {
 }
 
 fn mask_tail(w: &mut [u64], n: usize) {
-    if n % 64 != 0 {
+    if !n.is_multiple_of(64) {
         if let Some(last) = w.last_mut() {
             *last &= (1u64 << (n % 64)) - 1;
         }

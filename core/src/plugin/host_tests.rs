@@ -770,7 +770,7 @@ fn free_bases_is_refused_while_an_msm_is_in_flight() {
 fn random_bits(n: usize, seed: u64) -> Vec<u64> {
     let r = rand_scalars(crate::backend::density_words(n), seed);
     let mut w: Vec<u64> = r.iter().map(|s| Fr::from(*s).0[0]).collect();
-    if n % 64 != 0 {
+    if !n.is_multiple_of(64) {
         if let Some(last) = w.last_mut() {
             *last &= (1u64 << (n % 64)) - 1;
         }
@@ -882,7 +882,7 @@ fn density_jobs_and_the_g1_phase_cross_the_interface() {
         let mut j = start;
         let mut acc = blstrs::G1Projective::identity();
         for (i, k) in s.iter().enumerate() {
-            if bits.map_or(true, |b| crate::backend::density_bit(b, i)) {
+            if bits.is_none_or(|b| crate::backend::density_bit(b, i)) {
                 acc += blstrs::G1Projective::from(pts[j]) * blstrs::Scalar::from(*k);
                 j += 1;
             }

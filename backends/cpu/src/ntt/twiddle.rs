@@ -140,7 +140,7 @@ impl Plan {
 
     /// A plan with the given four-step split (`log R + log C = log_n`), or none.
     pub(crate) fn with_split(log_n: u32, split: Option<(u32, u32)>) -> Plan {
-        debug_assert!(split.map_or(true, |(r, c)| r + c == log_n && r.max(c) <= LEAF_MAX_LOG));
+        debug_assert!(split.is_none_or(|(r, c)| r + c == log_n && r.max(c) <= LEAF_MAX_LOG));
         let row_bases = match split {
             Some((lr, _)) => {
                 let w = omega(log_n);
