@@ -14,6 +14,7 @@
 mod common;
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 use std::time::Instant;
 
@@ -51,10 +52,28 @@ struct Fixture {
     out: C2Output,
 }
 
+/// The tests that use [`fixture`]; the last one to finish removes the 1.1 GB parameters file.
+static USERS: AtomicUsize = AtomicUsize::new(3);
+
+/// Held by each test that uses the fixture: dropped at its end (after a panic too), the last one
+/// deletes the parameters (a run of a test subset leaves them in the temporary folder).
+struct Use;
+
+impl Drop for Use {
+    fn drop(&mut self) {
+        if USERS.fetch_sub(1, Ordering::SeqCst) == 1 {
+            if let Some(f) = FIXTURE.get() {
+                let _ = std::fs::remove_dir_all(&f.dir);
+            }
+        }
+    }
+}
+
+static FIXTURE: OnceLock<Fixture> = OnceLock::new();
+
 /// Seals, sets up and proves once per test binary (the other tests wait for it).
 fn fixture() -> &'static Fixture {
-    static F: OnceLock<Fixture> = OnceLock::new();
-    F.get_or_init(|| {
+    FIXTURE.get_or_init(|| {
         let cpu = bellows_core::registry::resolve("cpu", &Default::default()).unwrap();
         let p = Phase::start();
         let s = sealed();
@@ -95,6 +114,7 @@ fn c2_proof_is_verified_by_filecoin_proofs() {
     if !enabled() {
         return;
     }
+    let _use = Use;
     let f = fixture();
     assert_eq!(f.out.proof.len(), 192);
     assert_eq!(f.out.partitions.len(), 1);
@@ -109,6 +129,7 @@ fn another_sector_or_prover_and_damaged_proofs_are_refused() {
     if !enabled() {
         return;
     }
+    let _use = Use;
     let f = fixture();
     let (c1, proof) = (&f.c1, &f.out.proof);
     let prover = prover_id_from_actor(MINER);
@@ -138,6 +159,7 @@ fn partition_proof_equals_bellpersons() {
     if !enabled() {
         return;
     }
+    let _use = Use;
     let f = fixture();
     let p = Phase::start();
     let inst = porep::instance::<SectorShape2KiB>(&parse_c1(&c1_json(&sealed().c1), "c1").unwrap())
