@@ -78,10 +78,13 @@ fn main() {
     let prover = bellows_filecoin::prover_id_from_actor(1000);
     let sector_id = 1;
 
+    // A fresh sector folder each run (a second run would otherwise seal over the first's layers).
+    let sector_dir = a.work.join(format!("sector-{}", a.sector));
+    let _ = std::fs::remove_dir_all(&sector_dir);
     let t = Instant::now();
     let sealed = seal_sector(
         proof,
-        &a.work.join(format!("sector-{}", a.sector)),
+        &sector_dir,
         prover,
         sector_id,
         [7; 32],
