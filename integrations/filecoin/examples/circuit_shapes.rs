@@ -39,8 +39,14 @@ fn sector<Tree: 'static + MerkleTreeTrait>(
         &format!("{porep:?} (one partition)"),
         p::blank_circuit::<Tree>(porep).unwrap(),
     );
-    show(&format!("{winning:?}"), post::blank_circuit::<Tree>(winning).unwrap());
-    show(&format!("{window:?}"), post::blank_circuit::<Tree>(window).unwrap());
+    show(
+        &format!("{winning:?}"),
+        post::blank_circuit::<Tree>(winning).unwrap(),
+    );
+    show(
+        &format!("{window:?}"),
+        post::blank_circuit::<Tree>(window).unwrap(),
+    );
 }
 
 fn main() {
