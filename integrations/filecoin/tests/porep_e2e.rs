@@ -14,7 +14,7 @@
 mod common;
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 use std::time::Instant;
 
@@ -71,9 +71,28 @@ impl Drop for Use {
 
 static FIXTURE: OnceLock<Fixture> = OnceLock::new();
 
+/// Set when making the fixture failed, so that the tests waiting for it fail at once instead of
+/// each running the setup again.
+static FIXTURE_FAILED: AtomicBool = AtomicBool::new(false);
+
+struct FailOnUnwind;
+
+impl Drop for FailOnUnwind {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            FIXTURE_FAILED.store(true, Ordering::SeqCst);
+        }
+    }
+}
+
 /// Seals, sets up and proves once per test binary (the other tests wait for it).
 fn fixture() -> &'static Fixture {
     FIXTURE.get_or_init(|| {
+        assert!(
+            !FIXTURE_FAILED.load(Ordering::SeqCst),
+            "the shared setup and C2 failed in another test (see its panic)"
+        );
+        let _fail = FailOnUnwind;
         let cpu = bellows_core::registry::resolve("cpu", &Default::default()).unwrap();
         let p = Phase::start();
         let s = sealed();
