@@ -56,7 +56,12 @@ run() {
   if [ $rc -ne 0 ]; then
     fail=1
     if [ $rc -eq 124 ]; then echo "$name: TIMED OUT after $secs s" >> "$summary"
-    else echo "$name: FAILED (exit $rc): $(tail -n 3 "$logs/$name.err" | tr '\n' ' ')" >> "$summary"; fi
+    else
+      # The panic's message (the line after "panicked at"), else the last lines.
+      local why; why=$(grep -m1 -A1 'panicked at' "$logs/$name.err" | tail -n1)
+      [ -n "$why" ] || why=$(tail -n 3 "$logs/$name.err" | tr '\n' ' ')
+      echo "$name: FAILED (exit $rc): $why" >> "$summary"
+    fi
   fi
   echo "$name: $((SECONDS - t0)) s" >> "$logs/step-times.txt"
   return $rc
@@ -64,7 +69,7 @@ run() {
 for f in bellows libbellows_backend_cuda.so libbellows_backend_cpu.so c2_bench load_bench setup_bench; do
   [ -e "$B/$f" ] || { echo "missing $B/$f: run integrations/filecoin/scripts/build-device.sh here first and carry .carry/bin" | tee -a "$summary"; exit 1; }
 done
-export BELLOWS_PLUGIN_PATH="$PWD/$B"
+export BELLOWS_PLUGIN_PATH="$PWD/$B" RUST_BACKTRACE=0
 { nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; nproc; free -g; } > "$logs/machine.txt" 2>&1
 "$B/bellows" backends >> "$logs/machine.txt" 2>&1
 echo "steps: $steps; $(nproc) cores; $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1)" >> "$summary"
