@@ -9,7 +9,7 @@
 # the summary, so the call always returns inside the limit with its logs. One step per call is
 # safe; "load setup" may fit one call.
 #
-#   c2    (about 4-5 min) for each sector size in SECTORS (default "2KiB 8MiB"): seal the sector
+#   c2    (about 3-5 min) for each sector size in SECTORS (default "2KiB 8MiB"): seal the sector
 #         on the CPU (filecoin-proofs), make its circuit's parameters with Bellows' setup, then
 #         in one run: Bellows on the CUDA backend, partition by partition (synthesis and proving
 #         apart) and through the pipeline, and filecoin-proofs' own seal_commit_phase2 (bellperson;
@@ -18,8 +18,8 @@
 #   load  (about 3-4 min) parameter loading with each of Bellows' checks: the 2 KiB PoRep file
 #         (10.9 M points, made here by `bellows porep setup`) and a synthetic 2^22 file (2^24 G1 +
 #         2^22 G2 points, 2.4 GB, benchmark-only points).
-#   bellperson-load (about 4-9 min) bellperson's checked read (one thread) of the 2 KiB file.
-#   setup (about 3-5 min) Bellows' setup against bellperson's generate_parameters on the 2 KiB
+#   bellperson-load (about 5-9 min) bellperson's checked read (one thread) of the 2 KiB file.
+#   setup (about 3-6 min) Bellows' setup against bellperson's generate_parameters on the 2 KiB
 #         PoRep circuit and a synthetic 2^18 one, same toxic waste, files compared byte for byte.
 #
 #   STEPS=c2 bash integrations/filecoin/scripts/device-c2.sh   # the default step; then, each in a
