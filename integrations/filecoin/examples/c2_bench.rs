@@ -73,15 +73,21 @@ fn main() {
         "8MiB" => RegisteredSealProof::StackedDrg8MiBV1_1,
         s => panic!("--sector {s}: 2KiB or 8MiB"),
     };
+    // The backend first: a missing device fails here, before any sealing or setup.
+    let backend = bellows_core::registry::resolve(&a.backend, &Default::default())
+        .unwrap_or_else(|e| panic!("backend {}: {e}", a.backend));
     std::fs::create_dir_all(&a.work).unwrap();
     let (params_dir, _) = init_filecoin_env(&a.work.join("params"), &a.work);
     let prover = bellows_filecoin::prover_id_from_actor(1000);
     let sector_id = 1;
 
+    // A fresh sector folder each run (a second run would otherwise seal over the first's layers).
+    let sector_dir = a.work.join(format!("sector-{}", a.sector));
+    let _ = std::fs::remove_dir_all(&sector_dir);
     let t = Instant::now();
     let sealed = seal_sector(
         proof,
-        &a.work.join(format!("sector-{}", a.sector)),
+        &sector_dir,
         prover,
         sector_id,
         [7; 32],
@@ -109,7 +115,6 @@ fn main() {
         Some(t.elapsed())
     };
 
-    let backend = bellows_core::registry::resolve(&a.backend, &Default::default()).unwrap();
     let report = match proof.sector_size().0 {
         2048 => bench::<SectorShape2KiB>(&a, &c1, &params_dir, backend),
         _ => bench::<SectorShape8MiB>(&a, &c1, &params_dir, backend),

@@ -1,8 +1,12 @@
 //! Parameter loading, Bellows against bellperson, on one file, one run each.
 //!
 //! ```text
-//! cargo run --release -p bellows-filecoin --example load_bench -- FILE [bellperson|batched|full|curve-only|digest [MANIFEST]]...
+//! cargo run --release -p bellows-filecoin --example load_bench -- [--synthetic K] FILE [bellperson|batched|full|curve-only|digest [MANIFEST]]...
 //! ```
+//!
+//! With `--synthetic K`, FILE is first written (if it does not exist) with benchmark-only
+//! parameters of the synthetic 2^K circuit (valid subgroup points, no trusted setup: a file to
+//! time loads on). K = 22 gives 4·2^22 − 2 G1 and 2^22 − 1 G2 points (2^24 G1 points, 2.4 GB).
 //!
 //! `bellperson` runs bellperson 0.27's `Parameters::read(reader, true)` (every point decoded
 //! and checked on the curve and in the subgroup, one after the other, as filecoin-proofs' readers
@@ -35,9 +39,45 @@ fn cpu_seconds() -> f64 {
 }
 
 fn main() {
-    let mut args = std::env::args().skip(1);
+    let mut args = std::env::args().skip(1).peekable();
+    let synthetic: Option<u32> = if args.peek().is_some_and(|a| a == "--synthetic") {
+        args.next();
+        Some(
+            args.next()
+                .and_then(|k| k.parse().ok())
+                .expect("--synthetic K"),
+        )
+    } else {
+        None
+    };
     let file = args.next().expect("FILE");
     let path = Path::new(&file);
+    if let Some(k) = synthetic.filter(|_| !path.exists()) {
+        let t0 = Instant::now();
+        let circuit = bellows_core::circuits::synthetic::SyntheticCircuit::new(k, 0).unwrap();
+        let params =
+            bellows_core::groth16::setup::generate_benchmark_parameters(circuit, 1).unwrap();
+        bellows_core::groth16::io::write_parameters_file(&params, path).unwrap();
+        eprintln!(
+            "wrote benchmark-only parameters of the synthetic 2^{k} circuit to {file} in {:.1} s",
+            t0.elapsed().as_secs_f64()
+        );
+    }
+    {
+        let shape = bellows_core::groth16::io::ParamsFile::open(path)
+            .unwrap()
+            .shape();
+        let g2 = shape.b_len;
+        let g1 =
+            shape.domain_size - 1 + shape.num_inputs + shape.num_aux + shape.a_len + shape.b_len;
+        println!(
+            "{}",
+            serde_json::json!({
+                "file": file, "bytes": shape.file_bytes, "g1_points": g1, "g2_points": g2,
+                "points": g1 + g2, "log2_points": ((g1 + g2) as f64).log2(),
+            })
+        );
+    }
     let modes: Vec<String> = args.collect();
     let mut i = 0;
     while i < modes.len() {

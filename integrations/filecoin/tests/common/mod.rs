@@ -59,3 +59,48 @@ pub fn sealed() -> &'static SealedSector {
         .expect("sealing a 2 KiB sector")
     })
 }
+
+/// This process's CPU time so far (user + system, all threads), from /proc (Linux; 0 elsewhere).
+pub fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let fields: Vec<&str> = stat
+        .rsplit(')')
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+/// Prints the wall and process CPU time of each phase of a test (with `--nocapture`), so that
+/// a CI log shows where the time went. The CPU time is the whole process's, other tests running
+/// beside this one included.
+pub struct Phase(std::cell::Cell<(std::time::Instant, f64)>);
+
+impl Phase {
+    /// Starts the clock.
+    pub fn start() -> Self {
+        Phase(std::cell::Cell::new((
+            std::time::Instant::now(),
+            cpu_seconds(),
+        )))
+    }
+
+    /// Prints the time since the last lap (or the start) and restarts the clock.
+    pub fn lap(&self, what: &str) {
+        let (t, c) = self.0.get();
+        let now = (std::time::Instant::now(), cpu_seconds());
+        eprintln!(
+            "[timing] {what}: {:.1} s wall, {:.1} s CPU",
+            (now.0 - t).as_secs_f64(),
+            now.1 - c
+        );
+        self.0.set(now);
+    }
+}
