@@ -206,7 +206,7 @@ pub(super) fn prefix_needs(pce: &Pce) -> Vec<Need> {
             let (e0, e1) = (idx[2 * k] as usize, idx[2 * k + 2] as usize);
             super::with_entries!(pce, E => pce.entries::<E>(m)[e0..e1]
                 .iter()
-                .for_each(|&e| see(e.into())))
+                .for_each(|&e| see(super::Word::widen(e))))
         }
         need
     };

@@ -129,7 +129,14 @@ fn words_as_bytes_mut(v: &mut [u64]) -> &mut [u8] {
 }
 
 /// Plain integer words a section can be viewed as (u32, [`U40`], u64).
-trait Word: Copy + Into<u64> + Send + Sync + 'static {}
+trait Word: Copy + Into<u64> + Send + Sync + 'static {
+    /// The entry as a u64 (`into`, named so that generic code over the three widths does not
+    /// read as a useless conversion where the width is u64).
+    #[inline(always)]
+    fn widen(self) -> u64 {
+        self.into()
+    }
+}
 impl Word for u32 {}
 impl Word for u64 {}
 impl Word for U40 {}

@@ -69,7 +69,7 @@ fn recorded_row(pce: &Pce, m: usize, block: usize) -> Vec<(u64, usize)> {
     let split = |e: u64| (e & ((1u64 << col_bits) - 1), (e >> col_bits) as usize);
     super::with_entries!(pce, E => pce.entries::<E>(m)[e0..e0 + len]
         .iter()
-        .map(|&e| split(e.into()))
+        .map(|&e| split(super::Word::widen(e)))
         .collect())
 }
 
