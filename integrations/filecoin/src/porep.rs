@@ -21,7 +21,6 @@
 //! own `verify_seal`.
 
 use std::path::Path;
-use std::time::Instant;
 
 use bellows_core::groth16::Parameters;
 use bellows_core::{Error, Result};
@@ -198,19 +197,19 @@ fn prove_c2_inner<Tree: 'static + MerkleTreeTrait>(
     params_dir: &Path,
     cfg: &ProveConfig,
 ) -> Result<C2Output> {
-    let t = Instant::now();
-    let inst = instance::<Tree>(c1)?;
-    let circuits_time = t.elapsed();
-    let mut out = prove::prove_instance(
-        &format!("{:?}", inst.proof),
-        &inst.cache_id,
-        inst.circuits,
-        &inst.public_inputs,
+    prove::build_and_prove(
+        &format!("{:?}", c1.phase1.registered_proof),
+        || {
+            let inst = instance::<Tree>(c1)?;
+            Ok(prove::Built {
+                circuits: inst.circuits,
+                public_inputs: inst.public_inputs,
+                cache_id: inst.cache_id,
+            })
+        },
         params_dir,
         cfg,
-    )?;
-    out.circuits_time = circuits_time;
-    Ok(out)
+    )
 }
 
 /// The prover id of miner actor `actor` (as in `f01234`): the actor id as an unsigned LEB128

@@ -152,6 +152,33 @@ impl<C: Circuit<Fr>> Circuit<Fr> for Guarded<C> {
     }
 }
 
+/// What [`build_and_prove`] proves: a proof's partition circuits, each partition's public
+/// inputs (the constant one not included) and the circuit's parameter-cache identifier.
+pub struct Built<C> {
+    /// One circuit per partition.
+    pub circuits: Vec<C>,
+    /// Each partition's public inputs.
+    pub public_inputs: Vec<Vec<Fr>>,
+    /// The parameter-cache identifier.
+    pub cache_id: String,
+}
+
+/// Builds a proof's partition circuits with `build` (timed: [`ProofOutput::circuits_time`]),
+/// then proves them with [`prove_instance`]. The route PoRep, PoSt and SnapDeals share.
+pub fn build_and_prove<C: Circuit<Fr> + Send>(
+    what: &str,
+    build: impl FnOnce() -> Result<Built<C>>,
+    dir: &Path,
+    cfg: &ProveConfig,
+) -> Result<ProofOutput> {
+    let t = Instant::now();
+    let b = build()?;
+    let circuits_time = t.elapsed();
+    let mut out = prove_instance(what, &b.cache_id, b.circuits, &b.public_inputs, dir, cfg)?;
+    out.circuits_time = circuits_time;
+    Ok(out)
+}
+
 /// Proves `circuits` (the partitions of one proof of `what`, circuit `cache_id`, with these
 /// public inputs) with the parameters in `dir` (see the module documentation).
 pub fn prove_instance<C: Circuit<Fr> + Send>(

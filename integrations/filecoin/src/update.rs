@@ -8,7 +8,6 @@
 //! are the partition proofs concatenated, as filecoin-proofs writes them.
 
 use std::path::Path;
-use std::time::Instant;
 
 use bellows_core::{Error, Result};
 use blstrs::Scalar as Fr;
@@ -182,19 +181,19 @@ pub fn prove_update(
         dir: &Path,
         cfg: &ProveConfig,
     ) -> Result<ProofOutput> {
-        let t = Instant::now();
-        let inst = instance::<Tree>(input)?;
-        let circuits_time = t.elapsed();
-        let mut out = prove::prove_instance(
+        prove::build_and_prove(
             &format!("{:?}", input.proof),
-            &inst.cache_id,
-            inst.circuits,
-            &inst.public_inputs,
+            || {
+                let inst = instance::<Tree>(input)?;
+                Ok(prove::Built {
+                    circuits: inst.circuits,
+                    public_inputs: inst.public_inputs,
+                    cache_id: inst.cache_id,
+                })
+            },
             dir,
             cfg,
-        )?;
-        out.circuits_time = circuits_time;
-        Ok(out)
+        )
     }
     with_sector_shape!(
         u64::from(input.proof.sector_size()),
