@@ -12,7 +12,7 @@ export BELLOWS_REQUIRE_KERNELS=1
 cargo build --release -p bellows-cli -p bellows-backend-cuda -p bellows-backend-cpu
 cargo build --release -p bellows-cuda --features testing --bins
 mkdir -p .carry/bin
-for f in bellows libbellows_backend_cuda.so libbellows_backend_cpu.so bellows-cuda-msm bellows-cuda-check; do
+for f in bellows libbellows_backend_cuda.so libbellows_backend_cpu.so bellows-cuda-msm bellows-cuda-check bellows-cuda-overhead; do
   objcopy --strip-debug "target/release/$f" ".carry/bin/$f"
 done
 ls -la .carry/bin

@@ -4,7 +4,7 @@
 # correctness first (conformance of the CUDA plugin against the CPU reference, MSM checks
 # against blst), then the measurements, each peer in the same command as ours. Logs and a
 # summary go to $OUT (or /tmp/bellows-cuda-out). Steps are chosen with STEPS (default: all):
-#   check conformance msm tiers prove peers pce batch gpus sched
+#   check conformance msm tiers prove peers pce batch gpus sched overhead streams
 #   STEPS="conformance prove" K="20 22" BITS="0 90" backends/cuda/scripts/device-prove.sh
 # check: the device check program (every kernel against blst; the test kernels' fatbin too);
 # pce: cli/scripts/pce-h200-bench.sh (direct vs pre-compiled synthesis, PCE_BENCH_BIG, default 24);
@@ -12,6 +12,12 @@
 # gpus: BATCH proofs at K=GPUS_K (default 22) on every GPU (--devices all) against GPU 0 alone.
 # sched: the pipeline scheduler in process (`bench --count SCHED_COUNT --concurrency J`), every
 #   GPU against GPU 0 (K=SCHED_K, bits SCHED_BITS); prove: PROVE_TIMEOUT (default 200 s) a size.
+# overhead: the CUDA backend linked in against the same backend through its .so, proofs
+#   alternating (K=OVERHEAD_K, default 22; OVERHEAD_ROUNDS, default 15; issue 7 §6, within 2 %).
+# conformance: CONF_MAX (default 20) is the --full suite's largest log size (CONF_TIMEOUT s).
+# streams: calls in flight per GPU (--backend-opt streams=S for S in STREAMS, default "1 2"):
+#   conformance with the last S, then the in-process scheduler on GPU 0 (K=SCHED_K, SCHED_BITS,
+#   SCHED_COUNT proofs, concurrency SCHED_CONC) at each S.
 set -u -o pipefail
 out=${OUT:-/tmp/bellows-cuda-out}
 mkdir -p "$out"
@@ -30,7 +36,7 @@ if has check; then
   grep -hE "checks passed|FAIL|passed|failed" "$out/check.log" | tail -n 3 | sed 's/^/check: /' >> "$summary"
 fi
 if has conformance; then
-  timeout 240 "$B/bellows" conformance --backend cuda --full --max-log-size "${CONF_MAX:-20}" > "$out/conformance.log" 2>&1 || fail=1
+  timeout "${CONF_TIMEOUT:-240}" "$B/bellows" conformance --backend cuda --full --max-log-size "${CONF_MAX:-20}" > "$out/conformance.log" 2>&1 || fail=1
   timeout 90 "$B/bellows" conformance --backend cuda --max-log-size 16 --backend-opt gpu-memory-limit=4MiB > "$out/conformance-streaming.log" 2>&1 || fail=1
   grep -hE "^(PASS|FAIL)" "$out"/conformance*.log | sed 's/^/conformance: /' >> "$summary"
 fi
@@ -90,6 +96,20 @@ if has sched; then
     python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); p=d["phases"]; print("sched K=%s bits=%s devices=%s concurrency %d: %.3f proofs/s (wall %.1f s; per partition median synthesis %.2f, device %.2f, G2 %.2f s; %s)" % (sys.argv[2], sys.argv[3], sys.argv[4], d["concurrency"], d["proofs_per_sec"], d["wall_s"], p["synthesis"]["median_s"], p["g1_phase"]["median_s"], p["msm_g2"]["median_s"], ", ".join("%s busy %.1f%%" % (x["name"], 100*x["busy_fraction"]) for x in d["devices"])))' "$out/sched-$d.json" "$sk" "$sb" "$d" >> "$summary" 2>&1
   done
   python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["proofs_per_sec"]; b=json.load(open(sys.argv[2]))["proofs_per_sec"]; print("sched: every GPU over one: %.2fx" % (b/a))' "$out/sched-0.json" "$out/sched-all.json" >> "$summary" 2>&1
+fi
+if has streams; then
+  sk=${SCHED_K:-22}; sb=${SCHED_BITS:-0}; sn=${SCHED_COUNT:-24}; j=${SCHED_CONC:-4}
+  for st in ${STREAMS:-1 2}; do last=$st; done
+  timeout 240 "$B/bellows" conformance --backend cuda --full --max-log-size 18 --backend-opt "streams=$last" > "$out/conformance-streams.log" 2>&1 || fail=1
+  grep -hE "^(PASS|FAIL)" "$out/conformance-streams.log" | sed "s/^/conformance streams=$last: /" >> "$summary"
+  for st in ${STREAMS:-1 2}; do
+    timeout 280 "$B/bellows" bench --backend cuda --devices 0 --backend-opt "streams=$st" -k "$sk" --bits-pct "$sb" --count "$sn" --concurrency "$j" --json > "$out/streams-$st.json" 2> "$out/streams-$st.err" || fail=1
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); p=d["phases"]; print("streams=%s K=%s bits=%s concurrency %d: %.3f proofs/s (wall %.1f s; per partition median synthesis %.2f, device %.2f, G2 %.2f s; %s)" % (sys.argv[2], sys.argv[3], sys.argv[4], d["concurrency"], d["proofs_per_sec"], d["wall_s"], p["synthesis"]["median_s"], p["g1_phase"]["median_s"], p["msm_g2"]["median_s"], ", ".join("%s busy %.1f%%" % (x["name"], 100*x["busy_fraction"]) for x in d["devices"])))' "$out/streams-$st.json" "$st" "$sk" "$sb" >> "$summary" 2>&1
+  done
+fi
+if has overhead; then
+  timeout 300 "$B/bellows-cuda-overhead" --log "${OVERHEAD_K:-22}" --rounds "${OVERHEAD_ROUNDS:-15}" > "$out/overhead.log" 2>&1 || fail=1
+  grep -h "^RESULT\|does not verify\|error" "$out/overhead.log" >> "$summary"
 fi
 cat "$summary"
 echo "exit status $fail"

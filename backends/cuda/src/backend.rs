@@ -13,9 +13,10 @@
 //! Several GPUs: option `devices` (`all`, or a list such as `0,1`; absent: every GPU, or
 //! `BackendConfig::device` alone when that is set to a non-zero index) opens every listed GPU. Bases are made resident on each (each at its own memory tier);
 //! a batch of MSM jobs or of proofs is split across the GPUs, which run in parallel; single calls
-//! from several threads each take a free GPU. Work on one GPU is serialised by its lock (one
-//! compute stream and one copy stream per GPU). Every driver failure is an [`Error`], never a
-//! panic.
+//! from several threads each take a free GPU. Each GPU has one or more lanes (option `streams`,
+//! default 1): a lane is a compute stream, a copy stream and staging buffers with a lock, so calls
+//! on two lanes of one GPU run concurrently (one's uploads beside the other's kernels). Every
+//! driver failure is an [`Error`], never a panic.
 
 use std::sync::{
     atomic::{AtomicUsize, Ordering as AtomicOrdering},
@@ -99,15 +100,51 @@ const PASS_BYTES_PER_POINT: [u64; 2] = [320, 640];
 /// Device memory held back for MSM and NTT scratch when bases are loaded (at most).
 const WORK_RESERVE: u64 = 6 << 30;
 
-/// One GPU of the backend, with the lock that serialises work on it.
-struct Gpu {
+/// Most lanes (option `streams`) per GPU.
+pub const MAX_STREAMS: usize = 8;
+
+/// One lane of a GPU ([`CudaDevice::lane`]), with the lock that serialises the calls on it.
+struct Lane {
     dev: CudaDevice,
     work: Mutex<()>,
 }
 
+/// One GPU of the backend: its lanes (the first opened the context).
+struct Gpu {
+    lanes: Vec<Lane>,
+}
+
 impl Gpu {
-    fn lock(&self) -> MutexGuard<'_, ()> {
-        self.work.lock().unwrap_or_else(|e| e.into_inner())
+    fn dev(&self) -> &CudaDevice {
+        &self.lanes[0].dev
+    }
+}
+
+/// A lane of GPU `k` held for one call.
+struct Held<'a> {
+    k: usize,
+    dev: &'a CudaDevice,
+    _guard: MutexGuard<'a, ()>,
+}
+
+fn try_hold(k: usize, lane: &Lane) -> Option<Held<'_>> {
+    let guard = match lane.work.try_lock() {
+        Ok(g) => g,
+        Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+        Err(std::sync::TryLockError::WouldBlock) => return None,
+    };
+    Some(Held {
+        k,
+        dev: &lane.dev,
+        _guard: guard,
+    })
+}
+
+fn hold(k: usize, lane: &Lane) -> Held<'_> {
+    Held {
+        k,
+        dev: &lane.dev,
+        _guard: lane.work.lock().unwrap_or_else(|e| e.into_inner()),
     }
 }
 
@@ -122,7 +159,7 @@ pub struct CudaBackend {
 
 impl std::fmt::Debug for CudaBackend {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let devs: Vec<&CudaDevice> = self.gpus.iter().map(|g| &g.dev).collect();
+        let devs: Vec<&CudaDevice> = self.gpus.iter().map(Gpu::dev).collect();
         f.debug_struct("CudaBackend")
             .field("devices", &devs)
             .finish_non_exhaustive()
@@ -167,6 +204,20 @@ pub fn parse_bytes(s: &str) -> Result<u64> {
     Ok((value * mult as f64) as u64)
 }
 
+/// Lanes per GPU from option `streams` (default 1, at most [`MAX_STREAMS`]).
+fn stream_count(cfg: &BackendConfig) -> Result<usize> {
+    match cfg.get_option("streams").map(str::trim) {
+        None => Ok(1),
+        Some(v) => match v.parse::<usize>() {
+            Ok(n) if (1..=MAX_STREAMS).contains(&n) => Ok(n),
+            _ => Err(Error::invalid(format!(
+                "option streams={v:?}: expected a number of calls in flight per GPU from 1 to \
+                 {MAX_STREAMS}"
+            ))),
+        },
+    }
+}
+
 /// The GPU ordinals named by option `devices` (`all` or a comma-separated list); without the
 /// option, `device` alone when it is set (non-zero), else every GPU.
 fn device_list(cfg: &BackendConfig) -> Result<Vec<usize>> {
@@ -200,15 +251,28 @@ impl CudaBackend {
     /// Opens the GPUs the configuration names (option `devices`: `all` or a list; absent: every
     /// GPU, or `cfg.device` alone when it is non-zero). Device
     /// memory budget per GPU: `cfg.memory_budget`, or option `gpu-memory-limit` (bytes, units
-    /// allowed). Errors (no driver, no device, an old GPU, no kernels in this build) are clear.
+    /// allowed). Calls in flight per GPU: option `streams` (default 1). Errors (no driver, no
+    /// device, an old GPU, no kernels in this build, a bad option) are clear.
     pub fn with_config(cfg: &BackendConfig) -> Result<Self> {
+        let streams = stream_count(cfg)?;
         let ordinals = device_list(cfg)?;
         let gpus = ordinals
             .iter()
             .map(|&i| {
+                let first = CudaDevice::new(i)?;
+                let mut lanes = Vec::with_capacity(streams);
+                for _ in 1..streams {
+                    lanes.push(first.lane()?);
+                }
+                lanes.insert(0, first);
                 Ok(Gpu {
-                    dev: CudaDevice::new(i)?,
-                    work: Mutex::new(()),
+                    lanes: lanes
+                        .into_iter()
+                        .map(|dev| Lane {
+                            dev,
+                            work: Mutex::new(()),
+                        })
+                        .collect(),
                 })
             })
             .collect::<Result<Vec<_>>>()?;
@@ -227,7 +291,12 @@ impl CudaBackend {
 
     /// The first GPU.
     pub fn device(&self) -> &CudaDevice {
-        &self.gpus[0].dev
+        self.gpus[0].dev()
+    }
+
+    /// Lanes (calls in flight) per GPU.
+    pub fn streams(&self) -> usize {
+        self.gpus[0].lanes.len()
     }
 
     /// Number of GPUs driven.
@@ -235,20 +304,30 @@ impl CudaBackend {
         self.gpus.len()
     }
 
-    /// A free GPU (round robin from the last one handed out), or, when all are busy, the next
-    /// one in turn once it is free; with its lock held.
-    fn pick(&self) -> (usize, MutexGuard<'_, ()>) {
+    /// A free lane: the first lanes of every GPU before any second lane (round robin over the
+    /// GPUs from the last one handed out), or, when all are busy, the next GPU's first lane
+    /// once it is free; with its lock held.
+    fn pick(&self) -> Held<'_> {
         let n = self.gpus.len();
         let start = self.next_gpu.fetch_add(1, AtomicOrdering::Relaxed) % n;
-        for i in 0..n {
-            let k = (start + i) % n;
-            match self.gpus[k].work.try_lock() {
-                Ok(g) => return (k, g),
-                Err(std::sync::TryLockError::Poisoned(p)) => return (k, p.into_inner()),
-                Err(std::sync::TryLockError::WouldBlock) => {}
+        for lane in 0..self.streams() {
+            for i in 0..n {
+                let k = (start + i) % n;
+                if let Some(h) = try_hold(k, &self.gpus[k].lanes[lane]) {
+                    return h;
+                }
             }
         }
-        (start, self.gpus[start].lock())
+        hold(start, &self.gpus[start].lanes[0])
+    }
+
+    /// A free lane of GPU `k`, or its first lane once it is free.
+    fn pick_on(&self, k: usize) -> Held<'_> {
+        let lanes = &self.gpus[k].lanes;
+        lanes
+            .iter()
+            .find_map(|l| try_hold(k, l))
+            .unwrap_or_else(|| hold(k, &lanes[0]))
     }
 
     fn resident(&self, handle: BasesHandle, group: Group) -> Result<Arc<Vec<Resident>>> {
@@ -262,7 +341,7 @@ impl CudaBackend {
     /// Bytes of device memory still usable on GPU `k`: free memory less the safety margin, and
     /// under the budget (less what is already resident there) when one is set.
     fn room(&self, k: usize) -> Result<u64> {
-        let (free, _) = self.gpus[k].dev.memory_info()?;
+        let (free, _) = self.gpus[k].dev().memory_info()?;
         let mut resident = 0u64;
         self.bases.for_each(|_, r| resident += r[k].bytes());
         let free = (free as u64).saturating_sub(SAFETY_MARGIN);
@@ -272,7 +351,8 @@ impl CudaBackend {
         })
     }
 
-    /// Scalars per MSM pass that fit the room left on GPU `k` (streamed bases need room too).
+    /// Scalars per MSM pass that fit the room left on GPU `k` (streamed bases need room too),
+    /// shared by its lanes.
     fn pass_points(
         &self,
         k: usize,
@@ -280,12 +360,12 @@ impl CudaBackend {
         streamed: bool,
         point_bytes: u64,
     ) -> Result<usize> {
-        let room = self.room(k)?;
+        let room = self.room(k)? / self.streams() as u64;
         let per = PASS_BYTES_PER_POINT[group] + if streamed { point_bytes } else { 0 };
         let points = room / per;
         if points < 1024 {
             return Err(Error::OutOfMemory {
-                device: self.gpus[k].dev.label().to_string(),
+                device: self.gpus[k].dev().label().to_string(),
                 requested: 1024 * per,
                 available: room,
             });
@@ -294,20 +374,20 @@ impl CudaBackend {
     }
 
     /// Loads a set of bases on GPU `k` at the best tier its room allows (a full, partial or
-    /// streaming residency instead of an out-of-memory failure). Caller holds GPU k's lock.
+    /// streaming residency instead of an out-of-memory failure), through the lane `held`.
     fn load_on<T: Plain>(
         &self,
-        k: usize,
+        held: &Held<'_>,
         bases: &SharedPoints<T>,
         group: Group,
     ) -> Result<ResidentSet<T>> {
-        let dev = &self.gpus[k].dev;
+        let (k, dev) = (held.k, held.dev);
         let points = bases.points();
         let len = points.len();
         let size = (T::WORDS * 8) as u64;
         let full = len as u64 * size;
         let room = self.room(k)?;
-        let reserve = WORK_RESERVE.min(room / 2);
+        let reserve = (WORK_RESERVE * self.streams() as u64).min(room / 2);
         let g = if group == Group::G1 { 0 } else { 1 };
         let min_chunk = 1024 * (PASS_BYTES_PER_POINT[g] + size);
         let tier = plan_tier(full, min_chunk, room.saturating_sub(reserve), dev.label())?;
@@ -346,9 +426,9 @@ impl CudaBackend {
     ) -> Result<BasesHandle> {
         let len = bases.points().len();
         let mut sets = Vec::with_capacity(self.gpus.len());
-        for (k, gpu) in self.gpus.iter().enumerate() {
-            let _g = gpu.lock();
-            sets.push(wrap(self.load_on(k, &bases, group)?));
+        for k in 0..self.gpus.len() {
+            let held = self.pick_on(k);
+            sets.push(wrap(self.load_on(&held, &bases, group)?));
         }
         Ok(self.bases.insert(group, len, Arc::new(sets)))
     }
@@ -362,18 +442,17 @@ impl CudaBackend {
         })
     }
 
-    /// Runs `jobs` on the GPUs: one GPU for a single job, else contiguous groups of jobs on
-    /// every GPU in parallel. `run(k, jobs, out)` does one group on GPU k (its lock held).
+    /// Runs `jobs` on the GPUs: one lane for a single job, else contiguous groups of jobs on
+    /// every GPU in parallel. `run(held, jobs, out)` does one group on the lane held.
     fn spread<T: Send>(
         &self,
         jobs: &[MsmJob<'_>],
         out: &mut [T],
-        run: impl Fn(usize, &[MsmJob<'_>], &mut [T]) -> Result<()> + Sync,
+        run: impl Fn(&Held<'_>, &[MsmJob<'_>], &mut [T]) -> Result<()> + Sync,
     ) -> Result<()> {
         let d = self.gpus.len().min(jobs.len());
         if d <= 1 {
-            let (k, _g) = self.pick();
-            return run(k, jobs, out);
+            return run(&self.pick(), jobs, out);
         }
         let per = jobs.len().div_ceil(d);
         std::thread::scope(|s| {
@@ -383,10 +462,7 @@ impl CudaBackend {
                 .enumerate()
                 .map(|(k, (j, o))| {
                     let run = &run;
-                    s.spawn(move || {
-                        let _g = self.gpus[k].lock();
-                        run(k, j, o)
-                    })
+                    s.spawn(move || run(&self.pick_on(k), j, o))
                 })
                 .collect();
             handles.into_iter().try_for_each(|h| {
@@ -398,11 +474,11 @@ impl CudaBackend {
         })
     }
 
-    /// The G1 phase of some proofs on GPU `k` (its lock held): a, b, c hold their vectors.
+    /// The G1 phase of some proofs on the lane `held`: a, b, c hold their vectors.
     #[allow(clippy::too_many_arguments)]
     fn g1_phase_on(
         &self,
-        k: usize,
+        held: &Held<'_>,
         a: &[Fr],
         b: &[Fr],
         c: &[Fr],
@@ -410,7 +486,7 @@ impl CudaBackend {
         proofs: &[ProofAssignment<'_>],
         sets: [&ResidentSet<G1Affine>; 4],
     ) -> Result<Vec<[G1Jacobian; 4]>> {
-        let dev = &self.gpus[k].dev;
+        let (k, dev) = (held.k, held.dev);
         let n = 1usize << log_n;
         let [sh, sl, sa, sb] = sets;
         // a, b, c up; the quotient queued on the compute stream.
@@ -536,8 +612,7 @@ impl Ntt for CudaBackend {
         if data.is_empty() {
             return Ok(());
         }
-        let (k, _g) = self.pick();
-        self.gpus[k].dev.ntt(data, log_n, cfg)
+        self.pick().dev.ntt(data, log_n, cfg)
     }
 
     fn h_poly(&self, a: &mut [Fr], b: &mut [Fr], c: &mut [Fr], log_n: u32) -> Result<()> {
@@ -546,8 +621,8 @@ impl Ntt for CudaBackend {
         if a.is_empty() {
             return Ok(());
         }
-        let (k, _g) = self.pick();
-        let dev = &self.gpus[k].dev;
+        let held = self.pick();
+        let dev = held.dev;
         let (mut da, mut db, mut dc) = (upload(dev, a)?, upload(dev, b)?, upload(dev, c)?);
         h_poly_device(dev, &mut da, &mut db, &mut dc, log_n)?;
         drop((db, dc));
@@ -611,11 +686,12 @@ impl CudaBackend {
         } else {
             (1, 192)
         };
-        self.spread(jobs, out, |k, jobs, out| {
+        self.spread(jobs, out, |held, jobs, out| {
+            let k = held.k;
             let set = set_of(&r[k]);
             let pass = self.pass_points(k, g, set.tier != Tier::Full, point_bytes)?;
             for (job, o) in jobs.iter().zip(out.iter_mut()) {
-                *o = self.gpus[k].dev.msm::<G>(
+                *o = held.dev.msm::<G>(
                     set.source(),
                     job.start,
                     ScalarSource::Host(job.scalars),
@@ -638,7 +714,7 @@ fn g1_set(r: &Resident) -> &ResidentSet<G1Affine> {
 impl MemoryPool for CudaBackend {
     /// The first GPU's memory (a budget applies to each GPU).
     fn memory_info(&self) -> Result<MemoryInfo> {
-        let (free, total) = self.gpus[0].dev.memory_info()?;
+        let (free, total) = self.gpus[0].dev().memory_info()?;
         Ok(MemoryInfo {
             free: free as u64,
             total: total as u64,
@@ -653,8 +729,8 @@ impl MemoryPool for CudaBackend {
 
     fn trim(&self) -> Result<()> {
         for g in &self.gpus {
-            let _l = g.lock();
-            g.dev.trim_pool()?;
+            let _held: Vec<Held<'_>> = g.lanes.iter().map(|l| hold(0, l)).collect();
+            g.dev().trim_pool()?;
         }
         Ok(())
     }
@@ -691,8 +767,9 @@ impl Backend for CudaBackend {
         };
         let d = self.gpus.len().min(batch);
         if d <= 1 {
-            let (k, _g) = self.pick();
-            return self.g1_phase_on(k, input.a, input.b, input.c, log_n, input.proofs, sets(k));
+            let held = self.pick();
+            let sets = sets(held.k);
+            return self.g1_phase_on(&held, input.a, input.b, input.c, log_n, input.proofs, sets);
         }
         let per = batch.div_ceil(d);
         let (a, b, c) = (&*input.a, &*input.b, &*input.c);
@@ -706,8 +783,7 @@ impl Backend for CudaBackend {
                     let (a, b, c) = (&a[r.clone()], &b[r.clone()], &c[r]);
                     let sets = sets(k);
                     s.spawn(move || {
-                        let _g = self.gpus[k].lock();
-                        self.g1_phase_on(k, a, b, c, log_n, proofs, sets)
+                        self.g1_phase_on(&self.pick_on(k), a, b, c, log_n, proofs, sets)
                     })
                 })
                 .collect();
@@ -736,13 +812,14 @@ impl Backend for CudaBackend {
         capabilities.accelerator = true;
         let mut info = BackendInfo::new(NAME, env!("CARGO_PKG_VERSION"), DESCRIPTION);
         for g in &self.gpus {
-            let (free, total) = g.dev.memory_info().unwrap_or((0, 0));
-            let (major, minor) = g.dev.compute_capability();
+            let g = g.dev();
+            let (free, total) = g.memory_info().unwrap_or((0, 0));
+            let (major, minor) = g.compute_capability();
             info = info.with_device(DeviceInfo::new(
                 format!(
                     "{} ({}, compute {major}.{minor}, {:.1} GiB free)",
-                    g.dev.name(),
-                    g.dev.label(),
+                    g.name(),
+                    g.label(),
                     free as f64 / (1u64 << 30) as f64
                 ),
                 total as u64,
@@ -765,6 +842,21 @@ mod tests {
         assert_eq!(parse_bytes(" 2 TB ").unwrap(), 2 << 40);
         assert!(parse_bytes("lots").is_err());
         assert!(parse_bytes("3 parsecs").is_err());
+    }
+
+    #[test]
+    fn stream_counts_parse() {
+        let mut cfg = BackendConfig::default();
+        assert_eq!(stream_count(&cfg).unwrap(), 1);
+        for (v, want) in [("1", Some(1)), ("2", Some(2)), (" 8 ", Some(8))] {
+            cfg = cfg.option("streams", v);
+            assert_eq!(stream_count(&cfg).ok(), want, "{v}");
+        }
+        for bad in ["0", "9", "two", ""] {
+            cfg = cfg.option("streams", bad);
+            let e = stream_count(&cfg).unwrap_err().to_string();
+            assert!(e.contains("streams"), "{bad}: {e}");
+        }
     }
 
     #[test]

@@ -61,7 +61,8 @@ pub(crate) fn driver_error(device: &str, e: DriverError) -> Error {
     }
 }
 
-/// The kernels of the embedded fatbin, loaded into one context.
+/// The kernels of the embedded fatbin, loaded into one context (shared by its lanes).
+#[derive(Clone)]
 pub(crate) struct Kernels {
     _module: Arc<CudaModule>,
     pub expand_table: CudaFunction,
@@ -117,7 +118,9 @@ pub struct CudaDevice {
     pub(crate) k: Kernels,
     #[cfg(feature = "testing")]
     test_k: std::sync::OnceLock<TestKernels>,
-    pub(crate) tables: Mutex<Option<DeviceTables>>,
+    /// Shared by every lane of the GPU ([`CudaDevice::lane`]); changed only with every stream of
+    /// the context synchronised (see `ensure_tables`).
+    pub(crate) tables: Arc<Mutex<Option<DeviceTables>>>,
     /// The copy stream (host-to-device uploads, ordered with `stream` by events).
     copy_stream: Arc<CudaStream>,
     /// Pinned staging buffers of [`CudaDevice::upload_staged`], made on first use.
@@ -238,10 +241,36 @@ impl CudaDevice {
             k,
             #[cfg(feature = "testing")]
             test_k: std::sync::OnceLock::new(),
-            tables: Mutex::new(None),
+            tables: Arc::new(Mutex::new(None)),
             copy_stream,
             staging: Mutex::new(None),
             ntt_radix2: AtomicBool::new(false),
+        })
+    }
+
+    /// Another lane on the same GPU: the same context, kernels and NTT tables, with a compute
+    /// stream, a copy stream and pinned staging buffers of its own, so that calls on two lanes
+    /// run concurrently (one's transfers beside the other's kernels). Device memory allocated
+    /// on one lane may be read by another once the allocating call has synchronised (every
+    /// public operation of this type does before it returns results).
+    pub fn lane(&self) -> Result<Self> {
+        let err = |e: DriverError| driver_error(&self.label, e);
+        let stream = self.ctx.new_stream().map_err(err)?;
+        let copy_stream = self.ctx.new_stream().map_err(err)?;
+        Ok(Self {
+            ordinal: self.ordinal,
+            label: self.label.clone(),
+            name: self.name.clone(),
+            capability: self.capability,
+            ctx: self.ctx.clone(),
+            stream,
+            k: self.k.clone(),
+            #[cfg(feature = "testing")]
+            test_k: std::sync::OnceLock::new(),
+            tables: self.tables.clone(),
+            copy_stream,
+            staging: Mutex::new(None),
+            ntt_radix2: AtomicBool::new(self.ntt_radix2.load(std::sync::atomic::Ordering::Relaxed)),
         })
     }
 
@@ -507,6 +536,11 @@ impl CudaDevice {
     /// Waits for all queued work.
     pub fn synchronize(&self) -> Result<()> {
         self.stream.synchronize().map_err(|e| self.err(e))
+    }
+
+    /// Waits for the work queued on every stream of the GPU's context (every lane's).
+    pub(crate) fn synchronize_all(&self) -> Result<()> {
+        self.ctx.synchronize().map_err(|e| self.err(e))
     }
 
     /// Runs `f` (which queues work on this device) between two device events and returns the

@@ -81,6 +81,7 @@ impl<'a> Phases<'a> {
 }
 
 /// The group-specific kernels of one group.
+#[derive(Clone)]
 pub(crate) struct GroupKernels {
     pub accumulate: CudaFunction,
     pub fixup: CudaFunction,

@@ -200,7 +200,13 @@ impl CudaDevice {
             .tables
             .lock()
             .map_err(|_| Error::Pipeline("NTT tables lock poisoned".into()))?;
+        // The tables are shared by the GPU's lanes: before an old table is dropped, every
+        // stream of the context must be done with it, and a new one must be complete before
+        // the lock is released (another lane's kernels read it with no event between).
+        let mut changed = false;
         if guard.as_ref().is_none_or(|t| t.tw_log < log_n) {
+            changed = true;
+            self.synchronize_all()?;
             let tw_log = log_n.max(MIN_TW_LOG);
             let (lo_bits, lo, hi, count) = tables::twiddle_parts(tw_log);
             let (dlo, dhi) = (self.upload(&lo)?, self.upload(&hi)?);
@@ -235,8 +241,12 @@ impl CudaDevice {
         }
         let t = guard.as_mut().expect("filled above");
         if inverse_coset && t.inverse_coset[log_n as usize].is_none() {
+            changed = true;
             t.inverse_coset[log_n as usize] =
                 Some(self.upload(&tables::inverse_coset_tables(log_n))?.buf);
+        }
+        if changed {
+            self.synchronize()?;
         }
         Ok(())
     }
