@@ -8,11 +8,8 @@ use abi_stable::{
     std_types::{ROption, RResult, RSlice, RSliceMut, RVec},
 };
 use bellows_core::{
-    backend::{
-        BasesHandle, G1PhaseInput, MemoryInfo, MemoryPool, Msm, MsmJob, Ntt, NttConfig,
-        SharedPoints,
-    },
-    layout::{Fr, G1Affine, G1Jacobian, G2Affine, G2Jacobian},
+    backend::G1PhaseInput,
+    layout::G1Jacobian,
     plugin::{
         abi::{
             FfiBackendInfo, FfiBasesHandle, FfiError, FfiFr, FfiG1Affine, FfiG1Handles,
@@ -35,6 +32,7 @@ struct Faulty {
 }
 
 impl Faulty {
+    /// The hook before every forwarded primitive: fails or panics in the call `mode` names.
     fn at(&self, call: &str) -> Result<()> {
         match self.mode.split_once(':') {
             Some(("panic", c)) if c == call => panic!("faulty plugin: deliberate panic in {call}"),
@@ -72,54 +70,7 @@ impl Drop for Faulty {
     }
 }
 
-impl Ntt for Faulty {
-    fn ntt(&self, d: &mut [Fr], l: u32, c: &NttConfig) -> Result<()> {
-        self.at("ntt")?;
-        self.inner.ntt(d, l, c)
-    }
-    fn h_poly(&self, a: &mut [Fr], b: &mut [Fr], c: &mut [Fr], l: u32) -> Result<()> {
-        self.at("h_poly")?;
-        self.inner.h_poly(a, b, c, l)
-    }
-}
-
-impl Msm for Faulty {
-    fn load_bases_g1(&self, b: SharedPoints<G1Affine>) -> Result<BasesHandle> {
-        self.at("load_bases_g1")?;
-        self.inner.load_bases_g1(b)
-    }
-    fn load_bases_g2(&self, b: SharedPoints<G2Affine>) -> Result<BasesHandle> {
-        self.at("load_bases_g2")?;
-        self.inner.load_bases_g2(b)
-    }
-    fn free_bases(&self, h: BasesHandle) -> Result<()> {
-        self.at("free_bases")?;
-        self.inner.free_bases(h)
-    }
-    fn msm_g1(&self, h: BasesHandle, j: &[MsmJob<'_>], o: &mut [G1Jacobian]) -> Result<()> {
-        self.at("msm_g1")?;
-        self.inner.msm_g1(h, j, o)
-    }
-    fn msm_g2(&self, h: BasesHandle, j: &[MsmJob<'_>], o: &mut [G2Jacobian]) -> Result<()> {
-        self.at("msm_g2")?;
-        self.inner.msm_g2(h, j, o)
-    }
-}
-
-impl MemoryPool for Faulty {
-    fn memory_info(&self) -> Result<MemoryInfo> {
-        self.at("memory_info")?;
-        self.inner.memory_info()
-    }
-    fn set_memory_budget(&self, b: Option<u64>) -> Result<()> {
-        self.at("set_memory_budget")?;
-        self.inner.set_memory_budget(b)
-    }
-    fn trim(&self) -> Result<()> {
-        self.at("trim")?;
-        self.inner.trim()
-    }
-}
+bellows_core::forward_primitives!(Faulty, inner, Faulty::at);
 
 impl Backend for Faulty {
     fn info(&self) -> BackendInfo {

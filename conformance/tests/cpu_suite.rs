@@ -7,7 +7,7 @@ use bellows_conformance::{
     plugin_build::build_plugins, run_cli, run_suite, Level, Outcome, SuiteOptions,
 };
 use bellows_core::{
-    backend::{BasesHandle, MemoryInfo, MemoryPool, Msm, MsmJob, Ntt, NttConfig, SharedPoints},
+    backend::{BasesHandle, MemoryPool, Msm, MsmJob, Ntt, NttConfig, SharedPoints},
     layout::{Fr, G1Affine, G1Jacobian, G2Affine, G2Jacobian},
     plugin::load_backend,
     Backend, BackendConfig, BackendInfo, Result,
@@ -92,14 +92,8 @@ impl Msm for Planted {
         self.0.msm_g2(h, j, o)
     }
 }
-impl MemoryPool for Planted {
-    fn memory_info(&self) -> Result<MemoryInfo> {
-        self.0.memory_info()
-    }
-    fn set_memory_budget(&self, b: Option<u64>) -> Result<()> {
-        self.0.set_memory_budget(b)
-    }
-}
+bellows_core::forward_memory!(Planted, 0);
+
 impl Backend for Planted {
     fn info(&self) -> BackendInfo {
         let mut i = self.0.info();
@@ -112,11 +106,8 @@ impl Backend for Planted {
 /// nothing passed must fail.
 struct DeclaresNothing(CpuBackend);
 
-impl Ntt for DeclaresNothing {
-    fn ntt(&self, d: &mut [Fr], l: u32, c: &NttConfig) -> Result<()> {
-        self.0.ntt(d, l, c)
-    }
-}
+bellows_core::forward_ntt!(DeclaresNothing, 0);
+/// G1 only: the G2 calls keep the trait's `Unsupported` defaults.
 impl Msm for DeclaresNothing {
     fn load_bases_g1(&self, b: SharedPoints<G1Affine>) -> Result<BasesHandle> {
         self.0.load_bases_g1(b)
@@ -128,6 +119,7 @@ impl Msm for DeclaresNothing {
         self.0.msm_g1(h, j, o)
     }
 }
+
 impl MemoryPool for DeclaresNothing {}
 impl Backend for DeclaresNothing {
     fn info(&self) -> BackendInfo {

@@ -8,10 +8,7 @@ use std::sync::{
 };
 
 use bellows_core::{
-    backend::{
-        BasesHandle, G1PhaseInput, MemoryInfo, MemoryPool, Msm, MsmJob, Ntt, NttConfig,
-        SharedPoints,
-    },
+    backend::{BasesHandle, G1PhaseInput, Msm, MsmJob, SharedPoints},
     circuits::{CircuitOptions, CircuitSpec},
     groth16::{
         prover::{self, G2Policy, ProvingKey},
@@ -20,7 +17,7 @@ use bellows_core::{
         verifier::{prepare_verifying_key, verify_proof},
         Parameters,
     },
-    layout::{Fr, G1Affine, G1Jacobian, G2Affine, G2Jacobian},
+    layout::{G1Affine, G1Jacobian, G2Affine, G2Jacobian},
     pipeline::{Job, Pipeline, PipelineConfig},
     rng::ProofRng,
     Backend, BackendInfo, Capabilities, Error, Result,
@@ -52,14 +49,8 @@ impl Declared {
     }
 }
 
-impl Ntt for Declared {
-    fn ntt(&self, d: &mut [Fr], l: u32, c: &NttConfig) -> Result<()> {
-        self.inner.ntt(d, l, c)
-    }
-    fn h_poly(&self, a: &mut [Fr], b: &mut [Fr], c: &mut [Fr], l: u32) -> Result<()> {
-        self.inner.h_poly(a, b, c, l)
-    }
-}
+bellows_core::forward_ntt!(Declared, inner);
+bellows_core::forward_memory!(Declared, inner);
 
 impl Msm for Declared {
     fn load_bases_g1(&self, b: SharedPoints<G1Affine>) -> Result<BasesHandle> {
@@ -77,12 +68,6 @@ impl Msm for Declared {
     fn msm_g2(&self, h: BasesHandle, j: &[MsmJob<'_>], o: &mut [G2Jacobian]) -> Result<()> {
         self.g2_jobs.fetch_add(j.len(), Ordering::SeqCst);
         self.inner.msm_g2(h, j, o)
-    }
-}
-
-impl MemoryPool for Declared {
-    fn memory_info(&self) -> Result<MemoryInfo> {
-        self.inner.memory_info()
     }
 }
 

@@ -11,6 +11,7 @@
 //! [`crate::Error::Unsupported`].
 
 pub mod bases_table;
+pub mod forward;
 pub mod g1_phase;
 pub mod memory;
 pub mod msm;

@@ -15,12 +15,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use bellows_core::{
-    backend::{
-        BasesHandle, G1PhaseInput, MemoryInfo, MemoryPool, Msm, MsmJob, Ntt, NttConfig,
-        SharedPoints,
-    },
-    layout::{Fr, G1Affine, G1Jacobian, G2Affine, G2Jacobian},
-    Backend, BackendConfig, BackendInfo, Error, Result,
+    backend::G1PhaseInput, layout::G1Jacobian, Backend, BackendConfig, BackendInfo, Error, Result,
 };
 use bellows_cpu::CpuBackend;
 
@@ -81,44 +76,7 @@ impl FaultyBackend {
     }
 }
 
-impl Ntt for FaultyBackend {
-    fn ntt(&self, d: &mut [Fr], l: u32, c: &NttConfig) -> Result<()> {
-        self.inner.ntt(d, l, c)
-    }
-    fn h_poly(&self, a: &mut [Fr], b: &mut [Fr], c: &mut [Fr], l: u32) -> Result<()> {
-        self.inner.h_poly(a, b, c, l)
-    }
-}
-
-impl Msm for FaultyBackend {
-    fn load_bases_g1(&self, b: SharedPoints<G1Affine>) -> Result<BasesHandle> {
-        self.inner.load_bases_g1(b)
-    }
-    fn load_bases_g2(&self, b: SharedPoints<G2Affine>) -> Result<BasesHandle> {
-        self.inner.load_bases_g2(b)
-    }
-    fn free_bases(&self, h: BasesHandle) -> Result<()> {
-        self.inner.free_bases(h)
-    }
-    fn msm_g1(&self, h: BasesHandle, j: &[MsmJob<'_>], o: &mut [G1Jacobian]) -> Result<()> {
-        self.inner.msm_g1(h, j, o)
-    }
-    fn msm_g2(&self, h: BasesHandle, j: &[MsmJob<'_>], o: &mut [G2Jacobian]) -> Result<()> {
-        self.inner.msm_g2(h, j, o)
-    }
-}
-
-impl MemoryPool for FaultyBackend {
-    fn memory_info(&self) -> Result<MemoryInfo> {
-        self.inner.memory_info()
-    }
-    fn set_memory_budget(&self, b: Option<u64>) -> Result<()> {
-        self.inner.set_memory_budget(b)
-    }
-    fn trim(&self) -> Result<()> {
-        self.inner.trim()
-    }
-}
+bellows_core::forward_primitives!(FaultyBackend, inner);
 
 impl Backend for FaultyBackend {
     fn info(&self) -> BackendInfo {

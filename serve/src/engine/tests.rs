@@ -11,10 +11,7 @@ use std::{
 
 use bellows_backend_faulty::FaultyBackend;
 use bellows_core::{
-    backend::{
-        BasesHandle, G1PhaseInput, MemoryInfo, MemoryPool, Msm, MsmJob, Ntt, NttConfig,
-        SharedPoints,
-    },
+    backend::G1PhaseInput,
     circuits::{CircuitOptions, CircuitSpec},
     groth16::{
         io::write_parameters_file,
@@ -23,7 +20,7 @@ use bellows_core::{
         verifier::{prepare_verifying_key, verify_proof},
         Parameters, Proof,
     },
-    layout::{Fr, G1Affine, G1Jacobian, G2Affine, G2Jacobian},
+    layout::G1Jacobian,
     pipeline::{partition_bytes, Job, Pipeline, PipelineConfig},
     rng::ProofRng,
     Backend, BackendConfig, BackendInfo, Error,
@@ -217,52 +214,8 @@ struct Hooked {
     hook: Box<dyn Fn() -> bellows_core::Result<()> + Send + Sync>,
 }
 
-impl Ntt for Hooked {
-    fn ntt(&self, d: &mut [Fr], l: u32, c: &NttConfig) -> bellows_core::Result<()> {
-        self.inner.ntt(d, l, c)
-    }
-    fn h_poly(&self, a: &mut [Fr], b: &mut [Fr], c: &mut [Fr], l: u32) -> bellows_core::Result<()> {
-        self.inner.h_poly(a, b, c, l)
-    }
-}
-impl Msm for Hooked {
-    fn load_bases_g1(&self, b: SharedPoints<G1Affine>) -> bellows_core::Result<BasesHandle> {
-        self.inner.load_bases_g1(b)
-    }
-    fn load_bases_g2(&self, b: SharedPoints<G2Affine>) -> bellows_core::Result<BasesHandle> {
-        self.inner.load_bases_g2(b)
-    }
-    fn free_bases(&self, h: BasesHandle) -> bellows_core::Result<()> {
-        self.inner.free_bases(h)
-    }
-    fn msm_g1(
-        &self,
-        h: BasesHandle,
-        j: &[MsmJob<'_>],
-        o: &mut [G1Jacobian],
-    ) -> bellows_core::Result<()> {
-        self.inner.msm_g1(h, j, o)
-    }
-    fn msm_g2(
-        &self,
-        h: BasesHandle,
-        j: &[MsmJob<'_>],
-        o: &mut [G2Jacobian],
-    ) -> bellows_core::Result<()> {
-        self.inner.msm_g2(h, j, o)
-    }
-}
-impl MemoryPool for Hooked {
-    fn memory_info(&self) -> bellows_core::Result<MemoryInfo> {
-        self.inner.memory_info()
-    }
-    fn set_memory_budget(&self, b: Option<u64>) -> bellows_core::Result<()> {
-        self.inner.set_memory_budget(b)
-    }
-    fn trim(&self) -> bellows_core::Result<()> {
-        self.inner.trim()
-    }
-}
+bellows_core::forward_primitives!(Hooked, inner);
+
 impl Backend for Hooked {
     fn info(&self) -> BackendInfo {
         self.inner.info()
