@@ -67,6 +67,16 @@ pub fn backend_config(
     Ok(cfg)
 }
 
+/// Where `info`'s backend keeps its working copies, for the memory estimates: on a device when
+/// it declares itself an accelerator.
+pub fn residence(info: &bellows_core::BackendInfo) -> bellows_core::groth16::limits::Residence {
+    if info.capabilities.accelerator {
+        bellows_core::groth16::limits::Residence::Device
+    } else {
+        bellows_core::groth16::limits::Residence::Host
+    }
+}
+
 /// The G2 policy from `--g2`.
 pub fn g2_policy(arg: &BackendArg) -> Result<G2Policy> {
     arg.g2.parse()

@@ -9,7 +9,7 @@ use bellows_core::{
     rng::ProofRng,
 };
 
-use crate::backend_opts::{g2_policy, open as open_backend};
+use crate::backend_opts::{g2_policy, open as open_backend, residence};
 use crate::cli::BenchArgs;
 use crate::cmd::prove::prove_batch;
 use crate::common::{circuit_plan, fmt_duration, fmt_secs, progress, spinner, Globals, Stat};
@@ -90,14 +90,19 @@ pub fn run(args: &BenchArgs, g: &Globals) -> Result<()> {
         return Ok(crate::cmd::pce::compare_synthesis(args)?);
     }
     let (spec, shape) = circuit_plan(&args.circuit)?;
+    let backend = open_backend(&args.backend, g)?;
+    let g2 = g2_policy(&args.backend)?;
+    let info = backend.info();
     limits::check_memory(
         &format!(
-            "benchmarking {} proof(s) of {} (domain 2^{}) as one batch",
+            "benchmarking {} proof(s) of {} (domain 2^{}) as one batch on {}",
             args.count,
             args.circuit.circuit,
-            shape.domain.trailing_zeros()
+            shape.domain.trailing_zeros(),
+            info.name
         ),
-        shape.fast_setup_bytes().max(limits::proving_bytes(
+        shape.fast_setup_bytes().max(limits::proving_bytes_on(
+            residence(&info),
             &shape,
             shape.params_bytes(),
             args.count.into(),
@@ -105,9 +110,6 @@ pub fn run(args: &BenchArgs, g: &Globals) -> Result<()> {
             2,
         )),
     )?;
-    let backend = open_backend(&args.backend, g)?;
-    let g2 = g2_policy(&args.backend)?;
-    let info = backend.info();
     if !args.json {
         outln!("circuit: {}", spec.description());
         outln!(

@@ -19,7 +19,7 @@ use bellows_core::{
 use blstrs::Scalar;
 use rand_core::RngCore;
 
-use crate::backend_opts::{g2_policy, open as open_backend};
+use crate::backend_opts::{g2_policy, open as open_backend, residence};
 use crate::cli::ProveArgs;
 use crate::common::{
     check_params_fit, circuit_plan, fmt_duration, progress, spinner, warn_benchmark_only, Globals,
@@ -233,7 +233,11 @@ pub fn run(args: &ProveArgs, g: &Globals) -> crate::error::Result<()> {
     } else {
         args.batch_size.map_or(count, |b| b as usize).min(count)
     };
-    let need = limits::proving_bytes(
+    // The backend first: where it keeps its copies decides how much host memory the proofs
+    // need (an accelerator's are in device memory).
+    let backend = open_backend(&args.backend, g)?;
+    let need = limits::proving_bytes_on(
+        residence(&backend.info()),
         &Shape {
             domain: shape.domain_size as u64,
             vars: (shape.num_inputs + shape.num_aux) as u64,
@@ -268,7 +272,6 @@ pub fn run(args: &ProveArgs, g: &Globals) -> crate::error::Result<()> {
     if params.kind() == ParamsKind::BenchmarkOnly {
         warn_benchmark_only(&format!("{}", args.params.display()));
     }
-    let backend = open_backend(&args.backend, g)?;
     let t = Instant::now();
     let key = {
         let _s = tracing::debug_span!("load_params_on_backend").entered();

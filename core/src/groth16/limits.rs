@@ -121,6 +121,48 @@ impl Shape {
     }
 }
 
+/// Where a backend keeps its working copies, for [`proving_bytes_on`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Residence {
+    /// In host memory (the CPU backend): converted copies of the parameters beside them, and a
+    /// proof's quotient buffers and MSM scalars.
+    Host,
+    /// In device memory (an accelerator, [`crate::Capabilities::accelerator`]): the host holds
+    /// the parameters, each proof's evaluations and assignments, and, for a backend that
+    /// gathers the density-filtered scalars on the host, one more copy of the assignments.
+    Device,
+}
+
+/// [`proving_bytes`] for a backend that keeps its copies at `residence`. On a device the
+/// parameters' resident copies and a proof's quotient live in device memory, so the host holds
+/// the parameters (once), per proof the a, b, c evaluations (3 × 32 per domain element, read by
+/// the uploads), the assignments and a gathered copy of them (4 × 32 per variable), and the
+/// outputs. At a PoRep partition's size (2^27, about 2^27 variables, 72 GiB of parameters)
+/// that is 100 GiB for one proof instead of the host model's 148 GiB, which no 128 GiB host
+/// could hold although the CUDA backend proves it there.
+pub fn proving_bytes_on(
+    residence: Residence,
+    shape: &Shape,
+    params_bytes: u64,
+    count: u64,
+    batch: u64,
+    inputs: u64,
+) -> u64 {
+    match residence {
+        Residence::Host => proving_bytes(shape, params_bytes, count, batch, inputs),
+        Residence::Device => {
+            let per_output = 3 * G1_BYTES + G2_BYTES + inputs.saturating_mul(SCALAR_BYTES + 80);
+            let per_proof = shape
+                .domain
+                .saturating_mul(3 * SCALAR_BYTES)
+                .saturating_add(shape.vars.saturating_mul(4 * SCALAR_BYTES));
+            params_bytes
+                .saturating_add(batch.saturating_mul(per_proof))
+                .saturating_add(count.saturating_mul(per_output))
+        }
+    }
+}
+
 /// Bytes that proving `count` proofs in batches of `batch` holds at its peak: the parameters
 /// and what the backend keeps beside them (1.5 × their size), one batch of working sets, and
 /// every finished proof and its public inputs until they are written (`inputs` public inputs
@@ -179,5 +221,29 @@ mod tests {
             proving_bytes(&huge, u64::MAX, u64::MAX, u64::MAX, 2),
             u64::MAX
         );
+        assert_eq!(
+            proving_bytes_on(Residence::Device, &huge, u64::MAX, u64::MAX, u64::MAX, 2),
+            u64::MAX
+        );
+    }
+
+    #[test]
+    fn a_device_backend_needs_less_host_memory_and_a_porep_partition_fits_128_gib() {
+        let s = Shape {
+            domain: 1 << 27,
+            vars: 1 << 27,
+        };
+        let params = s.params_bytes();
+        let host = proving_bytes_on(Residence::Host, &s, params, 1, 1, 2);
+        let device = proving_bytes_on(Residence::Device, &s, params, 1, 1, 2);
+        assert_eq!(host, proving_bytes(&s, params, 1, 1, 2));
+        assert!(device < host, "{device} {host}");
+        // The H200 host's 125.4 GiB: refused on the host model, accepted on the device's.
+        let avail = Some(125 << 30);
+        assert!(check_memory_against("2^27", host, avail).is_err());
+        assert!(check_memory_against("2^27", device, avail).is_ok());
+        // Still more than the parameters and the evaluations alone, and growing with the batch.
+        assert!(device > params + 3 * 32 * (1 << 27));
+        assert!(proving_bytes_on(Residence::Device, &s, params, 2, 2, 2) > device);
     }
 }
