@@ -382,7 +382,12 @@ impl NttEngine {
             self.record_stages(gpu, &mut rec, &bufs[0], log_n, vectors, true, true)?;
             self.record_powers(gpu, &mut rec, &bufs[0], log_n, vectors, g_inv, n_inv, true)?;
             self.record_bit_reverse(gpu, &mut rec, &bufs[0], log_n, vectors)?;
-            rec.download("ntt readback", &bufs[0], 0, std::mem::size_of_val(ac) as u64)?;
+            rec.download(
+                "ntt readback",
+                &bufs[0],
+                0,
+                std::mem::size_of_val(ac) as u64,
+            )?;
             rec.finish(&mut [bytes_mut(ac)])?;
         }
         Ok(())

@@ -95,7 +95,9 @@ fn fr_arithmetic_matches_blst() {
 
 #[test]
 fn fr_arithmetic_matches_blst_with_the_other_products() {
-    let Some(b) = common::other_products() else { return };
+    let Some(b) = common::other_products() else {
+        return;
+    };
     fr_arithmetic(&b);
 }
 
@@ -141,7 +143,9 @@ fn fp_arithmetic_matches_blst() {
 
 #[test]
 fn fp_arithmetic_matches_blst_with_the_other_products() {
-    let Some(b) = common::other_products() else { return };
+    let Some(b) = common::other_products() else {
+        return;
+    };
     fp_arithmetic(&b);
 }
 
@@ -159,7 +163,11 @@ fn int64_follows_the_adapter() {
         "{}: 64-bit products by default exactly on hardware adapters that offer them",
         g.name
     );
-    eprintln!("adapter {}: 64-bit integer products {}", b.gpu().name, b.gpu().int64);
+    eprintln!(
+        "adapter {}: 64-bit integer products {}",
+        b.gpu().name,
+        b.gpu().int64
+    );
 }
 
 fn fp_arithmetic(b: &bellows_wgpu::WgpuBackend) {

@@ -191,7 +191,9 @@ fn g2_matches_the_cpu() {
 /// and curve code they share is checked in tests/arith.rs either way.
 #[test]
 fn g1_with_the_other_products_matches_the_cpu() {
-    let Some(b) = common::other_products() else { return };
+    let Some(b) = common::other_products() else {
+        return;
+    };
     if b.gpu().int64
         && b.gpu().device_type == wgpu::DeviceType::Cpu
         && !std::env::var("BELLOWS_WGPU_INT64_MSM").is_ok_and(|v| v == "1")

@@ -112,8 +112,13 @@ fn jobs_too_large_for_the_adapter_are_clear_errors() {
 /// and the other ones (64-bit integers or 16-bit halves, see `common::other_products`).
 #[test]
 fn kept_buffers_serve_calls_of_every_size() {
-    let Some(first) = common::backend() else { return };
-    for b in [Some(first), common::other_products()].into_iter().flatten() {
+    let Some(first) = common::backend() else {
+        return;
+    };
+    for b in [Some(first), common::other_products()]
+        .into_iter()
+        .flatten()
+    {
         let cpu = CpuBackend::new();
         for (log_n, batch) in [(12u32, 2usize), (4, 1), (10, 3), (12, 1), (0, 5), (11, 1)] {
             for cfg in [NttConfig::forward(), NttConfig::inverse().with_coset(true)] {
@@ -130,7 +135,11 @@ fn kept_buffers_serve_calls_of_every_size() {
         }
         // h_poly after the plain NTTs (it shares the data buffer).
         let log_n = 9;
-        let (a, bb, c) = (random(1 << log_n, 1), random(1 << log_n, 2), random(1 << log_n, 3));
+        let (a, bb, c) = (
+            random(1 << log_n, 1),
+            random(1 << log_n, 2),
+            random(1 << log_n, 3),
+        );
         let (mut wa, mut wb, mut wc) = (a.clone(), bb.clone(), c.clone());
         let (mut ga, mut gb, mut gc) = (a, bb, c);
         cpu.h_poly(&mut wa, &mut wb, &mut wc, log_n).unwrap();

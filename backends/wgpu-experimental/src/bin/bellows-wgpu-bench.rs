@@ -153,7 +153,10 @@ fn main() {
             .expect("reference NTT");
         for (name, b) in &backends {
             let Some(b) = b else { continue };
-            progress(t0, format_args!("ntt 2^{k} on {name}: checking, then {} timed calls", a.reps));
+            progress(
+                t0,
+                format_args!("ntt 2^{k} on {name}: checking, then {} timed calls", a.reps),
+            );
             let mut got = input.clone();
             if let Err(e) = b.ntt(&mut got, k, &NttConfig::forward()) {
                 println!("SKIP backend={name} op=ntt log={k}: {e}");
@@ -193,7 +196,13 @@ fn main() {
         };
         for (name, b) in &backends {
             let Some(b) = b else { continue };
-            progress(t0, format_args!("msm 2^{k} on {name}: bases, checking, then {} timed calls", a.reps));
+            progress(
+                t0,
+                format_args!(
+                    "msm 2^{k} on {name}: bases, checking, then {} timed calls",
+                    a.reps
+                ),
+            );
             let h = match b.load_bases_g1(pts.clone()) {
                 Ok(h) => h,
                 Err(e) => {

@@ -34,13 +34,20 @@ pub fn backend() -> Option<WgpuBackend> {
 pub fn other_products() -> Option<WgpuBackend> {
     let b = backend()?;
     if !b.gpu().offers_int64 {
-        eprintln!("SKIPPED: adapter {} has no 64-bit integers: one path only", b.gpu().name);
+        eprintln!(
+            "SKIPPED: adapter {} has no 64-bit integers: one path only",
+            b.gpu().name
+        );
         return None;
     }
     let want = if b.gpu().int64 { "off" } else { "on" };
     let cfg = bellows_core::BackendConfig::new().option("int64", want);
     let other = WgpuBackend::with_config(&cfg).expect("the adapter again");
-    assert_ne!(other.gpu().int64, b.gpu().int64, "int64={want} switches the path");
+    assert_ne!(
+        other.gpu().int64,
+        b.gpu().int64,
+        "int64={want} switches the path"
+    );
     Some(other)
 }
 
