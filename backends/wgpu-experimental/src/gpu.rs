@@ -473,8 +473,8 @@ impl Batch<'_> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Int64 {
     /// On hardware adapters that offer them; off on software ones (Mesa's lavapipe offers
-    /// 64-bit integers, but its LLVM compiles the MSM kernels about 13 times slower with them,
-    /// 135 s instead of 10, and runs them no faster).
+    /// 64-bit integers but runs the kernels no faster with them, and CI, which runs on it, then
+    /// checks the portable path by default and the 64-bit one in dedicated tests).
     Auto,
     /// Wherever the adapter offers them.
     On,

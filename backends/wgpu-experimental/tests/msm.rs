@@ -186,9 +186,10 @@ fn g2_matches_the_cpu() {
 
 /// The MSM with the other limb products than the default's (see `common::other_products`), and
 /// calls of falling and rising sizes on one backend (its scratch buffers are kept across calls).
-/// Where the other products are the 64-bit ones on a software adapter (lavapipe: its compiler
-/// takes minutes over the 64-bit MSM kernels) only with `BELLOWS_WGPU_INT64_MSM=1`; the field
-/// and curve code they share is checked in tests/arith.rs either way.
+/// Where the other products are the 64-bit ones on a software adapter only with
+/// `BELLOWS_WGPU_INT64_MSM=1`: on lavapipe a second variant of the MSM kernels costs about 110 s
+/// of LLVM compiling on a machine whose Mesa shader cache is cold (as CI's is); the field and
+/// curve code they share is checked in tests/arith.rs either way, and the GPU runs them.
 #[test]
 fn g1_with_the_other_products_matches_the_cpu() {
     let Some(b) = common::other_products() else {
