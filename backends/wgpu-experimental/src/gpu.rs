@@ -123,6 +123,10 @@ pub struct Batch<'g> {
     downloads: Vec<(&'static str, wgpu::Buffer, u64)>,
 }
 
+/// Largest staging buffer kept across calls (1 GiB: an NTT of 2^25 per call; larger calls make
+/// their staging buffers afresh).
+pub const KEEP_STAGING: u64 = 1 << 30;
+
 /// Host copies of more than this many bytes are split over threads.
 const PARALLEL_COPY: usize = 4 << 20;
 
@@ -844,8 +848,13 @@ impl Gpu {
         }))
     }
 
-    /// Returns a staging buffer to the cache (uploads mapped, downloads unmapped).
+    /// Returns a staging buffer to the cache (uploads mapped, downloads unmapped); one larger
+    /// than [`KEEP_STAGING`] is dropped instead (host memory, often pinned, held for the
+    /// backend's life).
     fn put_staging(&self, role: &'static str, b: wgpu::Buffer) {
+        if b.size() > KEEP_STAGING {
+            return;
+        }
         let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
         cache.insert(role, b);
     }
