@@ -1,6 +1,7 @@
 //! Compiles kernels one at a time on the default adapter and prints how long each took
 //! (`cargo run -p bellows-wgpu --example compile_times -- [MODULE ENTRY]...`): the cost of our
-//! WGSL on a driver's compiler (Mesa's lavapipe runs LLVM on every kernel).
+//! WGSL on a driver's compiler (Mesa's lavapipe runs LLVM on every kernel). `BELLOWS_WGPU_INT64`
+//! (`auto`, `on`, `off`) sets the backend option `int64` (which limb products the kernels use).
 
 use std::time::Instant;
 
@@ -20,8 +21,16 @@ fn module(name: &str) -> Module {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let b = WgpuBackend::new().expect("an adapter");
-    println!("adapter: {}", b.gpu().name);
+    let mut cfg = bellows_core::BackendConfig::new();
+    if let Ok(v) = std::env::var("BELLOWS_WGPU_INT64") {
+        cfg = cfg.option("int64", v);
+    }
+    let b = WgpuBackend::with_config(&cfg).expect("an adapter");
+    println!(
+        "adapter: {} (64-bit limb products: {})",
+        b.gpu().name,
+        b.gpu().int64
+    );
     for pair in args.chunks(2) {
         let (m, e) = (module(&pair[0]), pair[1].clone());
         let e: &'static str = Box::leak(e.into_boxed_str());

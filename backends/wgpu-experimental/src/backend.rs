@@ -31,7 +31,7 @@ use bellows_core::{
 
 use crate::{
     adapter::{self, NAME},
-    gpu::Gpu,
+    gpu::{Gpu, Int64},
     msm::{self, MsmEngine, MsmGroup, ResidentBases, G1, G2},
     ntt::{max_log_ntt, NttEngine},
 };
@@ -71,7 +71,8 @@ impl WgpuBackend {
             let instance = adapter::instance();
             let (selected, all) = adapter::select(&instance, cfg)?;
             let g2_on_device = g2_option(cfg)?;
-            let gpu = Gpu::open(&all[selected].adapter)?;
+            let int64 = int64_option(cfg)?;
+            let gpu = Gpu::open(&all[selected].adapter, int64)?;
             let ntt = NttEngine::new(&gpu)?;
             let msm = MsmEngine::new(&gpu)?;
             Ok(Self {
@@ -182,6 +183,21 @@ fn g2_option(cfg: &BackendConfig) -> Result<bool> {
     }
 }
 
+/// Option `int64` (`auto`, `on` or `off`): whether the kernels build their limb products with
+/// 64-bit integers where the adapter offers them (wgpu's `SHADER_INT64`) or from 16-bit halves
+/// in portable WGSL. `auto` (the default): on hardware adapters, not on software ones (see
+/// [`Int64`]); `on` wherever offered; `off` never (what adapters without 64-bit integers run).
+fn int64_option(cfg: &BackendConfig) -> Result<Int64> {
+    match cfg.get_option("int64").map(str::trim) {
+        None | Some("") | Some("auto") => Ok(Int64::Auto),
+        Some("on") => Ok(Int64::On),
+        Some("off") => Ok(Int64::Off),
+        Some(other) => Err(Error::invalid(format!(
+            "option int64={other:?}: give `auto`, `on` or `off`"
+        ))),
+    }
+}
+
 /// Runs `f`, turning a panic into [`Error::Device`].
 fn catch<T>(f: impl FnOnce() -> Result<T>) -> Result<T> {
     match catch_unwind(AssertUnwindSafe(f)) {
@@ -278,9 +294,14 @@ impl Backend for WgpuBackend {
             env!("CARGO_PKG_VERSION"),
             format!(
                 "{DESCRIPTION}; on adapter {} of {} (choose with --backend-opt adapter=INDEX|NAME); \
-                 MSM passes of up to 2^{} G1 scalars",
+                 limb products {}; MSM passes of up to 2^{} G1 scalars",
                 self.selected,
                 self.adapters.len(),
+                if self.gpu.int64 {
+                    "with 64-bit integers (SHADER_INT64; --backend-opt int64=off: 32-bit only)"
+                } else {
+                    "from 16-bit halves (32-bit integers; --backend-opt int64=on: 64-bit where offered)"
+                },
                 63 - msm::max_pass(&self.gpu, crate::shader::GroupKind::G1).leading_zeros()
             ),
         )

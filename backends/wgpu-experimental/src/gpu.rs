@@ -41,12 +41,13 @@ pub enum Module {
 }
 
 impl Module {
-    fn source(self) -> String {
+    /// The WGSL text (`wide`: with 64-bit integer limb products).
+    fn source(self, wide: bool) -> String {
         match self {
-            Module::Ntt => shader::ntt_module(),
-            Module::Scan => shader::scan_module(),
-            Module::Msm(g) => shader::msm_module(g),
-            Module::Testing(g) => shader::testing_module(g),
+            Module::Ntt => shader::ntt_module(wide),
+            Module::Scan => shader::scan_module(wide),
+            Module::Msm(g) => shader::msm_module(g, wide),
+            Module::Testing(g) => shader::testing_module(g, wide),
         }
     }
     /// Storage buffers its kernels bind.
@@ -116,9 +117,189 @@ pub struct Batch<'g> {
     gpu: &'g Gpu,
     ops: Vec<Op>,
     params: Vec<Params>,
+    /// Upload staging buffers used by this batch (role, buffer), mapped again after it ran.
+    uploads: Vec<(&'static str, wgpu::Buffer)>,
+    /// Readback staging buffers (role, buffer, bytes), mapped and read by [`Batch::finish`].
+    downloads: Vec<(&'static str, wgpu::Buffer, u64)>,
+}
+
+/// Largest staging buffer kept across calls (1 GiB: an NTT of 2^25 per call; larger calls make
+/// their staging buffers afresh).
+pub const KEEP_STAGING: u64 = 1 << 30;
+
+/// Host copies of more than this many bytes are split over threads.
+const PARALLEL_COPY: usize = 4 << 20;
+
+/// Pieces of a parallel host copy: the machine's threads, at most 16, at least 1 MiB each.
+fn copy_parts(len: usize) -> usize {
+    if len < PARALLEL_COPY {
+        return 1;
+    }
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(16));
+    threads.min(len >> 20).max(1)
+}
+
+/// A piece of a mapped range, written by another thread.
+struct Piece<'a>(wgpu::WriteOnly<'a, [u8]>);
+
+// SAFETY: a `WriteOnly<[u8]>` is a pointer and a length into mapped memory which only its holder
+// may write; the pieces come from `split_at`, so they are disjoint, and the mapping outlives the
+// scoped threads that write them. wgpu implements `Send` for `WriteOnly<T>` of sized `T` only
+// (the bound of its generic impl), not because sending a slice's pointer would be unsound.
+unsafe impl Send for Piece<'_> {}
+
+impl Piece<'_> {
+    fn write(mut self, src: &[u8]) {
+        self.0.copy_from_slice(src);
+    }
+}
+
+/// `dst.copy_from_slice(src)` into mapped (possibly write-combined) memory, over several threads
+/// for large copies: one thread copying into write-combined or freshly pinned memory reaches a
+/// fraction of the host's memory bandwidth.
+fn copy_to_mapped(dst: wgpu::WriteOnly<'_, [u8]>, src: &[u8]) {
+    let parts = copy_parts(src.len());
+    if parts == 1 {
+        let mut dst = dst;
+        dst.copy_from_slice(src);
+        return;
+    }
+    let step = src.len().div_ceil(parts);
+    std::thread::scope(|s| {
+        let mut rest = dst;
+        for piece in src.chunks(step) {
+            let (head, tail) = rest.split_at(piece.len());
+            rest = tail;
+            let head = Piece(head);
+            s.spawn(move || head.write(piece));
+        }
+    });
+}
+
+/// `dst.copy_from_slice(src)`, over several threads for large copies.
+fn copy_from_mapped(dst: &mut [u8], src: &[u8]) {
+    let parts = copy_parts(src.len());
+    if parts == 1 {
+        dst.copy_from_slice(src);
+        return;
+    }
+    let step = src.len().div_ceil(parts);
+    std::thread::scope(|s| {
+        for (d, piece) in dst.chunks_mut(step).zip(src.chunks(step)) {
+            s.spawn(move || d.copy_from_slice(piece));
+        }
+    });
 }
 
 impl Batch<'_> {
+    /// Records a copy of `data` into `dst` at `dst_offset` through the upload staging buffer of
+    /// `role`, kept mapped across calls: the host copies `data` straight into mapped memory
+    /// (several threads for large data), and the copy to `dst` runs in this batch's command
+    /// buffer. `Queue::write_buffer` would allocate a staging buffer per call instead (for
+    /// 512 MiB, a fresh pinned allocation each time). Roles must differ within one batch.
+    pub fn upload(
+        &mut self,
+        role: &'static str,
+        dst: &wgpu::Buffer,
+        dst_offset: u64,
+        data: &[u8],
+    ) -> Result<()> {
+        if data.is_empty() {
+            return Ok(());
+        }
+        let len = (data.len() as u64).next_multiple_of(4);
+        let staging = self.gpu.staging(role, len, true)?;
+        {
+            let mut view = staging
+                .get_mapped_range_mut(..len)
+                .map_err(|e| self.gpu.error(format!("writing an upload: {e}")))?;
+            let (head, mut pad) = view.slice(..).split_at(data.len());
+            copy_to_mapped(head, data);
+            pad.fill(0);
+        }
+        staging.unmap();
+        self.copy(&staging, 0, dst, dst_offset, len);
+        self.uploads.push((role, staging));
+        Ok(())
+    }
+
+    /// Records a copy of `len` bytes of `src` from `src_offset` into the readback staging buffer
+    /// of `role` (kept across calls); [`Batch::finish`] returns them. Returns the index of this
+    /// download among the batch's downloads.
+    pub fn download(
+        &mut self,
+        role: &'static str,
+        src: &wgpu::Buffer,
+        src_offset: u64,
+        len: u64,
+    ) -> Result<usize> {
+        let padded = len.next_multiple_of(4).max(4);
+        let staging = self.gpu.staging(role, padded, false)?;
+        self.copy(src, src_offset, &staging, 0, padded);
+        self.downloads.push((role, staging, padded));
+        Ok(self.downloads.len() - 1)
+    }
+
+    /// Submits the batch (one command buffer), waits for the device, and copies download `i`
+    /// into `outs[i]` (at most its recorded length). The staging buffers go back to the cache:
+    /// uploads mapped again for the next call, downloads unmapped.
+    pub fn finish(mut self, outs: &mut [&mut [u8]]) -> Result<()> {
+        let gpu = self.gpu;
+        let uploads = std::mem::take(&mut self.uploads);
+        let downloads = std::mem::take(&mut self.downloads);
+        self.submit()?;
+        let (tx, rx) = std::sync::mpsc::channel();
+        for (i, (_, b)) in uploads.iter().enumerate() {
+            let tx = tx.clone();
+            b.map_async(wgpu::MapMode::Write, .., move |r| {
+                let _ = tx.send((false, i, r));
+            });
+        }
+        for (i, (_, b, len)) in downloads.iter().enumerate() {
+            let tx = tx.clone();
+            b.map_async(wgpu::MapMode::Read, ..*len, move |r| {
+                let _ = tx.send((true, i, r));
+            });
+        }
+        drop(tx);
+        gpu.wait()?;
+        let mut mapped_up = vec![false; uploads.len()];
+        let mut mapped_down = vec![false; downloads.len()];
+        let mut failure = None;
+        for (down, i, r) in rx.try_iter() {
+            match r {
+                Ok(()) if down => mapped_down[i] = true,
+                Ok(()) => mapped_up[i] = true,
+                Err(e) => failure = Some(e.to_string()),
+            }
+        }
+        for ((role, b), ok) in uploads.into_iter().zip(mapped_up) {
+            if ok {
+                gpu.put_staging(role, b);
+            }
+        }
+        if let Some(e) = failure {
+            return Err(gpu.error(format!("mapping a staging buffer: {e}")));
+        }
+        for (i, ((role, b, len), ok)) in downloads.into_iter().zip(mapped_down).enumerate() {
+            if !ok {
+                return Err(gpu.error("reading results back: the mapping was abandoned"));
+            }
+            {
+                let view = b
+                    .get_mapped_range(..len)
+                    .map_err(|e| gpu.error(format!("reading results back: {e}")))?;
+                if let Some(out) = outs.get_mut(i) {
+                    let n = out.len().min(len as usize);
+                    copy_from_mapped(&mut out[..n], &view[..n]);
+                }
+            }
+            b.unmap();
+            gpu.put_staging(role, b);
+        }
+        Ok(())
+    }
+
     /// Dispatches `kernel` over `items` threads (one per item, in workgroups of the kernel's
     /// size), binding `buffers` at 1…k and `params` at 0. Nothing is recorded for zero items.
     pub fn dispatch(
@@ -191,12 +372,15 @@ impl Batch<'_> {
         }
     }
 
-    /// Records everything into one command buffer and submits it.
-    pub fn submit(self) -> Result<()> {
+    /// Records everything into one command buffer and submits it (uploads recorded with
+    /// [`Batch::upload`] are not mapped again: use [`Batch::finish`] for batches with uploads
+    /// or downloads).
+    pub fn submit(mut self) -> Result<()> {
         let gpu = self.gpu;
         if self.ops.is_empty() {
             return Ok(());
         }
+        let ops = std::mem::take(&mut self.ops);
         let stride = PARAMS_BYTES
             .next_multiple_of(gpu.limits.min_uniform_buffer_offset_alignment.max(1) as u64);
         let uniform = if self.params.is_empty() {
@@ -220,7 +404,7 @@ impl Batch<'_> {
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("bellows"),
             });
-        let mut ops = self.ops.into_iter().peekable();
+        let mut ops = ops.into_iter().peekable();
         while let Some(op) = ops.next() {
             match op {
                 Op::Dispatch { .. } => {
@@ -289,6 +473,30 @@ impl Batch<'_> {
     }
 }
 
+/// Whether the kernels build their limb products with 64-bit integers (option `int64`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Int64 {
+    /// On hardware adapters that offer them; off on software ones (Mesa's lavapipe offers
+    /// 64-bit integers but runs the kernels no faster with them, and CI, which runs on it, then
+    /// checks the portable path by default and the 64-bit one in dedicated tests).
+    Auto,
+    /// Wherever the adapter offers them.
+    On,
+    /// Never: the portable products of 16-bit halves.
+    Off,
+}
+
+impl Int64 {
+    /// Whether 64-bit products are wanted on an adapter of this kind (if it offers them).
+    pub fn wanted(self, kind: wgpu::DeviceType) -> bool {
+        match self {
+            Int64::Auto => kind != wgpu::DeviceType::Cpu,
+            Int64::On => true,
+            Int64::Off => false,
+        }
+    }
+}
+
 /// One device with its queue, limits and kernel cache.
 pub struct Gpu {
     /// The device.
@@ -299,6 +507,16 @@ pub struct Gpu {
     pub limits: wgpu::Limits,
     /// The adapter's name.
     pub name: String,
+    /// Whether the kernels use 64-bit integers for their limb products (the adapter offers
+    /// `SHADER_INT64` and option `int64` did not turn it off).
+    pub int64: bool,
+    /// Whether the adapter offers 64-bit integers in shaders (`SHADER_INT64`) at all.
+    pub offers_int64: bool,
+    /// The adapter's kind (discrete, integrated, software, …).
+    pub device_type: wgpu::DeviceType,
+    /// Buffers kept across calls, by role (see [`Gpu::scratch`], [`Batch::upload`],
+    /// [`Batch::download`]).
+    cache: Mutex<HashMap<&'static str, wgpu::Buffer>>,
     kernels: Mutex<HashMap<(Module, &'static str), Arc<Kernel>>>,
     modules: Mutex<HashMap<Module, wgpu::ShaderModule>>,
     uncaptured: Arc<Mutex<Vec<String>>>,
@@ -322,13 +540,21 @@ fn device_err(device: &str, reason: impl Into<String>) -> Error {
 
 impl Gpu {
     /// Opens a device on `adapter` with the adapter's own limits (wgpu's defaults would cap a
-    /// storage binding at 128 MiB).
-    pub fn open(adapter: &wgpu::Adapter) -> Result<Self> {
+    /// storage binding at 128 MiB), and with 64-bit integers in shaders as `int64` asks
+    /// ([`Int64::wanted`]) where the adapter offers them.
+    pub fn open(adapter: &wgpu::Adapter, int64: Int64) -> Result<Self> {
         let info = adapter.get_info();
         let limits = adapter.limits();
+        let offers_int64 = adapter.features().contains(wgpu::Features::SHADER_INT64);
+        let int64 = int64.wanted(info.device_type) && offers_int64;
+        let required_features = if int64 {
+            wgpu::Features::SHADER_INT64
+        } else {
+            wgpu::Features::empty()
+        };
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("bellows"),
-            required_features: wgpu::Features::empty(),
+            required_features,
             required_limits: limits.clone(),
             experimental_features: wgpu::ExperimentalFeatures::default(),
             memory_hints: wgpu::MemoryHints::Performance,
@@ -355,6 +581,10 @@ impl Gpu {
             queue,
             limits,
             name: info.name,
+            int64,
+            offers_int64,
+            device_type: info.device_type,
+            cache: Mutex::new(HashMap::new()),
             kernels: Mutex::new(HashMap::new()),
             modules: Mutex::new(HashMap::new()),
             uncaptured,
@@ -389,6 +619,11 @@ impl Gpu {
             .lock()
             .map(|mut v| std::mem::take(&mut *v))
             .unwrap_or_default();
+        let failed = r.is_err() || errs.iter().any(Option::is_some) || !stray.is_empty();
+        if failed {
+            // Buffers kept across calls may be half-way through a mapping: start afresh.
+            self.clear_cache();
+        }
         if let Some(e) = errs.into_iter().flatten().next() {
             return Err(match e {
                 wgpu::Error::OutOfMemory { .. } => Error::OutOfMemory {
@@ -420,7 +655,7 @@ impl Gpu {
                 self.device
                     .create_shader_module(wgpu::ShaderModuleDescriptor {
                         label: Some(entry),
-                        source: wgpu::ShaderSource::Wgsl(module.source().into()),
+                        source: wgpu::ShaderSource::Wgsl(module.source(self.int64).into()),
                     })
             });
             let layout = self.layout(module.arity());
@@ -559,7 +794,75 @@ impl Gpu {
             gpu: self,
             ops: Vec::new(),
             params: Vec::new(),
+            uploads: Vec::new(),
+            downloads: Vec::new(),
         }
+    }
+
+    /// The storage buffer of `role` kept across calls, of at least `size` bytes (reallocated,
+    /// larger, when too small). Calls are serialised by the backend's lock, so one role is used
+    /// by one call at a time; its contents are whatever the last call left.
+    pub fn scratch(&self, role: &'static str, size: u64) -> Result<wgpu::Buffer> {
+        let size = size.max(16).next_multiple_of(4);
+        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(b) = cache.get(role) {
+            if b.size() >= size && b.usage().contains(wgpu::BufferUsages::STORAGE) {
+                return Ok(b.clone());
+            }
+        }
+        cache.remove(role);
+        let b = self.storage(size, role)?;
+        cache.insert(role, b.clone());
+        Ok(b)
+    }
+
+    /// Takes the staging buffer of `role` out of the cache, or makes one: for uploads
+    /// (`MAP_WRITE | COPY_SRC`) it is mapped, for downloads (`MAP_READ | COPY_DST`) not.
+    fn staging(&self, role: &'static str, size: u64, upload: bool) -> Result<wgpu::Buffer> {
+        let usage = if upload {
+            wgpu::BufferUsages::MAP_WRITE | wgpu::BufferUsages::COPY_SRC
+        } else {
+            wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST
+        };
+        {
+            let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(b) = cache.remove(role) {
+                if b.size() >= size && b.usage() == usage {
+                    return Ok(b);
+                }
+            }
+        }
+        let size = size.max(16).next_multiple_of(4);
+        if size > self.limits.max_buffer_size {
+            return Err(Error::OutOfMemory {
+                device: format!("{NAME}:{}", self.name),
+                requested: size,
+                available: self.limits.max_buffer_size,
+            });
+        }
+        Ok(self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some(role),
+            size,
+            usage,
+            mapped_at_creation: upload,
+        }))
+    }
+
+    /// Returns a staging buffer to the cache (uploads mapped, downloads unmapped); one larger
+    /// than [`KEEP_STAGING`] is dropped instead (host memory, often pinned, held for the
+    /// backend's life).
+    fn put_staging(&self, role: &'static str, b: wgpu::Buffer) {
+        if b.size() > KEEP_STAGING {
+            return;
+        }
+        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        cache.insert(role, b);
+    }
+
+    /// Drops every buffer kept across calls (after a failed call, whose buffers may be in any
+    /// state).
+    pub fn clear_cache(&self) {
+        self.cache.lock().unwrap_or_else(|e| e.into_inner()).clear();
     }
 
     /// Copies `out.len()` bytes of `buffer` from `offset` into `out` (through a mapped staging

@@ -257,14 +257,18 @@ impl MsmEngine {
     ) -> Result<G::Projective> {
         let g = G::KIND;
         let plan = Plan::new(scalars.len() as u64);
-        let scal = gpu.upload(bytes(scalars), "scalars")?;
+        // Scratch buffers are kept across calls (grown when a larger pass needs more), so a
+        // pass allocates nothing; the scalars come in through the kept upload staging buffer.
+        let scal = gpu.scratch("msm scalars", plan.n * 32)?;
         // Bucket counts, then the scatter's cursors, then fixup's list of buckets with long
         // spans: its length at keys + 1 and its entries after.
-        let counts = gpu.storage((2 * plan.keys + 2) * 4, "bucket counts")?;
-        let offsets = gpu.storage((plan.keys + 1) * 4, "bucket offsets")?;
-        let entries = gpu.storage(plan.n * plan.windows as u64 * 4, "entries")?;
-        let buckets = gpu.storage(plan.keys * xyzz_bytes(g), "buckets")?;
-        let partials = gpu.storage(plan.partial_points() * xyzz_bytes(g), "partials")?;
+        let counts_len = (2 * plan.keys + 2) * 4;
+        let counts = gpu.scratch("msm bucket counts", counts_len)?;
+        let offsets = gpu.scratch("msm bucket offsets", (plan.keys + 1) * 4)?;
+        let entries = gpu.scratch("msm entries", plan.n * plan.windows as u64 * 4)?;
+        let buckets_len = plan.keys * xyzz_bytes(g);
+        let buckets = gpu.scratch("msm buckets", buckets_len)?;
+        let partials = gpu.scratch("msm partials", plan.partial_points() * xyzz_bytes(g))?;
         let bind: Vec<Slice> = [
             &scal, bases, &counts, &offsets, &entries, &buckets, &partials,
         ]
@@ -273,8 +277,9 @@ impl MsmEngine {
         .collect();
         let m = Module::Msm(g);
         let mut b = gpu.batch();
-        b.clear(&counts, 0, counts.size());
-        b.clear(&buckets, 0, buckets.size());
+        b.upload("msm scalars upload", &scal, 0, bytes(scalars))?;
+        b.clear(&counts, 0, counts_len);
+        b.clear(&buckets, 0, buckets_len);
         let base = {
             let mut p = plan.params();
             p[15] = base_off as u32;
@@ -287,7 +292,7 @@ impl MsmEngine {
         };
         let digits = gpu.kernel(m, "digits")?;
         b.dispatch(&digits, &bind, with(&|p| p[13] = 0), plan.n);
-        self.record_scan(gpu, &mut b, &counts, plan.keys + 1)?;
+        self.record_scan(gpu, &mut b, &counts, plan.keys + 1, 0)?;
         b.copy(&counts, 0, &offsets, 0, (plan.keys + 1) * 4);
         b.dispatch(&digits, &bind, with(&|p| p[13] = 1), plan.n);
         b.dispatch(&gpu.kernel(m, "accumulate")?, &bind, base, plan.threads);
@@ -334,9 +339,14 @@ impl MsmEngine {
             }),
             plan.windows as u64,
         );
-        b.submit()?;
         let mut sums = vec![G::Jacobian::default(); plan.windows as usize];
-        gpu.read(&partials, out * xyzz_bytes(g), bytes_mut(&mut sums))?;
+        b.download(
+            "msm readback",
+            &partials,
+            out * xyzz_bytes(g),
+            std::mem::size_of_val(sums.as_slice()) as u64,
+        )?;
+        b.finish(&mut [bytes_mut(&mut sums)])?;
         debug_assert_eq!(std::mem::size_of::<G::Jacobian>() as u64, jacobian_bytes(g));
         // Horner: Σ_w 2^(c·w)·S_w from the top window down.
         let mut acc = G::Projective::identity();
@@ -349,22 +359,26 @@ impl MsmEngine {
         Ok(acc)
     }
 
-    /// Records an exclusive prefix sum of the first `count` u32 of `data`, in place.
+    /// Records an exclusive prefix sum of the first `count` u32 of `data`, in place (`depth`:
+    /// of the recursion, which names the kept buffer of block sums).
     fn record_scan(
         &self,
         gpu: &Gpu,
         b: &mut Batch<'_>,
         data: &wgpu::Buffer,
         count: u64,
+        depth: usize,
     ) -> Result<()> {
+        const SUMS: [&str; 4] = ["scan sums 0", "scan sums 1", "scan sums 2", "scan sums 3"];
         let blocks = count.div_ceil(SCAN_BLOCK);
-        let sums = gpu.storage(blocks * 4, "scan sums")?;
+        // 1024^4 = 2^40 elements: deeper never happens (u32 counts).
+        let sums = gpu.scratch(SUMS[depth.min(3)], blocks * 4)?;
         let mut p = [0u32; 16];
         p[0] = count as u32;
         let bind = [Slice::from(data), Slice::from(&sums)];
         b.dispatch_groups(&gpu.kernel(Module::Scan, "scan_blocks")?, &bind, p, blocks);
         if blocks > 1 {
-            self.record_scan(gpu, b, &sums, blocks)?;
+            self.record_scan(gpu, b, &sums, blocks, depth + 1)?;
             b.dispatch_groups(&gpu.kernel(Module::Scan, "scan_add")?, &bind, p, blocks);
         }
         let _ = &self.dummy;

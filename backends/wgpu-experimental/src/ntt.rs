@@ -307,7 +307,9 @@ impl NttEngine {
         Ok(limit / vec_bytes)
     }
 
-    /// Transforms every vector of `data` in place.
+    /// Transforms every vector of `data` in place: per chunk of as many vectors as one storage
+    /// binding holds, one command buffer (the copy in from a mapped staging buffer, the passes,
+    /// the copy out to a mapped readback buffer), all buffers kept across calls.
     pub fn ntt(&self, gpu: &Gpu, data: &mut [Fr], log_n: u32, cfg: &NttConfig) -> Result<()> {
         let batch = batch_size(data.len(), log_n)? as u64;
         if batch == 0 {
@@ -315,14 +317,15 @@ impl NttEngine {
         }
         let per = Self::vectors_per_buffer(gpu, log_n)?.min(batch);
         let n = 1usize << log_n;
-        let buf = gpu.storage(per * (FR_BYTES << log_n), "ntt data")?;
+        let buf = gpu.scratch("ntt data", per * (FR_BYTES << log_n))?;
         for chunk in data.chunks_mut(per as usize * n) {
             let vectors = (chunk.len() / n) as u64;
-            gpu.write(&buf, 0, bytes(chunk));
+            let len = std::mem::size_of_val(chunk) as u64;
             let mut b = gpu.batch();
+            b.upload("ntt upload", &buf, 0, bytes(chunk))?;
             self.record(gpu, &mut b, &buf, log_n, vectors, cfg)?;
-            b.submit()?;
-            gpu.read(&buf, 0, bytes_mut(chunk))?;
+            b.download("ntt readback", &buf, 0, len)?;
+            b.finish(&mut [bytes_mut(chunk)])?;
         }
         Ok(())
     }
@@ -337,9 +340,9 @@ impl NttEngine {
         let n = 1usize << log_n;
         let size = per * (FR_BYTES << log_n);
         let bufs = [
-            gpu.storage(size, "h_poly a")?,
-            gpu.storage(size, "h_poly b")?,
-            gpu.storage(size, "h_poly c")?,
+            gpu.scratch("ntt data", size)?,
+            gpu.scratch("h_poly b", size)?,
+            gpu.scratch("h_poly c", size)?,
         ];
         let zinv = gpu.upload(bytes(&[Fr::from(z_inverse_on_coset(log_n))]), "1/Z(g)")?;
         let n_inv = blstrs::Scalar::from(1u64 << log_n)
@@ -351,10 +354,10 @@ impl NttEngine {
         for (k, ac) in a.chunks_mut(step).enumerate() {
             let vectors = (ac.len() / n) as u64;
             let range = k * step..k * step + ac.len();
-            gpu.write(&bufs[0], 0, bytes(ac));
-            gpu.write(&bufs[1], 0, bytes(&b[range.clone()]));
-            gpu.write(&bufs[2], 0, bytes(&c[range]));
             let mut rec = gpu.batch();
+            rec.upload("ntt upload", &bufs[0], 0, bytes(ac))?;
+            rec.upload("h_poly upload b", &bufs[1], 0, bytes(&b[range.clone()]))?;
+            rec.upload("h_poly upload c", &bufs[2], 0, bytes(&c[range]))?;
             for buf in &bufs {
                 // Inverse DIF: coefficients in bit-reversed positions, without the 1/n.
                 self.record_stages(gpu, &mut rec, buf, log_n, vectors, true, true)?;
@@ -379,8 +382,13 @@ impl NttEngine {
             self.record_stages(gpu, &mut rec, &bufs[0], log_n, vectors, true, true)?;
             self.record_powers(gpu, &mut rec, &bufs[0], log_n, vectors, g_inv, n_inv, true)?;
             self.record_bit_reverse(gpu, &mut rec, &bufs[0], log_n, vectors)?;
-            rec.submit()?;
-            gpu.read(&bufs[0], 0, bytes_mut(ac))?;
+            rec.download(
+                "ntt readback",
+                &bufs[0],
+                0,
+                std::mem::size_of_val(ac) as u64,
+            )?;
+            rec.finish(&mut [bytes_mut(ac)])?;
         }
         Ok(())
     }

@@ -8,6 +8,8 @@
 use bellows_core::layout::{Fp, Fr};
 
 const COMMON: &str = include_str!("shaders/common.wgsl");
+const MAC32: &str = include_str!("shaders/mac32.wgsl");
+const MAC64: &str = include_str!("shaders/mac64.wgsl");
 const FIELD: &str = include_str!("shaders/field.wgsl");
 const FP2: &str = include_str!("shaders/fp2.wgsl");
 const CURVE: &str = include_str!("shaders/curve.wgsl");
@@ -251,10 +253,15 @@ impl GroupKind {
     }
 }
 
+/// What every module shares, with the limb product `mac` of 64-bit integers (`wide`: the device
+/// was opened with wgpu's `SHADER_INT64`) or of 16-bit halves (portable WGSL).
+pub fn common(wide: bool) -> String {
+    [COMMON, if wide { MAC64 } else { MAC32 }].concat()
+}
+
 /// Fields and curve code a group module needs: Fr (digits), Fp, Fp2 for G2, the curve.
-fn group_arith(g: GroupKind) -> String {
-    let mut s = String::new();
-    s.push_str(COMMON);
+fn group_arith(g: GroupKind, wide: bool) -> String {
+    let mut s = common(wide);
     s.push_str(&field("Fr", "fr", &FieldConsts::fr()));
     s.push_str(&field("Fp", "fp", &FieldConsts::fp()));
     match g {
@@ -286,14 +293,15 @@ fn group_template(text: &str, g: GroupKind) -> String {
         .replace("$W", &g.coord_words().to_string())
 }
 
-/// The NTT module: radix-2 stages, bit reversal, power tables, the quotient's pointwise step.
-pub fn ntt_module() -> String {
-    [COMMON, &field("Fr", "fr", &FieldConsts::fr()), NTT].concat()
+/// The NTT module: radix-2 stages, bit reversal, power tables, the quotient's pointwise step
+/// (`wide`: with 64-bit integer limb products, see [`common`]).
+pub fn ntt_module(wide: bool) -> String {
+    [&common(wide), &field("Fr", "fr", &FieldConsts::fr()), NTT].concat()
 }
 
 /// The prefix-sum module (no field arithmetic).
-pub fn scan_module() -> String {
-    [COMMON, SCAN].concat()
+pub fn scan_module(wide: bool) -> String {
+    [&common(wide), SCAN].concat()
 }
 
 /// `ld_NAME(word offset) -> coordinate` and `st_NAME(word offset, coordinate)` over the storage
@@ -320,8 +328,8 @@ fn coord_access(name: &str, buf: &str, g: GroupKind) -> String {
 }
 
 /// The MSM module of a group: digits, bucket accumulation and window reduction.
-pub fn msm_module(g: GroupKind) -> String {
-    let mut s = group_arith(g);
+pub fn msm_module(g: GroupKind, wide: bool) -> String {
+    let mut s = group_arith(g, wide);
     s.push_str(&group_template(MSM, g));
     for (name, buf) in [
         ("bases", "bases"),
@@ -335,8 +343,8 @@ pub fn msm_module(g: GroupKind) -> String {
 
 /// The module of element-wise test kernels of a group (field and curve operations one thread per
 /// item, for the tests that compare them with blst).
-pub fn testing_module(g: GroupKind) -> String {
-    let mut s = group_arith(g);
+pub fn testing_module(g: GroupKind, wide: bool) -> String {
+    let mut s = group_arith(g, wide);
     s.push_str(&group_template(TESTING, g));
     s.push_str(&coord_access("outp", "outp", g));
     s.push_str(match g {
@@ -372,34 +380,40 @@ mod tests {
     /// do not run on the software adapter of CI.
     #[test]
     fn every_module_validates() {
-        for (name, m) in [
-            ("ntt", ntt_module()),
-            ("scan", scan_module()),
-            ("msm g1", msm_module(GroupKind::G1)),
-            ("msm g2", msm_module(GroupKind::G2)),
-            ("testing g1", testing_module(GroupKind::G1)),
-            ("testing g2", testing_module(GroupKind::G2)),
-        ] {
-            let module = naga::front::wgsl::parse_str(&m)
-                .unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(&m)));
-            naga::valid::Validator::new(
-                naga::valid::ValidationFlags::all(),
-                naga::valid::Capabilities::default(),
-            )
-            .validate(&module)
-            .unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(&m)));
+        for wide in [false, true] {
+            for (name, m) in [
+                ("ntt", ntt_module(wide)),
+                ("scan", scan_module(wide)),
+                ("msm g1", msm_module(GroupKind::G1, wide)),
+                ("msm g2", msm_module(GroupKind::G2, wide)),
+                ("testing g1", testing_module(GroupKind::G1, wide)),
+                ("testing g2", testing_module(GroupKind::G2, wide)),
+            ] {
+                let module = naga::front::wgsl::parse_str(&m)
+                    .unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(&m)));
+                // The portable modules need no optional capability; the wide ones 64-bit
+                // integers only.
+                let caps = if wide {
+                    naga::valid::Capabilities::SHADER_INT64
+                } else {
+                    naga::valid::Capabilities::default()
+                };
+                naga::valid::Validator::new(naga::valid::ValidationFlags::all(), caps)
+                    .validate(&module)
+                    .unwrap_or_else(|e| panic!("{name} (wide {wide}): {}", e.emit_to_string(&m)));
+            }
         }
     }
 
     #[test]
     fn templates_leave_no_placeholder() {
         for m in [
-            ntt_module(),
-            scan_module(),
-            msm_module(GroupKind::G1),
-            msm_module(GroupKind::G2),
-            testing_module(GroupKind::G1),
-            testing_module(GroupKind::G2),
+            ntt_module(false),
+            scan_module(true),
+            msm_module(GroupKind::G1, true),
+            msm_module(GroupKind::G2, false),
+            testing_module(GroupKind::G1, false),
+            testing_module(GroupKind::G2, true),
         ] {
             assert!(!m.contains('$'), "{}", &m[m.find('$').unwrap()..][..40]);
         }

@@ -90,6 +90,18 @@ fn host_sqr(a: &Fp) -> Fp {
 #[test]
 fn fr_arithmetic_matches_blst() {
     let Some(b) = common::backend() else { return };
+    fr_arithmetic(&b);
+}
+
+#[test]
+fn fr_arithmetic_matches_blst_with_the_other_products() {
+    let Some(b) = common::other_products() else {
+        return;
+    };
+    fr_arithmetic(&b);
+}
+
+fn fr_arithmetic(b: &bellows_wgpu::WgpuBackend) {
     let n = 257;
     let (xa, xb) = (scalars(n, 1), scalars(n, 2));
     let mut xb = xb;
@@ -105,13 +117,13 @@ fn fr_arithmetic_matches_blst() {
         (FieldOp::Sqr, |a, _| a.square()),
     ];
     for (op, f) in cases {
-        let got = fr_ops(&b, op, &a, &bb).unwrap();
+        let got = fr_ops(b, op, &a, &bb).unwrap();
         for i in 0..n {
             assert_eq!(got[i], Fr::from(f(xa[i], xb[i])), "{op:?} at {i}");
         }
     }
     // Canonical form: the limbs of to_repr (little-endian bytes).
-    let got = fr_ops(&b, FieldOp::FromMont, &a, &bb).unwrap();
+    let got = fr_ops(b, FieldOp::FromMont, &a, &bb).unwrap();
     for i in 0..n {
         let repr = ff::PrimeField::to_repr(&xa[i]);
         let want: Vec<u64> = repr
@@ -126,6 +138,39 @@ fn fr_arithmetic_matches_blst() {
 #[test]
 fn fp_arithmetic_matches_blst() {
     let Some(b) = common::backend() else { return };
+    fp_arithmetic(&b);
+}
+
+#[test]
+fn fp_arithmetic_matches_blst_with_the_other_products() {
+    let Some(b) = common::other_products() else {
+        return;
+    };
+    fp_arithmetic(&b);
+}
+
+/// The kernels use 64-bit integer limb products by default exactly on hardware adapters that
+/// offer them: not on Mesa's lavapipe (a software adapter, whose compiler is far slower on
+/// them), so CI runs the portable path by default and the 64-bit one in the `…other_products`
+/// tests.
+#[test]
+fn int64_follows_the_adapter() {
+    let Some(b) = common::backend() else { return };
+    let g = b.gpu();
+    assert_eq!(
+        g.int64,
+        g.offers_int64 && g.device_type != wgpu::DeviceType::Cpu,
+        "{}: 64-bit products by default exactly on hardware adapters that offer them",
+        g.name
+    );
+    eprintln!(
+        "adapter {}: 64-bit integer products {}",
+        b.gpu().name,
+        b.gpu().int64
+    );
+}
+
+fn fp_arithmetic(b: &bellows_wgpu::WgpuBackend) {
     let n = 257;
     let (a, mut bb) = (fps(n, 3), fps(n, 4));
     bb[5] = a[5];
@@ -138,7 +183,7 @@ fn fp_arithmetic_matches_blst() {
         (FieldOp::Sqr, |x, _| host_sqr(x)),
     ];
     for (op, f) in cases {
-        let got = fp_ops(&b, op, &a, &bb).unwrap();
+        let got = fp_ops(b, op, &a, &bb).unwrap();
         for i in 0..n {
             assert_eq!(got[i], f(&a[i], &bb[i]), "{op:?} at {i}");
         }
@@ -265,6 +310,17 @@ macro_rules! curve_test {
 curve_test!(
     g1_arithmetic_matches_blst,
     common::backend,
+    G1,
+    g1_points,
+    blstrs::G1Projective,
+    blstrs::G1Affine,
+    G1Affine,
+    Fp,
+    G1Jacobian
+);
+curve_test!(
+    g1_arithmetic_matches_blst_with_the_other_products,
+    common::other_products,
     G1,
     g1_points,
     blstrs::G1Projective,

@@ -183,3 +183,38 @@ fn g2_matches_the_cpu() {
         );
     }
 }
+
+/// The MSM with the other limb products than the default's (see `common::other_products`), and
+/// calls of falling and rising sizes on one backend (its scratch buffers are kept across calls).
+/// Where the other products are the 64-bit ones on a software adapter only with
+/// `BELLOWS_WGPU_INT64_MSM=1`: on lavapipe a second variant of the MSM kernels costs about 110 s
+/// of LLVM compiling on a machine whose Mesa shader cache is cold (as CI's is); the field and
+/// curve code they share is checked in tests/arith.rs either way, and the GPU runs them.
+#[test]
+fn g1_with_the_other_products_matches_the_cpu() {
+    let Some(b) = common::other_products() else {
+        return;
+    };
+    if b.gpu().int64
+        && b.gpu().device_type == wgpu::DeviceType::Cpu
+        && !std::env::var("BELLOWS_WGPU_INT64_MSM").is_ok_and(|v| v == "1")
+    {
+        eprintln!("SKIPPED: 64-bit MSM kernels on a software adapter (BELLOWS_WGPU_INT64_MSM=1 runs them)");
+        return;
+    }
+    let cpu = CpuBackend::new();
+    let n = 700;
+    let shared: SharedPoints<G1Affine> = Arc::new(g1_points(n));
+    let (hb, hc) = (
+        b.load_bases_g1(shared.clone()).unwrap(),
+        cpu.load_bases_g1(shared).unwrap(),
+    );
+    let r = scalars(n, 9);
+    for len in [n, 40, 1, 300, n] {
+        let job = [MsmJob::new(n - len, &r[..len])];
+        let (mut want, mut got) = ([G1Jacobian::default()], [G1Jacobian::default()]);
+        cpu.msm_g1(hc, &job, &mut want).unwrap();
+        b.msm_g1(hb, &job, &mut got).unwrap();
+        assert!(same_g1(&want, &got), "{len} scalars");
+    }
+}

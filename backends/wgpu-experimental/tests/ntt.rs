@@ -106,3 +106,44 @@ fn jobs_too_large_for_the_adapter_are_clear_errors() {
         Err(Error::OutOfMemory { .. })
     ));
 }
+
+/// Buffers are kept across calls (device data, staging in and out): calls of falling and rising
+/// sizes and batch counts on one backend, each against the CPU, with the default limb products
+/// and the other ones (64-bit integers or 16-bit halves, see `common::other_products`).
+#[test]
+fn kept_buffers_serve_calls_of_every_size() {
+    let Some(first) = common::backend() else {
+        return;
+    };
+    for b in [Some(first), common::other_products()]
+        .into_iter()
+        .flatten()
+    {
+        let cpu = CpuBackend::new();
+        for (log_n, batch) in [(12u32, 2usize), (4, 1), (10, 3), (12, 1), (0, 5), (11, 1)] {
+            for cfg in [NttConfig::forward(), NttConfig::inverse().with_coset(true)] {
+                let x = random(batch << log_n, 7000 + log_n as u64);
+                let (mut want, mut got) = (x.clone(), x);
+                cpu.ntt(&mut want, log_n, &cfg).unwrap();
+                b.ntt(&mut got, log_n, &cfg).unwrap();
+                assert!(
+                    want == got,
+                    "2^{log_n} × {batch}, {cfg:?}, int64 {}",
+                    b.gpu().int64
+                );
+            }
+        }
+        // h_poly after the plain NTTs (it shares the data buffer).
+        let log_n = 9;
+        let (a, bb, c) = (
+            random(1 << log_n, 1),
+            random(1 << log_n, 2),
+            random(1 << log_n, 3),
+        );
+        let (mut wa, mut wb, mut wc) = (a.clone(), bb.clone(), c.clone());
+        let (mut ga, mut gb, mut gc) = (a, bb, c);
+        cpu.h_poly(&mut wa, &mut wb, &mut wc, log_n).unwrap();
+        b.h_poly(&mut ga, &mut gb, &mut gc, log_n).unwrap();
+        assert!(wa == ga, "h_poly after NTTs, int64 {}", b.gpu().int64);
+    }
+}

@@ -110,6 +110,12 @@ fn points(n: usize) -> Vec<G1Affine> {
         .collect()
 }
 
+/// A progress line on stderr with the seconds since the start, so that a run that stops (a
+/// timeout in a device script) shows where.
+fn progress(start: Instant, what: std::fmt::Arguments<'_>) {
+    eprintln!("[{:8.2} s] {what}", start.elapsed().as_secs_f64());
+}
+
 fn stats(mut t: Vec<f64>) -> (f64, f64) {
     t.sort_by(|a, b| a.total_cmp(b));
     (t[t.len() / 2], t[0])
@@ -117,6 +123,7 @@ fn stats(mut t: Vec<f64>) -> (f64, f64) {
 
 fn main() {
     let a = args();
+    let t0 = Instant::now();
     let mut cfg = BackendConfig::new();
     for (k, v) in &a.opts {
         cfg = cfg.option(k.clone(), v.clone());
@@ -138,6 +145,7 @@ fn main() {
         })
         .collect();
     for &k in &a.ntt {
+        progress(t0, format_args!("ntt 2^{k}: inputs and the CPU reference"));
         let input = scalars(1 << k, k as u64);
         let mut want = input.clone();
         reference
@@ -145,6 +153,10 @@ fn main() {
             .expect("reference NTT");
         for (name, b) in &backends {
             let Some(b) = b else { continue };
+            progress(
+                t0,
+                format_args!("ntt 2^{k} on {name}: checking, then {} timed calls", a.reps),
+            );
             let mut got = input.clone();
             if let Err(e) = b.ntt(&mut got, k, &NttConfig::forward()) {
                 println!("SKIP backend={name} op=ntt log={k}: {e}");
@@ -168,6 +180,7 @@ fn main() {
         }
     }
     for &k in &a.msm {
+        progress(t0, format_args!("msm 2^{k}: inputs and the CPU reference"));
         let n = 1usize << k;
         let pts: SharedPoints<G1Affine> = Arc::new(points(n));
         let sc = scalars(n, 1000 + k as u64);
@@ -183,6 +196,13 @@ fn main() {
         };
         for (name, b) in &backends {
             let Some(b) = b else { continue };
+            progress(
+                t0,
+                format_args!(
+                    "msm 2^{k} on {name}: bases, checking, then {} timed calls",
+                    a.reps
+                ),
+            );
             let h = match b.load_bases_g1(pts.clone()) {
                 Ok(h) => h,
                 Err(e) => {
@@ -217,5 +237,6 @@ fn main() {
             println!("RESULT backend={name} op=msm-g1 log={k} median_ms={med:.2} min_ms={min:.2}");
         }
     }
+    progress(t0, format_args!("done"));
     std::process::exit(i32::from(failed));
 }

@@ -26,6 +26,31 @@ pub fn backend() -> Option<WgpuBackend> {
     }
 }
 
+/// The backend with the other limb products than the default's: option `int64=off` where the
+/// default uses 64-bit integers (GPUs), `int64=on` where it does not but the adapter offers
+/// them (Mesa's lavapipe, where `auto` is off); `None` where the adapter has no 64-bit integers
+/// (then the default is the only path).
+#[allow(dead_code)]
+pub fn other_products() -> Option<WgpuBackend> {
+    let b = backend()?;
+    if !b.gpu().offers_int64 {
+        eprintln!(
+            "SKIPPED: adapter {} has no 64-bit integers: one path only",
+            b.gpu().name
+        );
+        return None;
+    }
+    let want = if b.gpu().int64 { "off" } else { "on" };
+    let cfg = bellows_core::BackendConfig::new().option("int64", want);
+    let other = WgpuBackend::with_config(&cfg).expect("the adapter again");
+    assert_ne!(
+        other.gpu().int64,
+        b.gpu().int64,
+        "int64={want} switches the path"
+    );
+    Some(other)
+}
+
 /// The backend for tests of the G2 kernels: where the default adapter runs G2 on the device
 /// (GPUs), or where `BELLOWS_WGPU_G2=1` asks for it on a software adapter (whose compiler takes
 /// minutes over the G2 kernels, so CI leaves them out there: `g2=host` is the default on it).
