@@ -4,7 +4,7 @@
 # correctness first (conformance of the CUDA plugin against the CPU reference, MSM checks
 # against blst), then the measurements, each peer in the same command as ours. Logs and a
 # summary go to $OUT (or /tmp/bellows-cuda-out). Steps are chosen with STEPS (default: all):
-#   check conformance msm tiers prove peers pce batch gpus sched overhead streams
+#   check conformance msm tiers prove peers pce batch gpus sched overhead streams k27
 #   STEPS="conformance prove" K="20 22" BITS="0 90" backends/cuda/scripts/device-prove.sh
 # check: the device check program (every kernel against blst; the test kernels' fatbin too);
 # pce: cli/scripts/pce-h200-bench.sh (direct vs pre-compiled synthesis, PCE_BENCH_BIG, default 24);
@@ -14,6 +14,8 @@
 #   GPU against GPU 0 (K=SCHED_K, bits SCHED_BITS); prove: PROVE_TIMEOUT (default 200 s) a size.
 # overhead: the CUDA backend linked in against the same backend through its .so, proofs
 #   alternating (K=OVERHEAD_K, default 22; OVERHEAD_ROUNDS, default 15; issue 7 §6, within 2 %).
+# k27: one proof of a PoRep partition's size (2^27, K27_BITS default 90 % bits; issue 7 §6: GPU
+#   phase ≤ 1.5 s), benchmark-only parameters made on the host first (K27_TIMEOUT, default 500 s).
 # conformance: CONF_MAX (default 20) is the --full suite's largest log size (CONF_TIMEOUT s).
 # streams: calls in flight per GPU (--backend-opt streams=S for S in STREAMS, default "1 2"):
 #   conformance with the last S, then the in-process scheduler on GPU 0 (K=SCHED_K, SCHED_BITS,
@@ -106,6 +108,10 @@ if has streams; then
     timeout 280 "$B/bellows" bench --backend cuda --devices 0 --backend-opt "streams=$st" -k "$sk" --bits-pct "$sb" --count "$sn" --concurrency "$j" --json > "$out/streams-$st.json" 2> "$out/streams-$st.err" || fail=1
     python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); p=d["phases"]; print("streams=%s K=%s bits=%s concurrency %d: %.3f proofs/s (wall %.1f s; per partition median synthesis %.2f, device %.2f, G2 %.2f s; %s)" % (sys.argv[2], sys.argv[3], sys.argv[4], d["concurrency"], d["proofs_per_sec"], d["wall_s"], p["synthesis"]["median_s"], p["g1_phase"]["median_s"], p["msm_g2"]["median_s"], ", ".join("%s busy %.1f%%" % (x["name"], 100*x["busy_fraction"]) for x in d["devices"])))' "$out/streams-$st.json" "$st" "$sk" "$sb" >> "$summary" 2>&1
   done
+fi
+if has k27; then
+  timeout "${K27_TIMEOUT:-500}" "$B/bellows" bench --backend cuda -k 27 --bits-pct "${K27_BITS:-90}" --reps 1 --json > "$out/bench-k27.json" 2> "$out/bench-k27.err" || fail=1
+  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); ph=d["phases"]; print("bellows K=27 bits=%d: total %.3f s (synthesis %.3f, G1 phase %.3f, G2 %.3f on %s)" % (d["bits_pct"], ph["total"]["median_s"], ph["synthesis"]["median_s"], ph["g1_phase"]["median_s"], ph["msm_g2"]["median_s"], d["g2_on"]))' "$out/bench-k27.json" >> "$summary" 2>&1 || tail -n 3 "$out/bench-k27.err" | sed 's/^/k27: /' >> "$summary"
 fi
 if has overhead; then
   timeout 300 "$B/bellows-cuda-overhead" --log "${OVERHEAD_K:-22}" --rounds "${OVERHEAD_ROUNDS:-15}" > "$out/overhead.log" 2>&1 || fail=1
