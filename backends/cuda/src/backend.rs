@@ -860,6 +860,16 @@ mod tests {
     }
 
     #[test]
+    fn a_bad_stream_count_is_refused_before_any_device_is_opened() {
+        let cfg = BackendConfig::default().option("streams", "0");
+        match CudaBackend::with_config(&cfg) {
+            Err(Error::InvalidInput(m)) => assert!(m.contains("streams"), "{m}"),
+            Err(e) => panic!("expected the option's error, got {e}"),
+            Ok(_) => panic!("streams=0 was accepted"),
+        }
+    }
+
+    #[test]
     fn device_lists_parse() {
         let cfg = BackendConfig::default().option("devices", "1, 3");
         assert_eq!(device_list(&cfg).unwrap(), vec![1, 3]);
