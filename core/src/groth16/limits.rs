@@ -138,8 +138,8 @@ pub enum Residence {
 /// the parameters (once), per proof the a, b, c evaluations (3 × 32 per domain element, read by
 /// the uploads), the assignments and a gathered copy of them (4 × 32 per variable), and the
 /// outputs. At a PoRep partition's size (2^27, about 2^27 variables, 72 GiB of parameters)
-/// that is 100 GiB for one proof instead of the host model's 148 GiB, which no 128 GiB host
-/// could hold although the CUDA backend proves it there.
+/// that is 100 GiB for one proof instead of the host model's 148 GiB, which refused such a
+/// proof on the H200 host's 125 GiB before any of it was tried.
 pub fn proving_bytes_on(
     residence: Residence,
     shape: &Shape,
@@ -151,16 +151,21 @@ pub fn proving_bytes_on(
     match residence {
         Residence::Host => proving_bytes(shape, params_bytes, count, batch, inputs),
         Residence::Device => {
-            let per_output = 3 * G1_BYTES + G2_BYTES + inputs.saturating_mul(SCALAR_BYTES + 80);
             let per_proof = shape
                 .domain
                 .saturating_mul(3 * SCALAR_BYTES)
                 .saturating_add(shape.vars.saturating_mul(4 * SCALAR_BYTES));
             params_bytes
                 .saturating_add(batch.saturating_mul(per_proof))
-                .saturating_add(count.saturating_mul(per_output))
+                .saturating_add(count.saturating_mul(output_bytes(inputs)))
         }
     }
+}
+
+/// Bytes a finished proof holds until it is written: its points, and `inputs` public inputs of
+/// 32 bytes and about 80 characters of JSON each.
+fn output_bytes(inputs: u64) -> u64 {
+    3 * G1_BYTES + G2_BYTES + inputs.saturating_mul(SCALAR_BYTES + 80)
 }
 
 /// Bytes that proving `count` proofs in batches of `batch` holds at its peak: the parameters
@@ -170,11 +175,10 @@ pub fn proving_bytes_on(
 /// on the CPU backend: 1140 bytes per constraint for one proof (1510 for four), against 1184
 /// (2144) here.
 pub fn proving_bytes(shape: &Shape, params_bytes: u64, count: u64, batch: u64, inputs: u64) -> u64 {
-    let per_output = 3 * G1_BYTES + G2_BYTES + inputs.saturating_mul(SCALAR_BYTES + 80);
     params_bytes
         .saturating_add(params_bytes / 2)
         .saturating_add(batch.saturating_mul(shape.proof_bytes()))
-        .saturating_add(count.saturating_mul(per_output))
+        .saturating_add(count.saturating_mul(output_bytes(inputs)))
 }
 
 #[cfg(test)]
