@@ -18,25 +18,8 @@ use std::io::BufReader;
 use std::path::Path;
 use std::time::Instant;
 
+use bellows_filecoin::testing::cpu_seconds;
 use bellows_filecoin::{params, Check};
-
-fn cpu_seconds() -> f64 {
-    // utime + stime of this process, from /proc (Linux).
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let fields: Vec<&str> = stat
-        .rsplit(')')
-        .next()
-        .unwrap_or("")
-        .split_whitespace()
-        .collect();
-    let ticks = |i: usize| {
-        fields
-            .get(i)
-            .and_then(|v| v.parse::<f64>().ok())
-            .unwrap_or(0.0)
-    };
-    (ticks(11) + ticks(12)) / 100.0
-}
 
 fn main() {
     let mut args = std::env::args().skip(1).peekable();

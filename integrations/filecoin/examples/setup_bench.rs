@@ -18,22 +18,11 @@ use bellows_core::groth16::{io, Parameters};
 use bellows_filecoin::filecoin_proofs::constants::SectorShape2KiB;
 use bellows_filecoin::filecoin_proofs_api::RegisteredSealProof;
 use bellows_filecoin::porep::blank_circuit;
+use bellows_filecoin::testing::cpu_seconds;
 use bellpepper_core::Circuit;
 use blstrs::{Bls12, Scalar};
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
-
-fn cpu_seconds() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let f: Vec<&str> = stat
-        .rsplit(')')
-        .next()
-        .unwrap_or("")
-        .split_whitespace()
-        .collect();
-    let t = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
-    (t(11) + t(12)) / 100.0
-}
 
 fn run<C: Circuit<Scalar> + Clone>(name: &str, circuit: C, skip_bellperson: bool) {
     let w = ToxicWaste::random(&mut ChaCha20Rng::seed_from_u64(1));

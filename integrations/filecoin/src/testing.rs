@@ -127,3 +127,42 @@ pub fn lotus_bench_json(c1: &SealCommitPhase1Output, sector_num: u64) -> Vec<u8>
     }))
     .expect("JSON")
 }
+
+/// This process's CPU time so far (user + system, all threads), from `/proc/self/stat`
+/// (Linux; 0 elsewhere): the benchmarks and the end-to-end test report it beside wall time.
+pub fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // The fields after the command name (which may hold spaces), in parentheses.
+    let fields: Vec<&str> = stat
+        .rsplit(')')
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn cpu_seconds_count_this_process_s_work() {
+        let before = super::cpu_seconds();
+        let t = std::time::Instant::now();
+        let mut x = 0u64;
+        while t.elapsed() < std::time::Duration::from_millis(300) {
+            x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+        }
+        let spent = super::cpu_seconds() - before;
+        assert!(
+            spent > 0.05 && spent < 60.0,
+            "{spent} s of CPU for 0.3 s of spinning"
+        );
+    }
+}

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use bellows_filecoin::filecoin_proofs_api::RegisteredSealProof;
+use bellows_filecoin::testing::cpu_seconds;
 use bellows_filecoin::testing::{init_filecoin_env, seal_sector, SealedSector};
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
@@ -58,24 +59,6 @@ pub fn sealed() -> &'static SealedSector {
         )
         .expect("sealing a 2 KiB sector")
     })
-}
-
-/// This process's CPU time so far (user + system, all threads), from /proc (Linux; 0 elsewhere).
-pub fn cpu_seconds() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let fields: Vec<&str> = stat
-        .rsplit(')')
-        .next()
-        .unwrap_or("")
-        .split_whitespace()
-        .collect();
-    let ticks = |i: usize| {
-        fields
-            .get(i)
-            .and_then(|v| v.parse::<f64>().ok())
-            .unwrap_or(0.0)
-    };
-    (ticks(11) + ticks(12)) / 100.0
 }
 
 /// Prints the wall and process CPU time of each phase of a test (with `--nocapture`), so that
