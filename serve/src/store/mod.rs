@@ -44,7 +44,7 @@ mod sqlite;
 pub use self::postgres::{redact as postgres_redact, PgStore};
 pub use sqlite::SqliteStore;
 
-use crate::error::Result;
+use crate::error::{Result, ServeError};
 
 /// A job's identifier: positive, never reused by one store.
 pub type JobId = u64;
@@ -205,6 +205,20 @@ pub struct Claim {
     pub index: u32,
     /// The fencing token of this claim: it grows with every claim of the partition.
     pub token: u64,
+}
+
+impl Claim {
+    /// Checks that `p` is the result of this claim's partition (every store's first step in
+    /// [`JobStore::commit_partition`]).
+    pub fn check_result(&self, p: &PartitionRecord) -> Result<()> {
+        if (p.job, p.index) != (self.job, self.index) {
+            return Err(ServeError::Store(format!(
+                "commit of partition {}/{} under the claim of {}/{}",
+                p.job, p.index, self.job, self.index
+            )));
+        }
+        Ok(())
+    }
 }
 
 /// What became of a committed result.

@@ -762,12 +762,7 @@ impl JobStore for PgStore {
         p: &PartitionRecord,
         now: u64,
     ) -> Result<Commit> {
-        if (p.job, p.index) != (claim.job, claim.index) {
-            return Err(ServeError::Store(format!(
-                "commit of partition {}/{} under the claim of {}/{}",
-                p.job, p.index, claim.job, claim.index
-            )));
-        }
+        claim.check_result(p)?;
         let (job, idx, token) = (claim.job as i64, claim.index as i32, claim.token as i64);
         self.run("committing a partition", |c| {
             let mut tx = c.transaction()?;

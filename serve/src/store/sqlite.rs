@@ -479,12 +479,7 @@ impl JobStore for SqliteStore {
         p: &PartitionRecord,
         now: u64,
     ) -> Result<Commit> {
-        if (p.job, p.index) != (claim.job, claim.index) {
-            return Err(ServeError::Store(format!(
-                "commit of partition {}/{} under the claim of {}/{}",
-                p.job, p.index, claim.job, claim.index
-            )));
-        }
+        claim.check_result(p)?;
         let mut c = self.conn();
         let tx = c.transaction()?;
         let current: Option<(Option<String>, i64)> = tx
