@@ -314,6 +314,20 @@ pub(crate) fn claim_loop(s: &Shared) {
     }
 }
 
+/// Gives `claims` of `job` back to the store and stops holding them here (whatever the store
+/// answered: a failed release leaves leases that expire, as they are no longer renewed).
+fn give_back(s: &Shared, f: &Fleet, job: JobId, claims: &[Claim]) -> crate::error::Result<()> {
+    let released = s.store.release(&f.cfg.node_id, claims);
+    for c in claims {
+        f.forget(c.job, c.index, c.token);
+    }
+    s.emit(Event::GaveBack {
+        job,
+        partitions: claims.len() as u32,
+    });
+    released
+}
+
 /// Queues claimed partitions in the local pipeline.
 fn take(s: &Shared, f: &Fleet, claims: Vec<Claim>) {
     let mut by_job: HashMap<JobId, Vec<Claim>> = HashMap::new();
@@ -360,16 +374,9 @@ fn take(s: &Shared, f: &Fleet, claims: Vec<Claim>) {
                     .unwrap_or_else(|e| e.into_inner())
                     .excluded
                     .push(digest);
-                if let Err(e) = s.store.release(&f.cfg.node_id, &claims) {
+                if let Err(e) = give_back(s, f, job, &claims) {
                     tracing::warn!("job {job}: giving partitions back failed: {e}");
                 }
-                for c in &claims {
-                    f.forget(c.job, c.index, c.token);
-                }
-                s.emit(Event::GaveBack {
-                    job,
-                    partitions: claims.len() as u32,
-                });
             }
             Err(Unservable::Later(why)) => {
                 tracing::warn!(
@@ -378,14 +385,7 @@ fn take(s: &Shared, f: &Fleet, claims: Vec<Claim>) {
                 );
                 s.metrics.error("store");
                 // If this fails too, the leases expire (they are not renewed: no longer held).
-                let _ = s.store.release(&f.cfg.node_id, &claims);
-                for c in &claims {
-                    f.forget(c.job, c.index, c.token);
-                }
-                s.emit(Event::GaveBack {
-                    job,
-                    partitions: claims.len() as u32,
-                });
+                let _ = give_back(s, f, job, &claims);
             }
             Err(Unservable::Job(why)) => {
                 tracing::error!("job {job} cannot be proved: {why}");
