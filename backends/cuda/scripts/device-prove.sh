@@ -115,7 +115,7 @@ if has k27; then
 fi
 if has overhead; then
   timeout 300 "$B/bellows-cuda-overhead" --log "${OVERHEAD_K:-22}" --rounds "${OVERHEAD_ROUNDS:-15}" > "$out/overhead.log" 2>&1 || fail=1
-  grep -h "^RESULT\|does not verify\|error" "$out/overhead.log" >> "$summary"
+  grep -h "^RESULT\|differ\|error" "$out/overhead.log" >> "$summary"
 fi
 cat "$summary"
 echo "exit status $fail"

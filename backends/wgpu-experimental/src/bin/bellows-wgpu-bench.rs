@@ -4,6 +4,7 @@
 //! ```text
 //! bellows-wgpu-bench --backends cpu,cuda,wgpu --ntt 20,24 --msm 20,22 [--reps 5] [--opt KEY=VALUE]
 //! ```
+//! A size list of `0` skips that operation (`--ntt 24 --msm 0`).
 //! Backends are resolved as `--backend` everywhere (built-in `cpu`, plugins by name along the
 //! plugin search path, or paths). Each line printed is
 //! `RESULT backend=B op=ntt|msm-g1 log=K median_ms=M min_ms=M` (or `SKIP …` with the reason); a
@@ -45,6 +46,11 @@ fn list<T: std::str::FromStr>(s: &str) -> Vec<T> {
         .collect()
 }
 
+/// A list of log sizes; `0` means "none of this operation" (`--msm 0` times NTTs only).
+fn sizes(s: &str) -> Vec<u32> {
+    list::<u32>(s).into_iter().filter(|&k| k > 0).collect()
+}
+
 fn args() -> Args {
     let mut a = Args {
         backends: vec!["cpu".into(), "wgpu".into()],
@@ -58,8 +64,8 @@ fn args() -> Args {
     while i + 1 < v.len() {
         match v[i].as_str() {
             "--backends" => a.backends = list(&v[i + 1]),
-            "--ntt" => a.ntt = list(&v[i + 1]),
-            "--msm" => a.msm = list(&v[i + 1]),
+            "--ntt" => a.ntt = sizes(&v[i + 1]),
+            "--msm" => a.msm = sizes(&v[i + 1]),
             "--reps" => a.reps = v[i + 1].parse().unwrap_or(5),
             "--opt" => {
                 if let Some((k, val)) = v[i + 1].split_once('=') {
