@@ -628,7 +628,10 @@ fn sha256_parallel_witness_refuses_a_recording_of_another_length_and_a_wrong_cla
     let c64 = Sha256Circuit::new(64).unwrap().with_witness(1);
     let err = pce.synthesize(c64).unwrap_err();
     assert!(matches!(err, Error::InvalidInput(_)), "{err}");
-    assert!(err.to_string().contains("does not match this circuit"), "{err}");
+    assert!(
+        err.to_string().contains("does not match this circuit"),
+        "{err}"
+    );
     // A wrong claimed digest: unsatisfied, at the same constraint as direct synthesis.
     let bad = Sha256Circuit::new(63)
         .unwrap()
@@ -667,7 +670,12 @@ impl Circuit<Scalar> for Bulk {
             let v = cs.alloc(|| "v", || Ok(val(i)))?;
             // v·1 = v, and v − x·0 = v: two rows per value, some referencing the input.
             cs.enforce(|| "v", |lc| lc + v, |lc| lc + CS::one(), |lc| lc + v);
-            cs.enforce(|| "w", |lc| lc + v, |lc| lc + CS::one() + x - x, |lc| lc + v);
+            cs.enforce(
+                || "w",
+                |lc| lc + v,
+                |lc| lc + CS::one() + x - x,
+                |lc| lc + v,
+            );
         }
         cs.alloc_input(|| "y", || Ok(Scalar::from(9u64)))?;
         Ok(())

@@ -79,7 +79,10 @@ fn chaining_values(padded: &[u8]) -> Vec<[u32; 8]> {
     let mut state = IV;
     h.push(state);
     for block in padded.chunks_exact(64) {
-        sha2::compress256(&mut state, std::slice::from_ref(GenericArray::from_slice(block)));
+        sha2::compress256(
+            &mut state,
+            std::slice::from_ref(GenericArray::from_slice(block)),
+        );
         h.push(state);
     }
     h
@@ -185,7 +188,9 @@ fn block_aux(
         }
     }
     let state = if k == 0 {
-        h_in.iter().map(|&w| UInt32::constant(w)).collect::<Vec<_>>()
+        h_in.iter()
+            .map(|&w| UInt32::constant(w))
+            .collect::<Vec<_>>()
     } else {
         h_in.iter()
             .map(|&w| UInt32::alloc(&mut cs, Some(w)))
