@@ -9,8 +9,8 @@
 //!
 //! Witness generators (`ConstraintSystem::is_witness_generator`, e.g. the PCE's witness-only
 //! synthesis) get the same assignment faster: the compressions of all blocks are computed in
-//! parallel ([`super::sha256_blocks`]) and handed over with `extend_aux`. Recording and direct
-//! synthesis run the gadget as written.
+//! parallel (the private module `circuits::sha256_blocks`) and handed over with `extend_aux`.
+//! Recording and direct synthesis run the gadget as written.
 //!
 //! Constraint count: 8·len for the preimage bits, about 27 000 per block for the compression, 2
 //! for the packing and 3 input constraints added by synthesis. The compression of a block that
