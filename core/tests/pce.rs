@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use bellows_core::{
-    circuits::{BuiltinCircuit, CircuitOptions, CircuitSpec, SyntheticCircuit},
+    circuits::{BuiltinCircuit, CircuitOptions, CircuitSpec, Sha256Circuit, SyntheticCircuit},
     groth16::{
         prover::ProvingKey,
         setup::generate_random_parameters,
@@ -603,4 +603,92 @@ fn a_large_batch_on_a_fresh_recording_completes() {
     for (c, f) in circuits.into_iter().zip(&fast).step_by(5) {
         assert_identical(&synthesize(c).unwrap(), f, "batch of 16");
     }
+}
+
+/// The sha256 circuit's parallel witness (every block's compression at once, handed over with
+/// `extend_aux`) gives exactly direct synthesis's assignment and products, at the lengths around
+/// every padding boundary: 55/56 (one or two blocks), 63/64/65 (the preimage fills, ends at or
+/// crosses the first block), 119/120, and 200 bytes (four blocks), and 0 (padding only).
+#[test]
+fn sha256_parallel_witness_equals_direct_synthesis_at_every_padding_boundary() {
+    for len in [0usize, 1, 55, 56, 63, 64, 65, 119, 120, 200] {
+        let blank = Sha256Circuit::new(len).unwrap();
+        let pce = Pce::record(blank.clone(), &format!("sha256-{len}")).unwrap();
+        let seed = len as u64;
+        let direct = synthesize(blank.clone().with_witness(seed)).unwrap();
+        let fast = pce.synthesize(blank.clone().with_witness(seed)).unwrap();
+        assert_identical(&direct, &fast, &format!("sha256 of {len} bytes"));
+    }
+}
+
+#[test]
+fn sha256_parallel_witness_refuses_a_recording_of_another_length_and_a_wrong_claim() {
+    // 63 and 64 bytes: both two blocks, different counts.
+    let pce = Pce::record(Sha256Circuit::new(63).unwrap(), "sha256-63").unwrap();
+    let c64 = Sha256Circuit::new(64).unwrap().with_witness(1);
+    let err = pce.synthesize(c64).unwrap_err();
+    assert!(matches!(err, Error::InvalidInput(_)), "{err}");
+    assert!(
+        err.to_string().contains("does not match this circuit"),
+        "{err}"
+    );
+    // A wrong claimed digest: unsatisfied, at the same constraint as direct synthesis.
+    let bad = Sha256Circuit::new(63)
+        .unwrap()
+        .with_witness(2)
+        .with_claimed_digest([7; 32]);
+    let direct = synthesize(bad.clone()).unwrap_err();
+    let fast = pce.synthesize(bad).unwrap_err();
+    assert!(matches!(fast, Error::Unsatisfied(_)), "{fast}");
+    assert_eq!(direct.to_string(), fast.to_string());
+}
+
+/// A circuit that, in a witness generator, hands its values over in bulk (`extend_aux`,
+/// `allocate_empty_aux`, `extend_inputs`) instead of allocating them one by one: `extra` more
+/// values than its constraint code allocates when non-zero.
+struct Bulk {
+    n: u64,
+    extra: usize,
+}
+
+impl Circuit<Scalar> for Bulk {
+    fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
+        let val = |i: u64| Scalar::from(i * i + 3);
+        let x = cs.alloc_input(|| "x", || Ok(Scalar::from(5u64)))?;
+        if cs.is_witness_generator() {
+            let half = self.n / 2;
+            let first: Vec<Scalar> = (0..half).map(val).collect();
+            cs.extend_aux(&first);
+            let rest = cs.allocate_empty_aux((self.n - half) as usize + self.extra);
+            for (k, slot) in rest.iter_mut().enumerate() {
+                *slot = val(half + k as u64);
+            }
+            cs.extend_inputs(&[Scalar::from(9u64)]);
+            return Ok(());
+        }
+        for i in 0..self.n {
+            let v = cs.alloc(|| "v", || Ok(val(i)))?;
+            // v·1 = v, and v − x·0 = v: two rows per value, some referencing the input.
+            cs.enforce(|| "v", |lc| lc + v, |lc| lc + CS::one(), |lc| lc + v);
+            cs.enforce(
+                || "w",
+                |lc| lc + v,
+                |lc| lc + CS::one() + x - x,
+                |lc| lc + v,
+            );
+        }
+        cs.alloc_input(|| "y", || Ok(Scalar::from(9u64)))?;
+        Ok(())
+    }
+}
+
+#[test]
+fn values_handed_over_in_bulk_equal_direct_synthesis_and_extra_ones_are_refused() {
+    let pce = Pce::record(Bulk { n: 5000, extra: 0 }, "bulk").unwrap();
+    let direct = synthesize(Bulk { n: 5000, extra: 0 }).unwrap();
+    let fast = pce.synthesize(Bulk { n: 5000, extra: 0 }).unwrap();
+    assert_identical(&direct, &fast, "bulk");
+    // More values than the recording holds: refused by the counts, nothing written out of bounds.
+    let err = pce.synthesize(Bulk { n: 5000, extra: 3 }).unwrap_err();
+    assert!(err.to_string().contains("5003 aux variables"), "{err}");
 }

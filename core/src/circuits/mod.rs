@@ -12,6 +12,7 @@
 
 pub mod probe;
 pub mod sha256;
+mod sha256_blocks;
 pub mod synthetic;
 
 use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};

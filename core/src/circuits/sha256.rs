@@ -7,6 +7,11 @@
 //! `Scalar::CAPACITY` = 254 bits, bit i of a chunk weighted 2^i, so the digest becomes **two**
 //! public inputs (254 + 2 bits), each tied to its bits by one constraint.
 //!
+//! Witness generators (`ConstraintSystem::is_witness_generator`, e.g. the PCE's witness-only
+//! synthesis) get the same assignment faster: the compressions of all blocks are computed in
+//! parallel (the private module `circuits::sha256_blocks`) and handed over with `extend_aux`.
+//! Recording and direct synthesis run the gadget as written.
+//!
 //! Constraint count: 8·len for the preimage bits, about 27 000 per block for the compression, 2
 //! for the packing and 3 input constraints added by synthesis. The compression of a block that
 //! is partly made of padding constants costs fewer constraints (the gadget folds constants), so
@@ -173,7 +178,20 @@ impl Circuit<Scalar> for Sha256Circuit {
                 )?));
             }
         }
-        let digest = sha256(cs.namespace(|| "sha256"), &bits)?;
+        let digest = match self.preimage.as_deref() {
+            // A witness generator (PCE's witness-only synthesis) needs the values only: the
+            // blocks' compressions run in parallel and arrive through `extend_aux`, in the
+            // gadget's allocation order (see `sha256_blocks`). The digest bits are constants
+            // carrying the values; a witness generator builds no constraint from them.
+            Some(preimage) if cs.is_witness_generator() => {
+                let d = super::sha256_blocks::compress_all(cs, preimage)?;
+                multipack::bytes_to_bits(&d)
+                    .into_iter()
+                    .map(Boolean::constant)
+                    .collect()
+            }
+            _ => sha256(cs.namespace(|| "sha256"), &bits)?,
+        };
         // Multipacking with an optional claimed value (bellpepper's pack_into_inputs, except that
         // the input's value may be a claim rather than what the bits say).
         let claimed = self

@@ -30,6 +30,11 @@
 //!
 //! What stays sequential: the witness closures of one circuit (the circuit's own code), which the
 //! products overlap. Several circuits of a batch run in parallel ([`Pce::synthesize_batch`]).
+//! A circuit can parallelise its own witness: the witness-only constraint system is a bellpepper
+//! witness generator and takes values in bulk (`extend_aux`; the private `pce::witness` says
+//! what is checked then). The built-in sha256 circuit computes its blocks' compressions in
+//! parallel that way (`circuits::sha256_blocks`); its preimage bits and digest packing stay
+//! sequential.
 //!
 //! A recording that does not match the circuit (counts, a sampled row) or a file that is
 //! truncated, corrupted, of another version or of another circuit is refused with a clear error,

@@ -24,6 +24,7 @@ use std::{
 
 use bellpepper_core::Circuit;
 use blstrs::Scalar;
+use ff::Field;
 
 use super::{eval, witness, Pce, PceTimings};
 use crate::{Error, Result};
@@ -127,6 +128,54 @@ impl Sink {
         }
         self.len += 1;
         self.len - 1
+    }
+
+    /// Appends `vs` in order (one copy for the part that fits; values past the capacity are
+    /// counted, not stored, as in [`Sink::push`]).
+    pub(super) fn extend(&mut self, vs: &[Scalar]) {
+        let fit = vs.len().min(self.cap.saturating_sub(self.len));
+        if fit > 0 {
+            // SAFETY: [len, len + fit) lies inside the buffer (`fit ≤ cap − len`), which
+            // outlives the witness thread, and no reader reads it yet (as in `push`); `vs` is
+            // another allocation (a shared borrow cannot alias the buffer only this Sink writes).
+            unsafe {
+                std::ptr::copy_nonoverlapping(vs.as_ptr(), self.ptr.add(self.len), fit);
+            }
+        }
+        self.len += vs.len();
+    }
+
+    /// Appends `n` zeros and returns them for the caller to overwrite, or `None` (the length
+    /// still counted) when they do not fit the capacity: the caller then writes into a scratch
+    /// buffer of its own, and the count check that follows refuses the run.
+    pub(super) fn reserve(&mut self, n: usize) -> Option<&mut [Scalar]> {
+        let start = self.len;
+        self.len += n;
+        if n == 0 {
+            return Some(&mut []);
+        }
+        if n > self.cap.saturating_sub(start) {
+            return None;
+        }
+        // SAFETY: [start, start + n) lies inside the buffer and is read by no reader until it
+        // is published, which happens in a later call on the owner, once the returned borrow
+        // (tied to `&mut self`) has ended. Every element is initialised here before the slice
+        // is formed.
+        unsafe {
+            let p = self.ptr.add(start);
+            for i in 0..n {
+                p.add(i).write(Scalar::ZERO);
+            }
+            Some(std::slice::from_raw_parts_mut(p, n))
+        }
+    }
+
+    /// The stored values, in order.
+    pub(super) fn stored(&self) -> &[Scalar] {
+        // SAFETY: the first `published()` slots were written (by `push`, `extend`, or zeroed by
+        // `reserve`) and are inside the buffer; the shared borrow of the owner keeps this Sink
+        // from writing while the slice lives.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.published()) }
     }
 
     /// Values pushed (stored or not).

@@ -5,6 +5,24 @@
 //! One constraint per row block (the first of each, 1 in [`format::BLOCK_ROWS`]) is built anyway
 //! and compared term by term with the recording, and the counts are compared at the end, so a
 //! recording of another circuit is refused instead of producing wrong products.
+//!
+//! ## Witness generators
+//! [`WitnessCs`] answers `is_witness_generator() = true` and implements bellpepper's bulk
+//! methods (`extend_aux`, `extend_inputs`, `allocate_empty*`, `aux_slice`, `inputs_slice`): a
+//! circuit or gadget that knows its values without running its constraint code (the built-in
+//! [`crate::circuits::Sha256Circuit`] computes its blocks in parallel; neptune's Poseidon has
+//! such a path) hands them over in bulk, in the allocation order of its constraint code. Such a
+//! circuit enforces fewer constraints here than the recording holds and does not say how many it
+//! stood for (the trait has no way to), so once values arrive in bulk:
+//! - the sampled-row comparison stops (the constraint indices that follow no longer match the
+//!   recording's rows);
+//! - the counts checked at the end are the input and aux counts, exactly, and the constraints
+//!   actually enforced, at most the recording's.
+//!
+//! The product pass that follows checks A·B = C on every row with these values, so a witness
+//! that does not fit the recording is still refused (as unsatisfied) rather than proved.
+//! Recording ([`super::record`]) and direct synthesis keep answering `false`, so they run every
+//! circuit's constraint code as it is written.
 
 use bellpepper_core::{
     Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable,
@@ -26,12 +44,30 @@ struct WitnessCs<'p> {
     progress: &'p Progress,
     constraints: usize,
     block_rows: usize,
-    /// The next constraint to compare (the first of the next block).
+    /// The next constraint to compare (the first of the next block); `usize::MAX` once values
+    /// arrived in bulk.
     next_sample: usize,
     mismatch: Option<String>,
+    /// Whether values arrived in bulk (see the module documentation).
+    bulk: bool,
+    /// Where `allocate_empty*` lets the circuit write values that do not fit the recording's
+    /// counts (they are counted, not stored; the count check refuses the run).
+    aux_scratch: Vec<Scalar>,
+    inputs_scratch: Vec<Scalar>,
 }
 
 impl WitnessCs<'_> {
+    /// Values arrive in bulk from now on: stop sampling rows (see the module documentation).
+    fn mark_bulk(&mut self) {
+        self.bulk = true;
+        self.next_sample = usize::MAX;
+    }
+
+    fn publish(&self) {
+        self.progress
+            .publish(self.inputs.published(), self.aux.published());
+    }
+
     /// Compares the linear combinations of constraint `j` (the first of a block) with the
     /// recorded rows.
     fn compare(&mut self, j: usize, lcs: [&LinearCombination<Scalar>; 3]) {
@@ -84,8 +120,7 @@ impl ConstraintSystem<Scalar> for WitnessCs<'_> {
     {
         let i = self.aux.push(f()?);
         if self.aux.len().is_multiple_of(PUBLISH_EVERY) {
-            self.progress
-                .publish(self.inputs.published(), self.aux.published());
+            self.publish();
         }
         Ok(Variable(Index::Aux(i)))
     }
@@ -97,8 +132,7 @@ impl ConstraintSystem<Scalar> for WitnessCs<'_> {
         AR: Into<String>,
     {
         let i = self.inputs.push(f()?);
-        self.progress
-            .publish(self.inputs.published(), self.aux.published());
+        self.publish();
         Ok(Variable(Index::Input(i)))
     }
 
@@ -127,6 +161,53 @@ impl ConstraintSystem<Scalar> for WitnessCs<'_> {
         }
     }
 
+    fn is_witness_generator(&self) -> bool {
+        true
+    }
+
+    fn extend_inputs(&mut self, new_inputs: &[Scalar]) {
+        self.mark_bulk();
+        self.inputs.extend(new_inputs);
+        self.publish();
+    }
+
+    fn extend_aux(&mut self, new_aux: &[Scalar]) {
+        self.mark_bulk();
+        self.aux.extend(new_aux);
+        self.publish();
+    }
+
+    /// Zeros for the caller to overwrite, published by the next publication (the borrow of the
+    /// returned slices ends before any later call on this constraint system).
+    fn allocate_empty(&mut self, aux_n: usize, inputs_n: usize) -> (&mut [Scalar], &mut [Scalar]) {
+        self.mark_bulk();
+        let aux = match self.aux.reserve(aux_n) {
+            Some(s) => s,
+            None => scratch(&mut self.aux_scratch, aux_n),
+        };
+        let inputs = match self.inputs.reserve(inputs_n) {
+            Some(s) => s,
+            None => scratch(&mut self.inputs_scratch, inputs_n),
+        };
+        (aux, inputs)
+    }
+
+    fn allocate_empty_inputs(&mut self, n: usize) -> &mut [Scalar] {
+        self.allocate_empty(0, n).1
+    }
+
+    fn allocate_empty_aux(&mut self, n: usize) -> &mut [Scalar] {
+        self.allocate_empty(n, 0).0
+    }
+
+    fn inputs_slice(&self) -> &[Scalar] {
+        self.inputs.stored()
+    }
+
+    fn aux_slice(&self) -> &[Scalar] {
+        self.aux.stored()
+    }
+
     fn push_namespace<NR, N>(&mut self, _: N)
     where
         NR: Into<String>,
@@ -139,6 +220,13 @@ impl ConstraintSystem<Scalar> for WitnessCs<'_> {
     fn get_root(&mut self) -> &mut Self::Root {
         self
     }
+}
+
+/// `n` zeros in `buf` (reused), for values that do not fit the sinks.
+fn scratch(buf: &mut Vec<Scalar>, n: usize) -> &mut [Scalar] {
+    buf.clear();
+    buf.resize(n, Scalar::ZERO);
+    buf
 }
 
 /// Aux values between two publications: one row block's worth, so the products follow the
@@ -171,11 +259,14 @@ pub(super) fn run<C: Circuit<Scalar>>(
         block_rows: pce.header.block_rows as usize,
         next_sample: 0,
         mismatch: None,
+        bulk: false,
+        aux_scratch: Vec::new(),
+        inputs_scratch: Vec::new(),
     };
     cs.alloc_input(|| "one", || Ok(Scalar::ONE))
         .map_err(synthesis_error)?;
     circuit.synthesize(&mut cs).map_err(synthesis_error)?;
-    progress.publish(cs.inputs.published(), cs.aux.published());
+    cs.publish();
     for i in 0..cs.inputs.len() {
         cs.enforce(|| "", |lc| lc + Variable(Index::Input(i)), |lc| lc, |lc| lc);
     }
@@ -187,9 +278,14 @@ pub(super) fn run<C: Circuit<Scalar>>(
             &pce.digest_hex()[..16]
         ))
     };
-    if (cs.constraints, cs.inputs.len(), cs.aux.len())
-        != (pce.num_constraints(), pce.num_inputs(), pce.num_aux())
-    {
+    // After bulk values, the constraints enforced are at most the recording's (see the module
+    // documentation); otherwise exactly.
+    let constraints_fit = if cs.bulk {
+        cs.constraints <= pce.num_constraints()
+    } else {
+        cs.constraints == pce.num_constraints()
+    };
+    if !constraints_fit || (cs.inputs.len(), cs.aux.len()) != (pce.num_inputs(), pce.num_aux()) {
         return Err(mismatch(format!(
             "the circuit has {} constraints, {} inputs, {} aux variables; the recording {}, {}, {}",
             cs.constraints,
