@@ -105,7 +105,7 @@ fn build<Tree: 'static + MerkleTreeTrait>(
 
 impl PorepJob {
     /// Parses and checks the C1 output `c1` (either form), verifies its vanilla proofs, builds
-    /// every partition's circuit, and finds the proof type's parameters in `params_dir`.
+    /// every partition's circuit, and names the proof type's parameters in `params_dir`.
     pub fn new(c1: &[u8], params_dir: &Path) -> Result<Self> {
         if c1.is_empty() {
             return Err(ServeError::invalid(
@@ -120,16 +120,6 @@ impl PorepJob {
             &parsed
         )?;
         let paths = CachePaths::new(params_dir, &cache_id);
-        if !paths.params.exists() {
-            return Err(ServeError::invalid(format!(
-                "no parameters for {:?} in {}: expected {} (filecoin-proofs' name for this \
-                 circuit; fetch the published file with `lotus fetch-params`, or make test \
-                 parameters with `bellows porep setup`)",
-                parsed.registered_proof(),
-                params_dir.display(),
-                paths.params.display()
-            )));
-        }
         Ok(Self {
             c1: parsed,
             c1_digest,
@@ -137,6 +127,22 @@ impl PorepJob {
             circuits,
             public_inputs,
         })
+    }
+
+    /// Checks that the parameter folder holds the proof type's parameters (at Submit; a fleet
+    /// node that lacks them gives the job back instead).
+    pub fn check_params_present(&self) -> Result<()> {
+        if !self.paths.params.exists() {
+            return Err(ServeError::invalid(format!(
+                "no parameters for {} in {}: expected {} (filecoin-proofs' name for this \
+                 circuit; fetch the published file with `lotus fetch-params`, or make test \
+                 parameters with `bellows porep setup`)",
+                self.proof_name(),
+                self.paths.params.parent().unwrap_or(Path::new("")).display(),
+                self.paths.params.display()
+            )));
+        }
+        Ok(())
     }
 
     /// Number of partitions (the proof type's).

@@ -548,6 +548,10 @@ impl Engine {
     /// and queues its partitions. Returns once the job is durable.
     pub fn submit(&self, req: &proto::SubmitRequest) -> Result<JobId> {
         let spec = JobSpec::from_request(req, &self.shared.cfg.limits)?;
+        #[cfg(feature = "filecoin")]
+        if let crate::job::JobKind::Porep(p) = &spec.kind {
+            p.check_params_present()?;
+        }
         let entry = self
             .shared
             .params
