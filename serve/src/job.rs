@@ -219,6 +219,7 @@ impl JobSpec {
 
     /// Checks the parameters' shape (length fields) against the circuit.
     pub fn check_params(&self, shape: &ParamsShape) -> Result<()> {
+        #[allow(clippy::infallible_destructuring_match)] // without the feature `filecoin`
         let spec = match &self.kind {
             JobKind::Builtin(c) => c,
             #[cfg(feature = "filecoin")]

@@ -26,11 +26,7 @@ use bellows_core::groth16::{
 // The sector-shape macro names filecoin_proofs' constants.
 use bellows_filecoin::filecoin_proofs;
 use bellows_filecoin::filecoin_proofs::types::MerkleTreeTrait;
-use bellows_filecoin::{
-    porep,
-    prove::Guarded,
-    C1Output, CachePaths,
-};
+use bellows_filecoin::{porep, prove::Guarded, C1Output, CachePaths};
 use bellpepper_core::Circuit;
 use blstrs::Scalar;
 use sha2::{Digest, Sha256};
@@ -91,10 +87,11 @@ impl PartialEq for PorepJob {
 
 impl Eq for PorepJob {}
 
+/// A proof's partition circuits, each partition's public inputs, the parameter-cache id.
+type Built = (Box<dyn Circuits>, Vec<Vec<Scalar>>, String);
+
 /// The partition circuits of `c1`, for its sector shape `Tree`.
-fn build<Tree: 'static + MerkleTreeTrait>(
-    c1: &C1Output,
-) -> bellows_core::Result<(Box<dyn Circuits>, Vec<Vec<Scalar>>, String)> {
+fn build<Tree: 'static + MerkleTreeTrait>(c1: &C1Output) -> bellows_core::Result<Built> {
     let inst = porep::instance::<Tree>(c1)?;
     Ok((
         Box::new(Shaped(inst.circuits)),
@@ -138,7 +135,11 @@ impl PorepJob {
                  circuit; fetch the published file with `lotus fetch-params`, or make test \
                  parameters with `bellows porep setup`)",
                 self.proof_name(),
-                self.paths.params.parent().unwrap_or(Path::new("")).display(),
+                self.paths
+                    .params
+                    .parent()
+                    .unwrap_or(Path::new(""))
+                    .display(),
                 self.paths.params.display()
             )));
         }

@@ -96,7 +96,10 @@ fn without_the_feature_a_porep_job_is_refused_at_submit_and_nothing_is_journaled
     let store = Arc::new(SqliteStore::in_memory().unwrap());
     let e = engine(store.clone(), &Events::default());
     let err = e
-        .submit(&porep_request(b"{}".to_vec(), "/var/tmp/filecoin-proof-parameters"))
+        .submit(&porep_request(
+            b"{}".to_vec(),
+            "/var/tmp/filecoin-proof-parameters",
+        ))
         .unwrap_err();
     assert!(
         matches!(err, bellows_serve::ServeError::Unsupported(_)),
@@ -112,7 +115,10 @@ fn without_the_feature_a_porep_job_is_refused_at_submit_and_nothing_is_journaled
         tonic::Code::Unimplemented,
         "gRPC clients see UNIMPLEMENTED"
     );
-    assert!(store.recent_jobs(10).unwrap().is_empty(), "nothing journaled");
+    assert!(
+        store.recent_jobs(10).unwrap().is_empty(),
+        "nothing journaled"
+    );
 }
 
 #[cfg(feature = "filecoin")]
@@ -201,7 +207,10 @@ mod with_filecoin {
             two.partitions = 2;
             let err = e.submit(&two).unwrap_err();
             assert!(err.to_string().contains("leave partitions at 0"), "{err}");
-            assert!(store.recent_jobs(10).unwrap().is_empty(), "nothing journaled");
+            assert!(
+                store.recent_jobs(10).unwrap().is_empty(),
+                "nothing journaled"
+            );
 
             // The engine keeps serving: the good job is accepted and proved.
             let job = e.submit(&porep_request(c1_bytes.clone(), &dir)).unwrap();
@@ -235,7 +244,10 @@ mod with_filecoin {
         assert_eq!(e.recover().unwrap(), 1, "the job is resumed");
         assert_eq!(ev.wait_finished(job), JobState::Done);
         let again = seal_proof(&*store, job);
-        assert_eq!(again, first, "re-built from the stored C1: the same proof (seeded)");
+        assert_eq!(
+            again, first,
+            "re-built from the stored C1: the same proof (seeded)"
+        );
         assert!(verify_seal(&c1, prover_id_from_actor(MINER), SECTOR, &again).unwrap());
         drop(e);
         let _ = std::fs::remove_dir_all(&work);

@@ -141,8 +141,12 @@ pub fn shared_params(
     rng: &mut dyn RngCore,
 ) -> Result<crate::CachePaths> {
     use fs2::FileExt;
-    std::fs::create_dir_all(dir)
-        .map_err(|e| Error::io(format!("creating the parameter folder {}", dir.display()), e))?;
+    std::fs::create_dir_all(dir).map_err(|e| {
+        Error::io(
+            format!("creating the parameter folder {}", dir.display()),
+            e,
+        )
+    })?;
     let lock_path = dir.join(".lock");
     let lock = std::fs::File::create(&lock_path)
         .map_err(|e| Error::io(format!("creating {}", lock_path.display()), e))?;
@@ -152,8 +156,11 @@ pub fn shared_params(
     let marker = dir.join(format!("v28-{}.made", paths.id));
     if !marker.exists() {
         crate::porep::setup(proof, dir, &mut &mut *rng, true)?;
-        std::fs::write(&marker, b"made by bellows_filecoin::testing::shared_params\n")
-            .map_err(|e| Error::io(format!("writing {}", marker.display()), e))?;
+        std::fs::write(
+            &marker,
+            b"made by bellows_filecoin::testing::shared_params\n",
+        )
+        .map_err(|e| Error::io(format!("writing {}", marker.display()), e))?;
     }
     // The lock is released when `lock` is closed.
     drop(lock);

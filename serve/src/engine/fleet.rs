@@ -89,10 +89,7 @@ impl Default for FleetConfig {
             kinds: bellows_core::circuits::CIRCUITS
                 .iter()
                 .map(|c| c.0.to_string())
-                .chain(
-                    cfg!(feature = "filecoin")
-                        .then(|| crate::job::POREP_C2_KIND.to_string()),
-                )
+                .chain(cfg!(feature = "filecoin").then(|| crate::job::POREP_C2_KIND.to_string()))
                 .collect(),
             params: Vec::new(),
         }

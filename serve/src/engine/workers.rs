@@ -56,7 +56,8 @@ fn pce_for(s: &Shared, job: &JobRt) -> Option<Result<Arc<Pce>, String>> {
     let dir = s.cfg.pce_dir.as_ref()?;
     // Built-in circuits only: a PoRep partition is synthesised directly.
     #[allow(irrefutable_let_patterns)] // without the cargo feature `filecoin`
-    let JobKind::Builtin(circuit) = &job.spec.kind else {
+    let JobKind::Builtin(circuit) = &job.spec.kind
+    else {
         return None;
     };
     let id = builtin_id(circuit);
@@ -462,9 +463,8 @@ fn check_before_done(s: &Shared, job: &JobRt) -> Result<(), String> {
                 .params
                 .params(&job.params, job.spec.curve_only)
                 .map_err(|e| e.to_string())?;
-            p.verify(&parts, &params.vk).map_err(|e| {
-                format!("the proof does not verify, so it is not returned: {e}")
-            })?;
+            p.verify(&parts, &params.vk)
+                .map_err(|e| format!("the proof does not verify, so it is not returned: {e}"))?;
             tracing::info!(
                 "job {}: {} proof of {} partitions verified in {:.2} s",
                 job.id,
