@@ -45,7 +45,7 @@ pub struct PorepArgs {
 pub enum PorepCommand {
     /// Prove C2 from a C1 output: one Groth16 proof per partition, written as seal_commit_phase2 writes them.
     #[command(long_about = C2_ABOUT)]
-    C2(C2Args),
+    C2(Box<C2Args>),
     /// Verify a C2 proof with filecoin-proofs' verify_seal (needs the prover id and sector number).
     #[command(long_about = VERIFY_ABOUT)]
     Verify(VerifyArgs),
