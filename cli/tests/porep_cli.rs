@@ -409,3 +409,86 @@ fn setup_c2_verify_end_to_end() {
     );
     assert!(err.contains("rejects"), "{err}");
 }
+
+/// `porep c2 --daemon`: the C1 file is checked before anything is sent; the daemon (built with
+/// the feature, as this binary is) refuses a job whose parameters are missing, naming the file,
+/// and writes nothing; `--submit` needs `--daemon`. (The proof through a daemon is
+/// bellows-serve's tests/porep.rs.)
+#[test]
+fn c2_on_a_daemon_errors_are_clear_and_nothing_is_written() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+
+    let (lotus, bare) = c1_files();
+    let d = dir("porep", "c2-daemon");
+    let params = d.join("params");
+    std::fs::create_dir_all(&params).unwrap();
+    let out = d.join("s.proof");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_bellows"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--state-dir"])
+        .arg(d.join("state"))
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("daemon did not start: {line:?}"))
+        .to_string();
+    let c2 = |c1: &Path, extra: &[&str], code: i32| {
+        let mut args = vec![
+            "porep",
+            "c2",
+            "--daemon",
+            &addr,
+            "--c1",
+            s(c1),
+            "--params-dir",
+            s(&params),
+            "--out",
+            s(&out),
+        ];
+        args.extend_from_slice(extra);
+        run(&args, code)
+    };
+    // The daemon refuses it: no parameters in its folder, named.
+    let (_, err) = c2(lotus, &[], 1);
+    assert!(
+        err.contains("no parameters for StackedDrg2KiBV1_1"),
+        "{err}"
+    );
+    let (_, err) = c2(bare, &["--submit"], 1);
+    assert!(err.contains(".params"), "{err}");
+    // A truncated C1 file is named before anything is sent.
+    let bytes = std::fs::read(bare).unwrap();
+    let cut = d.join("cut.json");
+    std::fs::write(&cut, &bytes[..bytes.len() / 3]).unwrap();
+    let (_, err) = c2(&cut, &[], 1);
+    assert!(err.contains("truncated"), "{err}");
+    assert!(!out.exists(), "nothing written on failure");
+    // --submit needs --daemon.
+    let (_, err) = run(
+        &[
+            "porep",
+            "c2",
+            "--submit",
+            "--c1",
+            s(bare),
+            "--params-dir",
+            s(&params),
+            "--out",
+            s(&out),
+        ],
+        2,
+    );
+    assert!(err.contains("--daemon"), "{err}");
+    let _ = child.kill();
+    let _ = child.wait();
+}

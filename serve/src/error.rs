@@ -19,6 +19,10 @@ pub enum ServeError {
     /// A request the daemon refuses (limits, missing fields, unknown circuit).
     #[error("invalid request: {0}")]
     Invalid(String),
+    /// A kind of job this daemon was not built to prove (a PoRep C2 job without the cargo
+    /// feature `filecoin`).
+    #[error("unsupported request: {0}")]
+    Unsupported(String),
     /// The daemon is at a configured limit (queue full); try again later.
     #[error("busy: {0}")]
     Busy(String),
@@ -76,6 +80,7 @@ impl From<ServeError> for tonic::Status {
             ServeError::NoSuchJob(_) => tonic::Status::not_found(msg),
             ServeError::Invalid(_) => tonic::Status::invalid_argument(msg),
             ServeError::Busy(_) => tonic::Status::resource_exhausted(msg),
+            ServeError::Unsupported(_) => tonic::Status::unimplemented(msg),
             ServeError::Core(c) => match c {
                 E::OutOfMemory { .. } => tonic::Status::resource_exhausted(msg),
                 E::Unsupported { .. } => tonic::Status::unimplemented(msg),

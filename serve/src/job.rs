@@ -37,11 +37,43 @@ impl Default for Limits {
     }
 }
 
+/// What a job proves.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum JobKind {
+    /// A built-in circuit, the same for every partition (each with its own witness).
+    Builtin(CircuitSpec),
+    /// A Filecoin PoRep C2: each partition's circuit built from the C1 output
+    /// ([`crate::porep::PorepJob`]; cargo feature `filecoin`).
+    #[cfg(feature = "filecoin")]
+    Porep(std::sync::Arc<crate::porep::PorepJob>),
+}
+
+impl JobKind {
+    /// The kind's name in the journal (claims of a fleet filter on it): the circuit's name
+    /// (`synthetic`, `sha256`) or [`POREP_C2_KIND`].
+    pub fn name(&self) -> &str {
+        match self {
+            JobKind::Builtin(c) => c.name(),
+            #[cfg(feature = "filecoin")]
+            JobKind::Porep(_) => POREP_C2_KIND,
+        }
+    }
+}
+
+/// The journal's kind of a PoRep C2 job (a fleet node serves it when built with Filecoin
+/// support).
+pub const POREP_C2_KIND: &str = "porep-c2";
+
+/// The refusal of a PoRep C2 job by a daemon built without the cargo feature `filecoin`.
+pub const NO_FILECOIN: &str =
+    "this daemon was built without Filecoin support: build with --features filecoin";
+
 /// A checked request.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct JobSpec {
-    /// The circuit of every partition.
-    pub circuit: CircuitSpec,
+    /// What every partition proves.
+    pub kind: JobKind,
     /// Number of partitions.
     pub partitions: u32,
     /// Partition i's witness comes from `witness_seed(witness_seed, i)`.
@@ -62,6 +94,9 @@ impl JobSpec {
     /// Checks a request against the limits (not yet against the parameters: see
     /// [`JobSpec::check_params`]).
     pub fn from_request(req: &SubmitRequest, limits: &Limits) -> Result<Self> {
+        if let Some(Kind::PorepC2(p)) = &req.kind {
+            return Self::porep(req, p, limits);
+        }
         let circuit = match &req.kind {
             None => return Err(ServeError::invalid("the request names no circuit (kind)")),
             Some(Kind::Builtin(b)) => {
@@ -102,6 +137,7 @@ impl JobSpec {
                 }
                 CircuitSpec::new(&b.name, &o).map_err(|e| ServeError::invalid(e.to_string()))?
             }
+            Some(Kind::PorepC2(_)) => unreachable!("handled above"),
         };
         if req.partitions == 0 {
             return Err(ServeError::invalid("a job needs at least one partition"));
@@ -115,17 +151,9 @@ impl JobSpec {
         if req.params_path.is_empty() {
             return Err(ServeError::invalid("the request names no parameters file"));
         }
-        let params_digest = match req.params_digest.len() {
-            0 => None,
-            32 => Some(req.params_digest[..].try_into().expect("32 bytes")),
-            n => {
-                return Err(ServeError::invalid(format!(
-                    "params_digest has {n} bytes; a SHA-256 digest has 32"
-                )))
-            }
-        };
+        let params_digest = digest_of(req)?;
         Ok(Self {
-            circuit,
+            kind: JobKind::Builtin(circuit),
             partitions: req.partitions,
             witness_seed: req.witness_seed,
             seed: req.seed,
@@ -136,9 +164,67 @@ impl JobSpec {
         })
     }
 
+    /// A PoRep C2 request: the C1 output parsed and checked, every partition's circuit built
+    /// (refused without the cargo feature `filecoin`).
+    #[cfg(not(feature = "filecoin"))]
+    fn porep(_req: &SubmitRequest, _p: &crate::proto::PorepC2, _limits: &Limits) -> Result<Self> {
+        Err(ServeError::Unsupported(NO_FILECOIN.into()))
+    }
+
+    /// A PoRep C2 request: the C1 output parsed and checked, every partition's circuit built.
+    #[cfg(feature = "filecoin")]
+    fn porep(req: &SubmitRequest, p: &crate::proto::PorepC2, limits: &Limits) -> Result<Self> {
+        if p.params_dir.is_empty() {
+            return Err(ServeError::invalid(
+                "the PoRep C2 request names no parameter folder (params_dir)",
+            ));
+        }
+        let job = crate::porep::PorepJob::new(&p.c1, std::path::Path::new(&p.params_dir))?;
+        let partitions = job.partitions();
+        if req.partitions != 0 && req.partitions != partitions {
+            return Err(ServeError::invalid(format!(
+                "{} partitions asked for, but a {} proof has {partitions}: leave partitions at 0",
+                req.partitions,
+                job.proof_name()
+            )));
+        }
+        if partitions > limits.max_partitions {
+            return Err(ServeError::invalid(format!(
+                "{partitions} partitions is above this daemon's limit of {} per job",
+                limits.max_partitions
+            )));
+        }
+        let params_path = job.params_path().to_path_buf();
+        Ok(Self {
+            kind: JobKind::Porep(std::sync::Arc::new(job)),
+            partitions,
+            witness_seed: 0,
+            seed: req.seed,
+            priority: req.priority,
+            curve_only: req.skip_subgroup_checks,
+            params_path,
+            params_digest: digest_of(req)?,
+        })
+    }
+
+    /// log2 of the circuit's domain (a PoRep circuit's from its parameters' `shape`).
+    #[cfg_attr(not(feature = "filecoin"), allow(unused_variables))]
+    pub fn log_domain(&self, shape: &ParamsShape) -> u32 {
+        match &self.kind {
+            JobKind::Builtin(c) => c.log_domain(),
+            #[cfg(feature = "filecoin")]
+            JobKind::Porep(_) => shape.domain_size.trailing_zeros(),
+        }
+    }
+
     /// Checks the parameters' shape (length fields) against the circuit.
     pub fn check_params(&self, shape: &ParamsShape) -> Result<()> {
-        let spec = &self.circuit;
+        #[allow(clippy::infallible_destructuring_match)] // without the feature `filecoin`
+        let spec = match &self.kind {
+            JobKind::Builtin(c) => c,
+            #[cfg(feature = "filecoin")]
+            JobKind::Porep(p) => return p.check_params(shape),
+        };
         let want_inputs = spec.num_public_inputs() + 1;
         let want_domain = 1usize << spec.log_domain();
         if shape.num_inputs != want_inputs || shape.domain_size != want_domain {
@@ -163,7 +249,22 @@ impl JobSpec {
 
     /// One line for listings.
     pub fn label(&self) -> String {
-        format!("{} × {}", self.circuit.description(), self.partitions)
+        match &self.kind {
+            JobKind::Builtin(c) => format!("{} × {}", c.description(), self.partitions),
+            #[cfg(feature = "filecoin")]
+            JobKind::Porep(p) => format!("PoRep C2 {} × {}", p.proof_name(), self.partitions),
+        }
+    }
+}
+
+/// The request's parameters digest, if it gives one.
+fn digest_of(req: &SubmitRequest) -> Result<Option<[u8; 32]>> {
+    match req.params_digest.len() {
+        0 => Ok(None),
+        32 => Ok(Some(req.params_digest[..].try_into().expect("32 bytes"))),
+        n => Err(ServeError::invalid(format!(
+            "params_digest has {n} bytes; a SHA-256 digest has 32"
+        ))),
     }
 }
 

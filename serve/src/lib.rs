@@ -9,6 +9,8 @@
 //! - [`params`]: parameters resident across jobs, keyed by file digest, evicted LRU;
 //! - [`server`]: the gRPC service (`proto/bellows.proto`), the token check, Prometheus metrics;
 //! - [`tls`]: TLS and mutual TLS for the gRPC listener and its clients;
+//! - `porep` (cargo feature `filecoin`): Filecoin PoRep C2 jobs, partitions built from the C1
+//!   output by bellows-filecoin;
 //! - [`client`]: what the command line's client subcommands use;
 //! - [`config`]: the TOML configuration.
 
@@ -22,6 +24,8 @@ pub mod error;
 pub mod job;
 pub mod metrics;
 pub mod params;
+#[cfg(feature = "filecoin")]
+pub mod porep;
 pub mod server;
 pub mod store;
 pub mod tls;

@@ -336,6 +336,82 @@ pub fn submit(a: &ProveArgs) -> Result<()> {
     Ok(())
 }
 
+/// A PoRep C2 job for a daemon (`bellows porep c2 --daemon`): the C1 file's bytes as they are,
+/// the parameter folder on the daemon's host.
+#[cfg(feature = "filecoin")]
+pub(crate) struct PorepJob<'a> {
+    pub(crate) c1: Vec<u8>,
+    pub(crate) params_dir: &'a Path,
+    pub(crate) seed: Option<u64>,
+    pub(crate) curve_only: bool,
+    pub(crate) out: &'a Path,
+    pub(crate) force: bool,
+    /// Only submit (print the job id; `bellows await JOB` writes the proof).
+    pub(crate) submit_only: bool,
+}
+
+/// `bellows porep c2 --daemon ADDR`: submits the PoRep C2 job and (unless `submit_only`) waits
+/// for it and writes the seal proof (the partition proofs concatenated, as a local `porep c2`
+/// writes them).
+#[cfg(feature = "filecoin")]
+pub(crate) fn porep_c2(j: PorepJob<'_>, d: &DaemonArgs) -> Result<()> {
+    let req = proto::SubmitRequest {
+        kind: Some(Kind::PorepC2(proto::PorepC2 {
+            c1: j.c1,
+            params_dir: absolute(j.params_dir),
+        })),
+        seed: j.seed,
+        priority: d.priority,
+        skip_subgroup_checks: j.curve_only,
+        outputs: Some(proto::ClientOutputs {
+            proof_out: absolute(j.out),
+            inputs_out: String::new(),
+            force: j.force,
+        }),
+        ..Default::default()
+    };
+    let (addr, creds) = target(d)?;
+    let t = Instant::now();
+    if j.submit_only {
+        let id = runtime()?.block_on(async {
+            let mut c = connect(&addr, creds).await?;
+            Ok::<_, CliError>(c.submit(req).await.map_err(rpc_error)?.into_inner().job_id)
+        })?;
+        errln!(
+            "PoRep C2 job {id} accepted by {addr}; `bellows await {id}` writes {}",
+            j.out.display()
+        );
+        outln!("{id}");
+        return Ok(());
+    }
+    let ev = runtime()?.block_on(async {
+        let mut c = connect(&addr, creds).await?;
+        let stream = c.prove(req).await.map_err(rpc_error)?.into_inner();
+        follow(stream, "proving C2").await
+    })?;
+    let (proof, _) = results(&ev)?;
+    let mut files = output::prepare(
+        &[],
+        &[Out {
+            opt: "--out",
+            path: j.out,
+            what: "proof file",
+        }],
+        j.force,
+    )?
+    .into_iter();
+    files.next().expect("--out").commit_bytes(&proof)?;
+    errln!(
+        "job {}: {} partition(s) proved and verified on {addr} in {}; wrote {} ({} bytes)",
+        ev.job_id,
+        ev.partitions_total,
+        fmt_secs(t.elapsed().as_secs_f64()),
+        j.out.display(),
+        proof.len()
+    );
+    Ok(())
+}
+
 /// `bellows await`.
 #[derive(Debug, Args)]
 pub struct AwaitArgs {

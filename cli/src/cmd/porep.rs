@@ -45,7 +45,7 @@ pub struct PorepArgs {
 pub enum PorepCommand {
     /// Prove C2 from a C1 output: one Groth16 proof per partition, written as seal_commit_phase2 writes them.
     #[command(long_about = C2_ABOUT)]
-    C2(C2Args),
+    C2(Box<C2Args>),
     /// Verify a C2 proof with filecoin-proofs' verify_seal (needs the prover id and sector number).
     #[command(long_about = VERIFY_ABOUT)]
     Verify(VerifyArgs),
@@ -73,8 +73,19 @@ published files), `curve-only` (files you made yourself).\n\n\
 Errors are reported before any proving where possible: a truncated or malformed C1 file, an \
 unsupported proof type (non-interactive PoRep), parameters missing from the folder or of another \
 circuit, an existing --out without --force.\n\n\
+On a daemon (`--daemon ADDR`, a `bellows serve` built with the cargo feature `filecoin`): the \
+C1 file's bytes are sent as a PoRep C2 job (journaled with it, so it survives a restart of the \
+daemon); the daemon builds the partitions, proves them on its devices with its queue, budgets, \
+priorities (--priority) and retries, verifies the proof against the verifying key in its \
+--params-dir (a folder on the daemon's host) and returns it; the same file is written. \
+--check curve-only loads the parameters with curve checks only, any other check does the \
+daemon's full check (digest is not offered there); --backend, --no-verify and --manifest do not \
+apply. With --submit the job id is printed and `bellows await JOB` writes --out later; `bellows \
+status` and `bellows cancel JOB` work on it as on any job.\n\n\
 Examples:\n  bellows porep c2 --c1 c1.json --params-dir /var/tmp/filecoin-proof-parameters --out s.proof\n  \
-bellows porep c2 --c1 c1.json --params-dir ./params --out s.proof --backend cuda --check digest";
+bellows porep c2 --c1 c1.json --params-dir ./params --out s.proof --backend cuda --check digest\n  \
+bellows porep c2 --daemon 10.0.0.5:7700 --c1 c1.json --params-dir /var/tmp/filecoin-proof-parameters --out s.proof\n  \
+JOB=$(bellows porep c2 --daemon 127.0.0.1:7700 --submit --c1 c1.json --params-dir /p --out s.proof | tail -n1); bellows await $JOB";
 
 const VERIFY_ABOUT: &str = "Verify a C2 proof with filecoin-proofs' own verify_seal: the \
 commitments, ticket and seed come from the C1 file, the prover id from --prover-id (32 bytes, \
@@ -138,6 +149,13 @@ pub struct C2Args {
     /// The backend.
     #[command(flatten)]
     pub backend: BackendArg,
+    /// Prove on a `bellows serve` daemon instead (`--daemon ADDR`; --params-dir is then a
+    /// folder on the daemon's host), with its token, TLS and --priority.
+    #[command(flatten)]
+    pub daemon: crate::cmd::daemon::DaemonArgs,
+    /// With --daemon: only submit, print the job id; `bellows await JOB` writes --out.
+    #[arg(long, requires = "daemon")]
+    pub submit: bool,
 }
 
 /// `bellows porep verify`.
@@ -247,6 +265,10 @@ fn c2(a: &C2Args, g: &Globals) -> Result<()> {
     )?
     .into_iter();
     let out = files.next().expect("one output prepared");
+    if a.daemon.daemon.is_some() {
+        drop(out);
+        return c2_on_daemon(a);
+    }
     let c1 = bellows_filecoin::read_c1(&a.c1)?;
     let check: Check = a.check.parse()?;
     let backend = open_backend(&a.backend, g)?;
@@ -299,6 +321,43 @@ fn c2(a: &C2Args, g: &Globals) -> Result<()> {
         total.as_secs_f64()
     );
     Ok(())
+}
+
+/// `bellows porep c2 --daemon`: the C1 file checked here (a bad file is named before anything
+/// is sent), then its bytes sent as they are.
+fn c2_on_daemon(a: &C2Args) -> Result<()> {
+    let bytes = bellows_core::groth16::io::read_bounded(
+        &a.c1,
+        &format!("C1 output {}", a.c1.display()),
+        bellows_filecoin::c1::MAX_C1_BYTES,
+    )?;
+    let c1 = bellows_filecoin::parse_c1(&bytes, &format!("C1 output {}", a.c1.display()))?;
+    if a.backend.backend != "cpu" || a.no_verify || a.manifest.is_some() || a.check == "digest" {
+        crate::common::warn(
+            "the daemon proves on its own devices, always verifies, and checks parameters fully \
+             (or with curve checks only, --check curve-only): --backend, --no-verify, \
+             --manifest and --check digest do not apply",
+        );
+    }
+    errln!(
+        "sending {:?} C2 ({} partition(s), {} bytes of C1) to {}",
+        c1.registered_proof(),
+        c1.partitions(),
+        bytes.len(),
+        a.daemon.daemon.as_deref().unwrap_or_default()
+    );
+    crate::cmd::daemon::porep_c2(
+        crate::cmd::daemon::PorepJob {
+            c1: bytes,
+            params_dir: &params_dir(&a.params_dir),
+            seed: a.seed,
+            curve_only: a.check == "curve-only",
+            out: &a.out,
+            force: a.force,
+            submit_only: a.submit,
+        },
+        &a.daemon,
+    )
 }
 
 fn parse_hex32(s: &str) -> Result<[u8; 32]> {

@@ -128,6 +128,45 @@ pub fn lotus_bench_json(c1: &SealCommitPhase1Output, sector_num: u64) -> Vec<u8>
     .expect("JSON")
 }
 
+/// TEST parameters for `proof`'s circuit in the folder `dir`, made once with
+/// [`crate::porep::setup`] (toxic waste from `rng`) and shared by every test process that asks
+/// for the same folder: the first makes them under an exclusive lock on `dir/.lock` (the others
+/// wait for it), then leaves a marker beside them, so that a setup interrupted half-way is made
+/// again rather than used. The 2 KiB PoRep circuit's take about 100 CPU-seconds and 1.1 GB;
+/// the tests of bellows-filecoin and bellows-serve share one folder under the target folder
+/// (`CARGO_TARGET_TMPDIR`), so that a CI run makes them once.
+pub fn shared_params(
+    proof: RegisteredSealProof,
+    dir: &Path,
+    rng: &mut dyn RngCore,
+) -> Result<crate::CachePaths> {
+    use fs2::FileExt;
+    std::fs::create_dir_all(dir).map_err(|e| {
+        Error::io(
+            format!("creating the parameter folder {}", dir.display()),
+            e,
+        )
+    })?;
+    let lock_path = dir.join(".lock");
+    let lock = std::fs::File::create(&lock_path)
+        .map_err(|e| Error::io(format!("creating {}", lock_path.display()), e))?;
+    lock.lock_exclusive()
+        .map_err(|e| Error::io(format!("locking {}", lock_path.display()), e))?;
+    let paths = crate::porep::cache_paths(proof, dir)?;
+    let marker = dir.join(format!("v28-{}.made", paths.id));
+    if !marker.exists() {
+        crate::porep::setup(proof, dir, &mut &mut *rng, true)?;
+        std::fs::write(
+            &marker,
+            b"made by bellows_filecoin::testing::shared_params\n",
+        )
+        .map_err(|e| Error::io(format!("writing {}", marker.display()), e))?;
+    }
+    // The lock is released when `lock` is closed.
+    drop(lock);
+    Ok(paths)
+}
+
 /// This process's CPU time so far (user + system, all threads), from `/proc/self/stat`
 /// (Linux; 0 elsewhere): the benchmarks and the end-to-end test report it beside wall time.
 pub fn cpu_seconds() -> f64 {

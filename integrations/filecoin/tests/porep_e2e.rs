@@ -4,17 +4,18 @@
 //! create_proof byte for byte (same circuit, parameters, r and s); and the error cases.
 //!
 //! The 2 KiB PoRep circuit is a 2^22 domain with 2.69 M variables, so the expensive steps are
-//! done once per test binary and shared ([`fixture`]): one setup, one C2 proof, then
-//! bellperson's proof of the same partition. The parameters are loaded without subgroup checks
-//! (they were written by this process a moment earlier; the checked loads are tested on small
-//! files in tests/post.rs and the CLI's tests). What it costs on 2 cores is in docs/filecoin.md
+//! done once per test binary and shared ([`fixture`]): one C2 proof, then bellperson's proof of
+//! the same partition. The setup is made once per target folder and shared with bellows-serve's
+//! PoRep tests (`common::shared_porep_params`, under a file lock, in `CARGO_TARGET_TMPDIR`). The
+//! parameters are loaded without subgroup checks (they were written by a test a moment earlier;
+//! the checked loads are tested on small files in tests/post.rs and the CLI's tests). What it costs on 2 cores is in docs/filecoin.md
 //! ("Tests"). Set `BELLOWS_FILECOIN_SKIP_E2E=1` to skip it locally; with `CI=true` it always
 //! runs. The C1 error cases (truncated, another sector size or version) are in tests/c1.rs.
 
 mod common;
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 use std::time::Instant;
 
@@ -28,7 +29,7 @@ use bellows_filecoin::{
     ProveConfig,
 };
 use blstrs::Bls12;
-use common::{params_dir, sealed, Phase, MINER, PROOF, SECTOR};
+use common::{sealed, shared_params_dir, shared_porep_params, Phase, MINER, PROOF, SECTOR};
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
 
@@ -50,23 +51,6 @@ struct Fixture {
     dir: PathBuf,
     c1: C1Output,
     out: C2Output,
-}
-
-/// The tests that use [`fixture`]; the last one to finish removes the 1.1 GB parameters file.
-static USERS: AtomicUsize = AtomicUsize::new(3);
-
-/// Held by each test that uses the fixture: dropped at its end (after a panic too), the last one
-/// deletes the parameters (a run of a test subset leaves them in the temporary folder).
-struct Use;
-
-impl Drop for Use {
-    fn drop(&mut self) {
-        if USERS.fetch_sub(1, Ordering::SeqCst) == 1 {
-            if let Some(f) = FIXTURE.get() {
-                let _ = std::fs::remove_dir_all(&f.dir);
-            }
-        }
-    }
 }
 
 static FIXTURE: OnceLock<Fixture> = OnceLock::new();
@@ -95,18 +79,14 @@ fn fixture() -> &'static Fixture {
         let _fail = FailOnUnwind;
         let cpu = bellows_core::registry::resolve("cpu", &Default::default()).unwrap();
         let p = Phase::start();
+        // filecoin-proofs' parameter folder in this process: the shared one (set before
+        // sealing, which would otherwise set a folder of this process's own).
+        let dir = shared_params_dir();
         let s = sealed();
         p.lap("seal (add piece, PC1, PC2, C1)");
-        let dir = params_dir();
-        let (paths, report) =
-            porep::setup(PROOF, &dir, &mut ChaCha20Rng::seed_from_u64(11), true).unwrap();
-        p.lap(&format!(
-            "setup (2^{} domain, {} inputs, {} aux; write {:.1} s)",
-            report.domain_size.trailing_zeros(),
-            report.num_inputs,
-            report.num_aux,
-            report.write_time.as_secs_f64()
-        ));
+        assert_eq!(shared_porep_params(), dir);
+        let paths = porep::cache_paths(PROOF, &dir).unwrap();
+        p.lap("setup (or the shared parameters another test process made)");
         assert!(paths.params.exists() && paths.vk.exists() && paths.meta.exists());
 
         // C2 from the lotus-bench form, through the pipeline, with its self-check against the
@@ -133,7 +113,6 @@ fn c2_proof_is_verified_by_filecoin_proofs() {
     if !enabled() {
         return;
     }
-    let _use = Use;
     let f = fixture();
     assert_eq!(f.out.proof.len(), 192);
     assert_eq!(f.out.partitions.len(), 1);
@@ -148,7 +127,6 @@ fn another_sector_or_prover_and_damaged_proofs_are_refused() {
     if !enabled() {
         return;
     }
-    let _use = Use;
     let f = fixture();
     let (c1, proof) = (&f.c1, &f.out.proof);
     let prover = prover_id_from_actor(MINER);
@@ -178,7 +156,6 @@ fn partition_proof_equals_bellpersons() {
     if !enabled() {
         return;
     }
-    let _use = Use;
     let f = fixture();
     let p = Phase::start();
     let inst = porep::instance::<SectorShape2KiB>(&parse_c1(&c1_json(&sealed().c1), "c1").unwrap())

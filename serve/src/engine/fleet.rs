@@ -67,7 +67,8 @@ pub struct FleetConfig {
     pub capacity: Option<usize>,
     /// A partition whose lease expired this many times fails its job. Default: 5.
     pub max_claims: u32,
-    /// Proof kinds (circuit names) this node proves. Default: every built-in circuit.
+    /// Proof kinds (circuit names) this node proves. Default: every built-in circuit, and
+    /// `porep-c2` when built with the cargo feature `filecoin`.
     pub kinds: Vec<String>,
     /// Parameters files this node has: it claims only jobs whose parameters' digest is one of
     /// theirs, and proves with its own copy. Default: empty, any job whose parameters file it
@@ -88,6 +89,7 @@ impl Default for FleetConfig {
             kinds: bellows_core::circuits::CIRCUITS
                 .iter()
                 .map(|c| c.0.to_string())
+                .chain(cfg!(feature = "filecoin").then(|| crate::job::POREP_C2_KIND.to_string()))
                 .collect(),
             params: Vec::new(),
         }

@@ -548,11 +548,22 @@ impl Engine {
     /// and queues its partitions. Returns once the job is durable.
     pub fn submit(&self, req: &proto::SubmitRequest) -> Result<JobId> {
         let spec = JobSpec::from_request(req, &self.shared.cfg.limits)?;
+        #[cfg(feature = "filecoin")]
+        if let crate::job::JobKind::Porep(p) = &spec.kind {
+            p.check_params_present()?;
+        }
         let entry = self
             .shared
             .params
             .resolve(&spec.params_path, spec.params_digest.as_ref())?;
         spec.check_params(&entry.shape)?;
+        let log_domain = spec.log_domain(&entry.shape);
+        if log_domain > self.shared.cfg.limits.max_log_domain {
+            return Err(ServeError::invalid(format!(
+                "a circuit of domain 2^{log_domain} is above this daemon's limit of 2^{}",
+                self.shared.cfg.limits.max_log_domain
+            )));
+        }
         self.shared
             .check_device_fit(&entry, job_partition_bytes(&entry))?;
         let active = match &self.shared.fleet {
@@ -586,9 +597,9 @@ impl Engine {
             request: &bytes,
             label: &label,
             now: unix_now(),
-            kind: spec.circuit.name(),
+            kind: spec.kind.name(),
             params_digest: &entry.digest,
-            log_domain: spec.circuit.log_domain(),
+            log_domain,
         })?;
         tracing::info!("job {id} accepted: {label}, priority {}", spec.priority);
         match &self.shared.fleet {

@@ -23,7 +23,7 @@ use super::{
     Event, JobRt, Shared,
 };
 use crate::{
-    job::encode_inputs,
+    job::{encode_inputs, JobKind},
     proto::PartitionTimings,
     store::{JobState, PartitionRecord},
 };
@@ -54,7 +54,13 @@ fn is_device_fault(e: &Error) -> bool {
 /// The pre-compiled constraint system for a job's circuit (recorded or loaded once per circuit).
 fn pce_for(s: &Shared, job: &JobRt) -> Option<Result<Arc<Pce>, String>> {
     let dir = s.cfg.pce_dir.as_ref()?;
-    let id = builtin_id(&job.spec.circuit);
+    // Built-in circuits only: a PoRep partition is synthesised directly.
+    #[allow(irrefutable_let_patterns)] // without the cargo feature `filecoin`
+    let JobKind::Builtin(circuit) = &job.spec.kind
+    else {
+        return None;
+    };
+    let id = builtin_id(circuit);
     let cell = s
         .pces
         .lock()
@@ -65,7 +71,7 @@ fn pce_for(s: &Shared, job: &JobRt) -> Option<Result<Arc<Pce>, String>> {
     Some(
         cell.get_or_init(|| {
             PceCache::new(dir.clone())
-                .load_or_record(job.spec.circuit.blank(), &id)
+                .load_or_record(circuit.blank(), &id)
                 .map(|(p, _)| Arc::new(p))
                 .map_err(|e| e.to_string())
         })
@@ -117,14 +123,17 @@ pub(crate) fn synthesis_loop(s: &Shared) {
             s.params
                 .params(&job.params, job.spec.curve_only)
                 .map_err(|e| e.to_string())?;
-            let circuit = job
-                .spec
-                .circuit
-                .with_witness(job.spec.partition_witness_seed(w.index));
-            let synthesized = match pce_for(s, &job) {
-                Some(Ok(p)) => p.synthesize(circuit),
-                Some(Err(e)) => return Err(format!("pre-compiled constraint system: {e}")),
-                None => synthesize(circuit),
+            let synthesized = match &job.spec.kind {
+                JobKind::Builtin(c) => {
+                    let circuit = c.with_witness(job.spec.partition_witness_seed(w.index));
+                    match pce_for(s, &job) {
+                        Some(Ok(p)) => p.synthesize(circuit),
+                        Some(Err(e)) => return Err(format!("pre-compiled constraint system: {e}")),
+                        None => synthesize(circuit),
+                    }
+                }
+                #[cfg(feature = "filecoin")]
+                JobKind::Porep(p) => p.synthesize(w.index),
             }
             .map_err(|e| e.to_string())?;
             Ok(synthesized)
@@ -425,8 +434,45 @@ pub(crate) fn finalise_loop(s: &Shared, rx: &Mutex<mpsc::Receiver<Finishing>>) {
             all_done = p.done >= p.total;
         });
         if all_done {
-            s.finish(&job, JobState::Done, None);
+            match check_before_done(s, &job) {
+                Ok(()) => s.finish(&job, JobState::Done, None),
+                Err(e) => {
+                    s.metrics.error("job");
+                    s.finish(&job, JobState::Failed, Some(e));
+                }
+            }
         }
         s.update_gauges();
+    }
+}
+
+/// The check a job's proofs pass before it is reported done: a PoRep C2 job's partitions are
+/// verified against the verifying key (as `bellows porep c2` and filecoin-proofs do); built-in
+/// jobs have none.
+fn check_before_done(s: &Shared, job: &JobRt) -> Result<(), String> {
+    match &job.spec.kind {
+        JobKind::Builtin(_) => {
+            let _ = s;
+            Ok(())
+        }
+        #[cfg(feature = "filecoin")]
+        JobKind::Porep(p) => {
+            let t = Instant::now();
+            let parts = s.store.partitions(job.id).map_err(|e| e.to_string())?;
+            let params = s
+                .params
+                .params(&job.params, job.spec.curve_only)
+                .map_err(|e| e.to_string())?;
+            p.verify(&parts, &params.vk)
+                .map_err(|e| format!("the proof does not verify, so it is not returned: {e}"))?;
+            tracing::info!(
+                "job {}: {} proof of {} partitions verified in {:.2} s",
+                job.id,
+                p.proof_name(),
+                parts.len(),
+                t.elapsed().as_secs_f64()
+            );
+            Ok(())
+        }
     }
 }

@@ -40,6 +40,24 @@ pub fn params_dir() -> PathBuf {
     init_filecoin_env(&work_dir().join("params"), work_dir()).0
 }
 
+/// The parameter folder shared with other test processes (bellows-serve's PoRep tests among
+/// them), under the target folder: the 2 KiB PoRep parameters are made there once
+/// ([`shared_porep_params`]). Makes it filecoin-proofs' folder in this process when it is the
+/// first to ask.
+pub fn shared_params_dir() -> PathBuf {
+    let shared = Path::new(env!("CARGO_TARGET_TMPDIR")).join("filecoin-params");
+    init_filecoin_env(&shared, work_dir()).0
+}
+
+/// The 2 KiB PoRep parameters in [`shared_params_dir`], made by the first process that needs
+/// them (Bellows' setup, toxic waste from a fixed seed).
+pub fn shared_porep_params() -> PathBuf {
+    let dir = shared_params_dir();
+    bellows_filecoin::testing::shared_params(PROOF, &dir, &mut ChaCha20Rng::seed_from_u64(11))
+        .expect("the shared 2 KiB PoRep parameters");
+    dir
+}
+
 /// A 2 KiB sector sealed once per process (seconds), with fixed randomness.
 pub fn sealed() -> &'static SealedSector {
     static SEALED: OnceLock<SealedSector> = OnceLock::new();
