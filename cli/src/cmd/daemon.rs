@@ -318,15 +318,20 @@ pub fn prove(a: &ProveArgs) -> Result<()> {
     write(&ev, &a.out, a.inputs_out.as_deref(), a.force)
 }
 
+/// Submits `req` to the daemon at `addr` and returns the job id it was given.
+fn submit_request(addr: &str, creds: Creds, req: proto::SubmitRequest) -> Result<u64> {
+    runtime()?.block_on(async {
+        let mut c = connect(addr, creds).await?;
+        Ok::<_, CliError>(c.submit(req).await.map_err(rpc_error)?.into_inner().job_id)
+    })
+}
+
 /// `bellows submit`.
 pub fn submit(a: &ProveArgs) -> Result<()> {
     check_outputs(&a.out, a.inputs_out.as_deref(), a.force)?;
     let req = request(a)?;
     let (addr, creds) = target(&a.daemon)?;
-    let id = runtime()?.block_on(async {
-        let mut c = connect(&addr, creds).await?;
-        Ok::<_, CliError>(c.submit(req).await.map_err(rpc_error)?.into_inner().job_id)
-    })?;
+    let id = submit_request(&addr, creds, req)?;
     errln!(
         "job {id} accepted by {addr} ({} partition(s)); `bellows await {id}` writes {}",
         a.count,
@@ -373,10 +378,7 @@ pub(crate) fn porep_c2(j: PorepJob<'_>, d: &DaemonArgs) -> Result<()> {
     let (addr, creds) = target(d)?;
     let t = Instant::now();
     if j.submit_only {
-        let id = runtime()?.block_on(async {
-            let mut c = connect(&addr, creds).await?;
-            Ok::<_, CliError>(c.submit(req).await.map_err(rpc_error)?.into_inner().job_id)
-        })?;
+        let id = submit_request(&addr, creds, req)?;
         errln!(
             "PoRep C2 job {id} accepted by {addr}; `bellows await {id}` writes {}",
             j.out.display()
