@@ -21,6 +21,7 @@ use std::path::{Path, PathBuf};
 use bellows_core::groth16::{
     io::{read_verifying_key, ParamsShape, PointCheck},
     synthesis::{synthesize, Synthesized},
+    verifier::{prepare_verifying_key, verify_proof},
     Proof, VerifyingKey,
 };
 // The sector-shape macro names filecoin_proofs' constants.
@@ -207,8 +208,30 @@ impl PorepJob {
                 self.public_inputs.len()
             )));
         }
+        self.check(parts, fallback)?;
+        Ok(parts.iter().flat_map(|p| p.proof.iter().copied()).collect())
+    }
+
+    /// Checks one finished partition as [`PorepJob::verify`] checks each: a fleet's store
+    /// finishes a job in the transaction that commits its last partition, so there every
+    /// partition is checked on its own before it is committed.
+    pub fn verify_partition(&self, part: &PartitionRecord, fallback: &VerifyingKey) -> Result<()> {
+        self.check(std::slice::from_ref(part), fallback)
+    }
+
+    /// Each of `parts` (any subset, by index) against the public inputs storage-proofs-porep
+    /// generates for it and the verifying key (the folder's `.vk`, else `fallback`).
+    fn check(&self, parts: &[PartitionRecord], fallback: &VerifyingKey) -> Result<()> {
         let mut proofs = Vec::with_capacity(parts.len());
-        for (p, want) in parts.iter().zip(&self.public_inputs) {
+        let mut inputs = Vec::with_capacity(parts.len());
+        for p in parts {
+            let want = self.public_inputs.get(p.index as usize).ok_or_else(|| {
+                ServeError::invalid(format!(
+                    "partition {} of a proof of {} partitions",
+                    p.index,
+                    self.public_inputs.len()
+                ))
+            })?;
             if decode_inputs(&p.inputs)? != *want {
                 return Err(ServeError::invalid(format!(
                     "partition {}: its public inputs are not the ones storage-proofs-porep \
@@ -217,13 +240,22 @@ impl PorepJob {
                 )));
             }
             proofs.push(Proof::from_bytes(&p.proof)?);
+            inputs.push(want.clone());
         }
         let vk = if self.paths.vk.exists() {
             read_verifying_key(&self.paths.vk, PointCheck::Full)?
         } else {
             fallback.clone()
         };
-        bellows_filecoin::prove::check_partitions(&vk, &proofs, &self.public_inputs)?;
-        Ok(parts.iter().flat_map(|p| p.proof.iter().copied()).collect())
+        let pvk = prepare_verifying_key(&vk);
+        for ((p, proof), inputs) in parts.iter().zip(&proofs).zip(&inputs) {
+            if !verify_proof(&pvk, proof, inputs)? {
+                return Err(ServeError::invalid(format!(
+                    "partition {} does not verify with the verifying key",
+                    p.index
+                )));
+            }
+        }
+        Ok(())
     }
 }

@@ -223,6 +223,25 @@ mod with_filecoin {
             assert!(verify_seal(&c1, prover_id_from_actor(MINER), SECTOR, &proof).unwrap());
             // Another sector's proof it is not.
             assert!(!verify_seal(&c1, prover_id_from_actor(MINER), SECTOR + 1, &proof).unwrap());
+
+            // The check a fleet node makes before it commits a partition (engine/workers.rs,
+            // check_before_commit): the stored partition passes, a changed proof does not.
+            let pj = bellows_serve::porep::PorepJob::new(&c1_bytes, &params_dir).unwrap();
+            let vk = bellows_core::groth16::io::read_verifying_key(
+                pj.vk_path(),
+                bellows_core::groth16::io::PointCheck::Full,
+            )
+            .unwrap();
+            let mut part = store.partitions(job).unwrap().remove(0);
+            pj.verify_partition(&part, &vk).unwrap();
+            // A and C swapped (48-byte compressed G1 points around the 96-byte B): every point
+            // still valid, the proof wrong.
+            assert_eq!(part.proof.len(), 192);
+            let (a, c) = (part.proof[..48].to_vec(), part.proof[144..].to_vec());
+            part.proof[..48].copy_from_slice(&c);
+            part.proof[144..].copy_from_slice(&a);
+            let err = pj.verify_partition(&part, &vk).unwrap_err().to_string();
+            assert!(err.contains("partition 0 does not verify"), "{err}");
             (job, proof)
         };
 

@@ -405,6 +405,14 @@ pub(crate) fn finalise_loop(s: &Shared, rx: &Mutex<mpsc::Receiver<Finishing>>) {
             timings: timings.encode_to_vec(),
         };
         if s.fleet.is_some() {
+            // A fleet's store finishes the job in the transaction that commits its last
+            // partition, so what `check_before_done` checks is checked here, partition by
+            // partition, before the commit.
+            if let Err(e) = check_before_commit(s, &job, &rec) {
+                s.metrics.error("job");
+                s.finish(&job, JobState::Failed, Some(e));
+                continue;
+            }
             // A fleet's store takes it under this node's claim (engine/fleet.rs).
             super::fleet::commit(s, &job, rec, f.device);
             s.update_gauges();
@@ -443,6 +451,25 @@ pub(crate) fn finalise_loop(s: &Shared, rx: &Mutex<mpsc::Receiver<Finishing>>) {
             }
         }
         s.update_gauges();
+    }
+}
+
+/// In a fleet, the check of [`check_before_done`] for one partition, before it is committed.
+fn check_before_commit(s: &Shared, job: &JobRt, rec: &PartitionRecord) -> Result<(), String> {
+    match &job.spec.kind {
+        JobKind::Builtin(_) => {
+            let _ = (s, rec);
+            Ok(())
+        }
+        #[cfg(feature = "filecoin")]
+        JobKind::Porep(p) => {
+            let params = s
+                .params
+                .params(&job.params, job.spec.curve_only)
+                .map_err(|e| e.to_string())?;
+            p.verify_partition(rec, &params.vk)
+                .map_err(|e| format!("the proof is not returned: {e}"))
+        }
     }
 }
 
