@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use bellows_core::pce::cache::PceCache;
 use bellows_core::Error;
 use bellows_filecoin::filecoin_proofs_api::RegisteredSealProof;
 use bellows_filecoin::{porep, C1Output, Check, ProveConfig};
@@ -156,6 +157,11 @@ pub struct C2Args {
     /// With --daemon: only submit, print the job id; `bellows await JOB` writes --out.
     #[arg(long, requires = "daemon")]
     pub submit: bool,
+    /// Pre-compiled synthesis of the partitions (on by default: the partition circuit's
+    /// constraint system is recorded once per proof type into the folder, then only its witness
+    /// code runs per partition; the same proof bytes).
+    #[command(flatten)]
+    pub pce: crate::cmd::pce::PceOpts,
 }
 
 /// `bellows porep verify`.
@@ -278,6 +284,14 @@ fn c2(a: &C2Args, g: &Globals) -> Result<()> {
     cfg.g2 = g2_policy(&a.backend)?;
     cfg.pipeline.seed = a.seed;
     cfg.verify = !a.no_verify;
+    if !a.pce.no_pce {
+        match PceCache::open(a.pce.pce_dir.as_deref()) {
+            Ok(cache) => cfg.pce_dir = Some(cache.dir().to_path_buf()),
+            Err(e) => crate::common::warn(&format!(
+                "{e}; synthesising directly (--pce-dir names a folder for recordings)"
+            )),
+        }
+    }
     errln!(
         "proving {:?} C2: {} partition(s) on backend {}",
         c1.registered_proof(),

@@ -3,14 +3,16 @@
 //!
 //! ```text
 //! cargo run --release -p bellows-filecoin --example c2_bench -- \
-//!     --sector 2KiB --work /tmp/c2bench [--backend cpu] [--reps 1] [--skip-bellperson]
+//!     --sector 2KiB --work /tmp/c2bench [--backend cpu] [--reps 1] [--skip-bellperson] [--pce]
 //! ```
 //!
 //! Seals a sector of the given size (2KiB or 8MiB) with filecoin-proofs on the CPU, makes its
 //! circuit's parameters with Bellows' setup (once; kept in WORK/params), then times:
 //! - Bellows, partition by partition: synthesis, then the proof (G1 phase on the backend, G2 on
 //!   CPU threads beside it) — shown apart;
-//! - Bellows' C2 through the pipeline (what `bellows porep c2` runs), load excluded;
+//! - Bellows' C2 through the pipeline (what `bellows porep c2 --no-pce` runs), load excluded;
+//! - with `--pce`, the same with pre-compiled synthesis (what `bellows porep c2` runs by
+//!   default): the recording's one-time cost (WORK/pce), a partition's synthesis, C2;
 //! - filecoin-proofs' `seal_commit_phase2` (bellperson's prover, reading the same parameter
 //!   files; its own verification included, as it always runs it).
 //!
@@ -37,6 +39,7 @@ struct Args {
     backend: String,
     reps: usize,
     skip_bellperson: bool,
+    pce: bool,
 }
 
 fn args() -> Args {
@@ -46,6 +49,7 @@ fn args() -> Args {
         backend: "cpu".into(),
         reps: 1,
         skip_bellperson: false,
+        pce: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(k) = it.next() {
@@ -56,6 +60,7 @@ fn args() -> Args {
             "--backend" => a.backend = v(),
             "--reps" => a.reps = v().parse().expect("--reps N"),
             "--skip-bellperson" => a.skip_bellperson = true,
+            "--pce" => a.pce = true,
             other => panic!("unknown argument {other}"),
         }
     }
@@ -149,6 +154,14 @@ fn main() {
     );
     println!("  per partition, proving           {:.2} s", report.prove);
     println!("  Bellows C2 (pipeline, all parts) {:.2} s", report.c2);
+    if let Some(p) = &report.pce {
+        println!("  pre-compiled: recording (once)   {:.2} s", p.record);
+        println!(
+            "  per partition, synthesis         {:.2} s (pre-compiled)",
+            p.synth
+        );
+        println!("  Bellows C2, pre-compiled synth.  {:.2} s", p.c2);
+    }
     println!(
         "  filecoin-proofs C2 (bellperson)  {:?} s (incl. its verification)",
         min(&bp_times)
@@ -160,6 +173,9 @@ fn main() {
             "seal_s": secs(seal_time), "setup_s": setup_time.map(secs),
             "load_s": report.load, "synthesis_s": report.synth, "prove_s": report.prove,
             "bellows_c2_s": report.c2, "bellperson_c2_s": min(&bp_times),
+            "pce_record_s": report.pce.as_ref().map(|p| p.record),
+            "pce_synthesis_s": report.pce.as_ref().map(|p| p.synth),
+            "bellows_c2_pce_s": report.pce.as_ref().map(|p| p.c2),
         })
     );
 }
@@ -169,6 +185,14 @@ struct Report {
     load: f64,
     synth: f64,
     prove: f64,
+    c2: f64,
+    pce: Option<PceReport>,
+}
+
+/// With `--pce`: the recording's time, a partition's pre-compiled synthesis, C2 with it.
+struct PceReport {
+    record: f64,
+    synth: f64,
     c2: f64,
 }
 
@@ -212,11 +236,47 @@ fn bench<Tree: 'static + MerkleTreeTrait>(
         assert!(verify_seal(c1, bellows_filecoin::prover_id_from_actor(1000), 1, &bytes).unwrap());
     }
     let min = |v: &[Duration]| v.iter().min().copied().map(secs).unwrap_or(f64::NAN);
+    let pce = a.pce.then(|| {
+        let t = Instant::now();
+        let pce = bellows_filecoin::prove::pce_for(
+            &a.work.join("pce"),
+            &inst.cache_id,
+            inst.circuits[0].clone(),
+        )
+        .unwrap();
+        let record = secs(t.elapsed());
+        let (mut synth, mut c2p) = (Vec::new(), Vec::new());
+        for _ in 0..a.reps {
+            for c in &inst.circuits {
+                let t = Instant::now();
+                drop(pce.synthesize(c.clone()).unwrap());
+                synth.push(t.elapsed());
+            }
+            let t = Instant::now();
+            let parts = bellows_filecoin::prove::prove_circuits_with(
+                key.clone(),
+                inst.circuits.clone(),
+                &cfg.pipeline,
+                Some(pce.clone()),
+            )
+            .unwrap();
+            c2p.push(t.elapsed());
+            let bytes: Vec<u8> = parts.iter().flat_map(|p| p.to_bytes()).collect();
+            let prover = bellows_filecoin::prover_id_from_actor(1000);
+            assert!(verify_seal(c1, prover, 1, &bytes).unwrap());
+        }
+        PceReport {
+            record,
+            synth: min(&synth),
+            c2: min(&c2p),
+        }
+    });
     Report {
         n: synth.len(),
         load: secs(load.elapsed),
         synth: min(&synth),
         prove: min(&prove),
         c2: min(&c2),
+        pce,
     }
 }

@@ -12,7 +12,8 @@
 #   c2    (about 3-5 min) for each sector size in SECTORS (default "2KiB 8MiB"): seal the sector
 #         on the CPU (filecoin-proofs), make its circuit's parameters with Bellows' setup, then
 #         in one run: Bellows on the CUDA backend, partition by partition (synthesis and proving
-#         apart) and through the pipeline, and filecoin-proofs' own seal_commit_phase2 (bellperson;
+#         apart) and through the pipeline, direct and pre-compiled synthesis (--pce), and
+#         filecoin-proofs' own seal_commit_phase2 (bellperson;
 #         CPU, these binaries have no GPU features) on the same files; then Bellows on the CPU
 #         backend. Every proof is checked by filecoin-proofs' verify_seal.
 #   load  (about 3-4 min) parameter loading with each of Bellows' checks: the 2 KiB PoRep file
@@ -79,7 +80,7 @@ if has c2; then
     case $s in 2KiB) t_cuda=150; t_cpu=90;; *) t_cuda=210; t_cpu=120;; esac
     # The CUDA run seals, sets up (kept in $work/params) and runs filecoin-proofs' prover too;
     # the CPU run reseals (seconds) and reuses the parameters.
-    run "c2-$s-cuda" $t_cuda "$B/c2_bench" --sector "$s" --work "$work" --backend cuda --reps "${REPS:-2}"
+    run "c2-$s-cuda" $t_cuda "$B/c2_bench" --sector "$s" --work "$work" --backend cuda --reps "${REPS:-2}" --pce
     run "c2-$s-cpu" $t_cpu "$B/c2_bench" --sector "$s" --work "$work" --backend cpu --reps 1 --skip-bellperson
     { echo "== $s, Bellows on cuda, and filecoin-proofs (bellperson, CPU)"; grep -v '^{' "$logs/c2-$s-cuda.log"; grep -h '^{' "$logs/c2-$s-cuda.log";
       grep -h '^setup\|^sealed' "$logs/c2-$s-cuda.err";

@@ -21,6 +21,7 @@
 //! own `verify_seal`.
 
 use std::path::Path;
+use std::time::Instant;
 
 use bellows_core::groth16::Parameters;
 use bellows_core::{Error, Result};
@@ -197,19 +198,44 @@ fn prove_c2_inner<Tree: 'static + MerkleTreeTrait>(
     params_dir: &Path,
     cfg: &ProveConfig,
 ) -> Result<C2Output> {
-    prove::build_and_prove(
-        &format!("{:?}", c1.phase1.registered_proof),
-        || {
-            let inst = instance::<Tree>(c1)?;
-            Ok(prove::Built {
-                circuits: inst.circuits,
-                public_inputs: inst.public_inputs,
-                cache_id: inst.cache_id,
-            })
-        },
+    let what = format!("{:?}", c1.phase1.registered_proof);
+    let Some(pce_dir) = &cfg.pce_dir else {
+        return prove::build_and_prove(
+            &what,
+            || {
+                let inst = instance::<Tree>(c1)?;
+                Ok(prove::Built {
+                    circuits: inst.circuits,
+                    public_inputs: inst.public_inputs,
+                    cache_id: inst.cache_id,
+                })
+            },
+            params_dir,
+            cfg,
+        );
+    };
+    // Pre-compiled synthesis: the recording made from the first partition's circuit (every
+    // partition has the same constraint system), loaded or recorded before the parameters.
+    let t = Instant::now();
+    let inst = instance::<Tree>(c1)?;
+    let circuits_time = t.elapsed();
+    let first = inst
+        .circuits
+        .first()
+        .cloned()
+        .ok_or_else(|| Error::invalid(format!("{what}: the C1 output yields no partition")))?;
+    let pce = prove::pce_for(pce_dir, &inst.cache_id, first)?;
+    let mut out = prove::prove_instance_with(
+        &what,
+        &inst.cache_id,
+        inst.circuits,
+        &inst.public_inputs,
         params_dir,
         cfg,
-    )
+        Some(pce),
+    )?;
+    out.circuits_time = circuits_time;
+    Ok(out)
 }
 
 /// The prover id of miner actor `actor` (as in `f01234`): the actor id as an unsigned LEB128

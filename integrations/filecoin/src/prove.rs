@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use bellows_core::groth16::io::{read_verifying_key, ParamsShape, PointCheck};
 use bellows_core::groth16::prover::{G2Policy, ProvingKey};
 use bellows_core::groth16::{prepare_verifying_key, verify_proof, Parameters, Proof, VerifyingKey};
+use bellows_core::pce::{cache::PceCache, Pce};
 use bellows_core::pipeline::{Job, Pipeline, PipelineConfig};
 use bellows_core::{Backend, Error, Result};
 use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
@@ -38,6 +39,14 @@ pub struct ProveConfig {
     /// filecoin-proofs does, against the cached `.vk` (or the parameters' own key when there is
     /// none). Default: true.
     pub verify: bool,
+    /// Pre-compiled synthesis for PoRep C2 ([`crate::porep::prove_c2`]): the folder of
+    /// recordings ([`bellows_core::pce::PceCache`]) where the partition circuit's constraint
+    /// system is kept, recorded there on first use (one run of the circuit's constraint code,
+    /// about one direct synthesis) under `filecoin-` and the parameter-cache id. Every partition
+    /// is then synthesised with it: its witness code runs, its constraint code does not, and the
+    /// sparse products run on every core; the result equals direct synthesis bit for bit.
+    /// Default: `None`, direct synthesis.
+    pub pce_dir: Option<std::path::PathBuf>,
 }
 
 impl ProveConfig {
@@ -50,6 +59,7 @@ impl ProveConfig {
             pipeline: PipelineConfig::default(),
             g2: G2Policy::default(),
             verify: true,
+            pce_dir: None,
         }
     }
 }
@@ -189,6 +199,28 @@ pub fn prove_instance<C: Circuit<Fr> + Send>(
     dir: &Path,
     cfg: &ProveConfig,
 ) -> Result<ProofOutput> {
+    prove_instance_with(what, cache_id, circuits, public_inputs, dir, cfg, None)
+}
+
+/// The recording of the circuit `cache_id` in the folder `pce_dir` (key `filecoin-` and the
+/// parameter-cache id), made from `circuit` and saved there when there is none.
+pub fn pce_for<C: Circuit<Fr>>(pce_dir: &Path, cache_id: &str, circuit: C) -> Result<Arc<Pce>> {
+    let id = format!("filecoin-{cache_id}");
+    let (pce, _) = PceCache::new(pce_dir).load_or_record(Guarded(circuit), &id)?;
+    Ok(Arc::new(pce))
+}
+
+/// [`prove_instance`], synthesising with the recording `pce` when there is one (it must be
+/// the recording of these circuits: a recording of another circuit is refused).
+pub fn prove_instance_with<C: Circuit<Fr> + Send>(
+    what: &str,
+    cache_id: &str,
+    circuits: Vec<C>,
+    public_inputs: &[Vec<Fr>],
+    dir: &Path,
+    cfg: &ProveConfig,
+    pce: Option<Arc<Pce>>,
+) -> Result<ProofOutput> {
     let num_inputs = public_inputs.first().map_or(0, Vec::len);
     let (params, load) = load_cached(
         what,
@@ -208,7 +240,7 @@ pub fn prove_instance<C: Circuit<Fr> + Send>(
     let key_time = t.elapsed();
     let t = Instant::now();
     let guarded: Vec<Guarded<C>> = circuits.into_iter().map(Guarded).collect();
-    let partitions = prove_circuits(key, guarded, &cfg.pipeline)?;
+    let partitions = prove_circuits_with(key, guarded, &cfg.pipeline, pce)?;
     let prove_time = t.elapsed();
     let proof: Vec<u8> = partitions.iter().flat_map(|p| p.to_bytes()).collect();
     let verify_time = if cfg.verify {
@@ -241,7 +273,20 @@ pub fn prove_circuits<C: Circuit<Fr> + Send>(
     circuits: Vec<C>,
     config: &PipelineConfig,
 ) -> Result<Vec<Proof>> {
-    let pipeline = Pipeline::new(vec![key], config.clone())?;
+    prove_circuits_with(key, circuits, config, None)
+}
+
+/// [`prove_circuits`], synthesising with the recording `pce` when there is one.
+pub fn prove_circuits_with<C: Circuit<Fr> + Send>(
+    key: Arc<ProvingKey>,
+    circuits: Vec<C>,
+    config: &PipelineConfig,
+    pce: Option<Arc<Pce>>,
+) -> Result<Vec<Proof>> {
+    let mut pipeline = Pipeline::new(vec![key], config.clone())?;
+    if let Some(pce) = pce {
+        pipeline = pipeline.with_pce(pce);
+    }
     let mut result = None;
     pipeline.run(
         std::iter::once(Job {

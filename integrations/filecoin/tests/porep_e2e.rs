@@ -95,7 +95,16 @@ fn fixture() -> &'static Fixture {
         let mut cfg = ProveConfig::new(cpu);
         cfg.pipeline.seed = Some(SEED);
         cfg.check = Check::CurveOnly;
+        // Pre-compiled synthesis (as `bellows porep c2` by default): the proof must still equal
+        // bellperson's byte for byte (partition_proof_equals_bellpersons) and verify.
+        let pce_dir = std::env::temp_dir().join(format!("bellows-e2e-pce-{}", std::process::id()));
+        cfg.pce_dir = Some(pce_dir.clone());
         let out = prove_c2(&c1, &dir, &cfg).unwrap();
+        assert!(
+            std::fs::read_dir(&pce_dir).unwrap().count() > 0,
+            "the partition circuit's recording was saved"
+        );
+        let _ = std::fs::remove_dir_all(&pce_dir);
         p.lap(&format!(
             "C2 (circuits {:.1} s, load {:.1} s, key {:.1} s, prove {:.1} s, self-check {:.2} s)",
             out.circuits_time.as_secs_f64(),
