@@ -24,6 +24,10 @@ use bellows_core::groth16::{
     verifier::{prepare_verifying_key, verify_proof},
     Proof, VerifyingKey,
 };
+use bellows_core::pce::{
+    cache::{PceCache, Source},
+    Pce,
+};
 // The sector-shape macro names filecoin_proofs' constants.
 use bellows_filecoin::filecoin_proofs;
 use bellows_filecoin::filecoin_proofs::types::MerkleTreeTrait;
@@ -41,21 +45,35 @@ use crate::{
 /// The partition circuits of one C1 output, behind the sector shape they are generic over.
 trait Circuits: Send + Sync {
     /// Synthesises partition `k` (a fresh copy of its circuit, so a retry can synthesise it
-    /// again).
-    fn synthesize(&self, k: usize) -> bellows_core::Result<Synthesized>;
+    /// again), directly or with the recording `pce`.
+    fn synthesize(&self, k: usize, pce: Option<&Pce>) -> bellows_core::Result<Synthesized>;
+
+    /// The recording of the partition circuit in `cache` under `id`, made from the first
+    /// partition (all have the same constraint system) when there is none.
+    fn load_or_record(&self, cache: &PceCache, id: &str) -> bellows_core::Result<(Pce, Source)>;
 }
 
 struct Shaped<C>(Vec<C>);
 
 impl<C: Circuit<Scalar> + Clone + Send + Sync> Circuits for Shaped<C> {
-    fn synthesize(&self, k: usize) -> bellows_core::Result<Synthesized> {
+    fn synthesize(&self, k: usize, pce: Option<&Pce>) -> bellows_core::Result<Synthesized> {
         let c = self.0.get(k).ok_or_else(|| {
             bellows_core::Error::invalid(format!(
                 "partition {k} of a job of {} partitions",
                 self.0.len()
             ))
         })?;
-        synthesize(Guarded(c.clone()))
+        match pce {
+            Some(p) => p.synthesize(Guarded(c.clone())),
+            None => synthesize(Guarded(c.clone())),
+        }
+    }
+
+    fn load_or_record(&self, cache: &PceCache, id: &str) -> bellows_core::Result<(Pce, Source)> {
+        let first = self.0.first().ok_or_else(|| {
+            bellows_core::Error::invalid("a PoRep job without partitions has nothing to record")
+        })?;
+        cache.load_or_record(Guarded(first.clone()), id)
     }
 }
 
@@ -66,6 +84,8 @@ pub struct PorepJob {
     /// SHA-256 of the C1 bytes as submitted (two jobs are equal when these are).
     c1_digest: [u8; 32],
     paths: CachePaths,
+    /// filecoin-proofs' identifier of the partition circuit (its parameters' file name).
+    cache_id: String,
     circuits: Box<dyn Circuits>,
     public_inputs: Vec<Vec<Scalar>>,
 }
@@ -122,6 +142,7 @@ impl PorepJob {
             c1: parsed,
             c1_digest,
             paths,
+            cache_id,
             circuits,
             public_inputs,
         })
@@ -188,9 +209,31 @@ impl PorepJob {
         Ok(())
     }
 
-    /// Synthesises partition `index`.
+    /// Synthesises partition `index` directly.
     pub fn synthesize(&self, index: u32) -> bellows_core::Result<Synthesized> {
-        self.circuits.synthesize(index as usize)
+        self.circuits.synthesize(index as usize, None)
+    }
+
+    /// Synthesises partition `index` with the recording `pce` of the partition circuit
+    /// ([`PorepJob::load_or_record`]): the same result, its constraint code not run.
+    pub fn synthesize_with(&self, index: u32, pce: &Pce) -> bellows_core::Result<Synthesized> {
+        self.circuits.synthesize(index as usize, Some(pce))
+    }
+
+    /// The key of the partition circuit's recording in a PCE folder: `filecoin-` and the
+    /// parameter-cache id, as `bellows porep c2` keys it.
+    pub fn pce_id(&self) -> String {
+        format!("filecoin-{}", self.cache_id)
+    }
+
+    /// The partition circuit's recording in `cache` under `id`, recorded from the first
+    /// partition and saved when there is none.
+    pub fn load_or_record(
+        &self,
+        cache: &PceCache,
+        id: &str,
+    ) -> bellows_core::Result<(Pce, Source)> {
+        self.circuits.load_or_record(cache, id)
     }
 
     /// Checks a finished job's partitions (all of them, in index order): each one's public

@@ -4,8 +4,9 @@
 //! it into this crate): a real 2 KiB sector sealed with filecoin-proofs, its C1 output submitted
 //! as a job, proved on the CPU through the engine and verified by filecoin-proofs' `verify_seal`;
 //! the job re-proved from the journal after a restart on the same state folder (the C1 bytes
-//! travel in the journaled request) to the same proof; truncated and garbage C1 outputs refused
-//! at Submit with the reason, nothing journaled, the engine still serving. The 2 KiB parameters
+//! travel in the journaled request), this time with pre-compiled synthesis, to the same proof;
+//! truncated and garbage C1 outputs refused at Submit with the reason, nothing journaled, the
+//! engine still serving. The 2 KiB parameters
 //! (1.1 GB, about 100 CPU-seconds of setup) are shared with bellows-filecoin's end-to-end test
 //! through one folder under the target folder, made once under a file lock
 //! (`bellows_filecoin::testing::shared_params`).
@@ -61,7 +62,17 @@ impl Events {
 }
 
 fn engine(store: Arc<dyn JobStore>, ev: &Events) -> Engine {
+    engine_with(store, ev, None)
+}
+
+/// An engine whose synthesis uses the recordings in `pce_dir` (None: direct synthesis).
+fn engine_with(
+    store: Arc<dyn JobStore>,
+    ev: &Events,
+    pce_dir: Option<std::path::PathBuf>,
+) -> Engine {
     let mut cfg = EngineConfig::default();
+    cfg.pce_dir = pce_dir;
     cfg.synthesis_workers = 1;
     cfg.finalizers = 1;
     cfg.observer = Some(ev.observer());
@@ -257,15 +268,25 @@ mod with_filecoin {
             )
             .unwrap();
         }
+        // The restarted engine synthesises with a pre-compiled constraint system (recorded from
+        // the stored C1's circuit): the same proof bytes as the first, direct, synthesis.
         let ev = Events::default();
         let store: Arc<dyn JobStore> = Arc::new(SqliteStore::open(&store_path).unwrap());
-        let e = engine(store.clone(), &ev);
+        let pce_dir = work.join("pce");
+        let e = engine_with(store.clone(), &ev, Some(pce_dir.clone()));
         assert_eq!(e.recover().unwrap(), 1, "the job is resumed");
         assert_eq!(ev.wait_finished(job), JobState::Done);
         let again = seal_proof(&*store, job);
         assert_eq!(
             again, first,
-            "re-built from the stored C1: the same proof (seeded)"
+            "re-built from the stored C1, synthesised with the recording: the same proof (seeded)"
+        );
+        let recorded: Vec<_> = std::fs::read_dir(&pce_dir).unwrap().flatten().collect();
+        assert!(
+            recorded
+                .iter()
+                .any(|f| f.file_name().to_string_lossy().contains("filecoin-")),
+            "the partition circuit was recorded: {recorded:?}"
         );
         assert!(verify_seal(&c1, prover_id_from_actor(MINER), SECTOR, &again).unwrap());
         drop(e);

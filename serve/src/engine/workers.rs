@@ -54,13 +54,11 @@ fn is_device_fault(e: &Error) -> bool {
 /// The pre-compiled constraint system for a job's circuit (recorded or loaded once per circuit).
 fn pce_for(s: &Shared, job: &JobRt) -> Option<Result<Arc<Pce>, String>> {
     let dir = s.cfg.pce_dir.as_ref()?;
-    // Built-in circuits only: a PoRep partition is synthesised directly.
-    #[allow(irrefutable_let_patterns)] // without the cargo feature `filecoin`
-    let JobKind::Builtin(circuit) = &job.spec.kind
-    else {
-        return None;
+    let id = match &job.spec.kind {
+        JobKind::Builtin(circuit) => builtin_id(circuit),
+        #[cfg(feature = "filecoin")]
+        JobKind::Porep(p) => p.pce_id(),
     };
-    let id = builtin_id(circuit);
     let cell = s
         .pces
         .lock()
@@ -70,10 +68,14 @@ fn pce_for(s: &Shared, job: &JobRt) -> Option<Result<Arc<Pce>, String>> {
         .clone();
     Some(
         cell.get_or_init(|| {
-            PceCache::new(dir.clone())
-                .load_or_record(circuit.blank(), &id)
-                .map(|(p, _)| Arc::new(p))
-                .map_err(|e| e.to_string())
+            let cache = PceCache::new(dir.clone());
+            match &job.spec.kind {
+                JobKind::Builtin(circuit) => cache.load_or_record(circuit.blank(), &id),
+                #[cfg(feature = "filecoin")]
+                JobKind::Porep(p) => p.load_or_record(&cache, &id),
+            }
+            .map(|(p, _)| Arc::new(p))
+            .map_err(|e| e.to_string())
         })
         .clone(),
     )
@@ -133,7 +135,11 @@ pub(crate) fn synthesis_loop(s: &Shared) {
                     }
                 }
                 #[cfg(feature = "filecoin")]
-                JobKind::Porep(p) => p.synthesize(w.index),
+                JobKind::Porep(p) => match pce_for(s, &job) {
+                    Some(Ok(pce)) => p.synthesize_with(w.index, &pce),
+                    Some(Err(e)) => return Err(format!("pre-compiled constraint system: {e}")),
+                    None => p.synthesize(w.index),
+                },
             }
             .map_err(|e| e.to_string())?;
             Ok(synthesized)
