@@ -225,7 +225,7 @@ fn prove_c2_inner<Tree: 'static + MerkleTreeTrait>(
         .cloned()
         .ok_or_else(|| Error::invalid(format!("{what}: the C1 output yields no partition")))?;
     let pce = prove::pce_for(pce_dir, &inst.cache_id, first)?;
-    let mut out = prove::prove_instance_with(
+    let mut out = prove::prove_instance(
         &what,
         &inst.cache_id,
         inst.circuits,

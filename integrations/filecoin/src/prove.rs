@@ -184,22 +184,17 @@ pub fn build_and_prove<C: Circuit<Fr> + Send>(
     let t = Instant::now();
     let b = build()?;
     let circuits_time = t.elapsed();
-    let mut out = prove_instance(what, &b.cache_id, b.circuits, &b.public_inputs, dir, cfg)?;
+    let mut out = prove_instance(
+        what,
+        &b.cache_id,
+        b.circuits,
+        &b.public_inputs,
+        dir,
+        cfg,
+        None,
+    )?;
     out.circuits_time = circuits_time;
     Ok(out)
-}
-
-/// Proves `circuits` (the partitions of one proof of `what`, circuit `cache_id`, with these
-/// public inputs) with the parameters in `dir` (see the module documentation).
-pub fn prove_instance<C: Circuit<Fr> + Send>(
-    what: &str,
-    cache_id: &str,
-    circuits: Vec<C>,
-    public_inputs: &[Vec<Fr>],
-    dir: &Path,
-    cfg: &ProveConfig,
-) -> Result<ProofOutput> {
-    prove_instance_with(what, cache_id, circuits, public_inputs, dir, cfg, None)
 }
 
 /// The recording of the circuit `cache_id` in the folder `pce_dir` (key `filecoin-` and the
@@ -210,9 +205,11 @@ pub fn pce_for<C: Circuit<Fr>>(pce_dir: &Path, cache_id: &str, circuit: C) -> Re
     Ok(Arc::new(pce))
 }
 
-/// [`prove_instance`], synthesising with the recording `pce` when there is one (it must be
-/// the recording of these circuits: a recording of another circuit is refused).
-pub fn prove_instance_with<C: Circuit<Fr> + Send>(
+/// Proves `circuits` (the partitions of one proof of `what`, circuit `cache_id`, with these
+/// public inputs) with the parameters in `dir` (see the module documentation), synthesising
+/// with the recording `pce` when there is one (it must be the recording of these circuits: a
+/// recording of another circuit is refused), else directly.
+pub fn prove_instance<C: Circuit<Fr> + Send>(
     what: &str,
     cache_id: &str,
     circuits: Vec<C>,
