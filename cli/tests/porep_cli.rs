@@ -360,6 +360,8 @@ fn setup_c2_verify_end_to_end() {
         0,
     );
     let out = d.join("s.proof");
+    // Pre-compiled synthesis (the default), its recording kept in the test's folder.
+    let pce = d.join("pce");
     run(
         &[
             "porep",
@@ -368,11 +370,14 @@ fn setup_c2_verify_end_to_end() {
             s(lotus),
             "--params-dir",
             s(&params),
+            "--pce-dir",
+            s(&pce),
             "--out",
             s(&out),
         ],
         0,
     );
+    assert!(std::fs::read_dir(&pce).unwrap().count() > 0, "recorded");
     assert_eq!(std::fs::metadata(&out).unwrap().len(), 192);
     let (stdout, _) = run(
         &[
