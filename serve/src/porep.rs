@@ -9,7 +9,7 @@
 //! code), the parameters named as filecoin-proofs names them
 //! ([`bellows_filecoin::porep::cache_paths`]), each circuit wrapped in
 //! [`bellows_filecoin::prove::Guarded`] so that a panic in a gadget fails the job instead of a
-//! worker, and the finished proofs checked with [`bellows_filecoin::prove::check_partitions`]
+//! worker, and the finished proofs checked with [`bellows_filecoin::prove::check_partition`]
 //! against the verifying key before the job is reported done — the self-check
 //! `bellows porep c2` (and filecoin-proofs) make.
 //!
@@ -18,20 +18,20 @@
 
 use std::path::{Path, PathBuf};
 
+use std::sync::{Arc, OnceLock};
+
 use bellows_core::groth16::{
-    io::{read_verifying_key, ParamsShape, PointCheck},
+    io::ParamsShape,
     synthesis::{synthesize, Synthesized},
-    verifier::{prepare_verifying_key, verify_proof},
+    verifier::{prepare_verifying_key, PreparedVerifyingKey},
     Proof, VerifyingKey,
 };
-use bellows_core::pce::{
-    cache::{PceCache, Source},
-    Pce,
-};
+use bellows_core::pce::Pce;
 // The sector-shape macro names filecoin_proofs' constants.
 use bellows_filecoin::filecoin_proofs;
 use bellows_filecoin::filecoin_proofs::types::MerkleTreeTrait;
-use bellows_filecoin::{porep, prove::Guarded, C1Output, CachePaths};
+use bellows_filecoin::prove::{self, Guarded};
+use bellows_filecoin::{porep, C1Output, CachePaths};
 use bellpepper_core::Circuit;
 use blstrs::Scalar;
 use sha2::{Digest, Sha256};
@@ -48,9 +48,9 @@ trait Circuits: Send + Sync {
     /// again), directly or with the recording `pce`.
     fn synthesize(&self, k: usize, pce: Option<&Pce>) -> bellows_core::Result<Synthesized>;
 
-    /// The recording of the partition circuit in `cache` under `id`, made from the first
-    /// partition (all have the same constraint system) when there is none.
-    fn load_or_record(&self, cache: &PceCache, id: &str) -> bellows_core::Result<(Pce, Source)>;
+    /// The recording of the partition circuit `cache_id` in the folder `pce_dir`, made from
+    /// the first partition (all have the same constraint system) when there is none.
+    fn record(&self, pce_dir: &Path, cache_id: &str) -> bellows_core::Result<Arc<Pce>>;
 }
 
 struct Shaped<C>(Vec<C>);
@@ -69,11 +69,11 @@ impl<C: Circuit<Scalar> + Clone + Send + Sync> Circuits for Shaped<C> {
         }
     }
 
-    fn load_or_record(&self, cache: &PceCache, id: &str) -> bellows_core::Result<(Pce, Source)> {
+    fn record(&self, pce_dir: &Path, cache_id: &str) -> bellows_core::Result<Arc<Pce>> {
         let first = self.0.first().ok_or_else(|| {
             bellows_core::Error::invalid("a PoRep job without partitions has nothing to record")
         })?;
-        cache.load_or_record(Guarded(first.clone()), id)
+        prove::pce_for(pce_dir, cache_id, first.clone())
     }
 }
 
@@ -88,6 +88,8 @@ pub struct PorepJob {
     cache_id: String,
     circuits: Box<dyn Circuits>,
     public_inputs: Vec<Vec<Scalar>>,
+    /// The prepared verifying key, read once (every partition of a fleet job is checked).
+    pvk: OnceLock<PreparedVerifyingKey>,
 }
 
 impl std::fmt::Debug for PorepJob {
@@ -145,6 +147,7 @@ impl PorepJob {
             cache_id,
             circuits,
             public_inputs,
+            pvk: OnceLock::new(),
         })
     }
 
@@ -209,31 +212,22 @@ impl PorepJob {
         Ok(())
     }
 
-    /// Synthesises partition `index` directly.
-    pub fn synthesize(&self, index: u32) -> bellows_core::Result<Synthesized> {
-        self.circuits.synthesize(index as usize, None)
+    /// Synthesises partition `index`, directly or with the recording `pce` of the partition
+    /// circuit ([`PorepJob::record`]; the same result, its constraint code not run).
+    pub fn synthesize(&self, index: u32, pce: Option<&Pce>) -> bellows_core::Result<Synthesized> {
+        self.circuits.synthesize(index as usize, pce)
     }
 
-    /// Synthesises partition `index` with the recording `pce` of the partition circuit
-    /// ([`PorepJob::load_or_record`]): the same result, its constraint code not run.
-    pub fn synthesize_with(&self, index: u32, pce: &Pce) -> bellows_core::Result<Synthesized> {
-        self.circuits.synthesize(index as usize, Some(pce))
-    }
-
-    /// The key of the partition circuit's recording in a PCE folder: `filecoin-` and the
-    /// parameter-cache id, as `bellows porep c2` keys it.
+    /// The key of the partition circuit's recording in a PCE folder (the one `bellows porep
+    /// c2` uses).
     pub fn pce_id(&self) -> String {
-        format!("filecoin-{}", self.cache_id)
+        prove::pce_id(&self.cache_id)
     }
 
-    /// The partition circuit's recording in `cache` under `id`, recorded from the first
+    /// The partition circuit's recording in the folder `pce_dir`, recorded from the first
     /// partition and saved when there is none.
-    pub fn load_or_record(
-        &self,
-        cache: &PceCache,
-        id: &str,
-    ) -> bellows_core::Result<(Pce, Source)> {
-        self.circuits.load_or_record(cache, id)
+    pub fn record(&self, pce_dir: &Path) -> bellows_core::Result<Arc<Pce>> {
+        self.circuits.record(pce_dir, &self.cache_id)
     }
 
     /// Checks a finished job's partitions (all of them, in index order): each one's public
@@ -265,8 +259,13 @@ impl PorepJob {
     /// Each of `parts` (any subset, by index) against the public inputs storage-proofs-porep
     /// generates for it and the verifying key (the folder's `.vk`, else `fallback`).
     fn check(&self, parts: &[PartitionRecord], fallback: &VerifyingKey) -> Result<()> {
-        let mut proofs = Vec::with_capacity(parts.len());
-        let mut inputs = Vec::with_capacity(parts.len());
+        let pvk = match self.pvk.get() {
+            Some(k) => k,
+            None => {
+                let vk = prove::cached_vk(&self.paths.vk, fallback)?;
+                self.pvk.get_or_init(|| prepare_verifying_key(&vk))
+            }
+        };
         for p in parts {
             let want = self.public_inputs.get(p.index as usize).ok_or_else(|| {
                 ServeError::invalid(format!(
@@ -282,22 +281,7 @@ impl PorepJob {
                     p.index
                 )));
             }
-            proofs.push(Proof::from_bytes(&p.proof)?);
-            inputs.push(want.clone());
-        }
-        let vk = if self.paths.vk.exists() {
-            read_verifying_key(&self.paths.vk, PointCheck::Full)?
-        } else {
-            fallback.clone()
-        };
-        let pvk = prepare_verifying_key(&vk);
-        for ((p, proof), inputs) in parts.iter().zip(&proofs).zip(&inputs) {
-            if !verify_proof(&pvk, proof, inputs)? {
-                return Err(ServeError::invalid(format!(
-                    "partition {} does not verify with the verifying key",
-                    p.index
-                )));
-            }
+            prove::check_partition(pvk, p.index as usize, &Proof::from_bytes(&p.proof)?, want)?;
         }
         Ok(())
     }

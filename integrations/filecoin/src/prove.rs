@@ -10,7 +10,9 @@ use std::time::{Duration, Instant};
 
 use bellows_core::groth16::io::{read_verifying_key, ParamsShape, PointCheck};
 use bellows_core::groth16::prover::{G2Policy, ProvingKey};
-use bellows_core::groth16::{prepare_verifying_key, verify_proof, Parameters, Proof, VerifyingKey};
+use bellows_core::groth16::{
+    prepare_verifying_key, verify_proof, Parameters, PreparedVerifyingKey, Proof, VerifyingKey,
+};
 use bellows_core::pce::{cache::PceCache, Pce};
 use bellows_core::pipeline::{Job, Pipeline, PipelineConfig};
 use bellows_core::{Backend, Error, Result};
@@ -197,11 +199,16 @@ pub fn build_and_prove<C: Circuit<Fr> + Send>(
     Ok(out)
 }
 
-/// The recording of the circuit `cache_id` in the folder `pce_dir` (key `filecoin-` and the
-/// parameter-cache id), made from `circuit` and saved there when there is none.
+/// The key of the circuit `cache_id`'s recording in a PCE folder: `filecoin-` and the
+/// parameter-cache id (`bellows porep c2` and the daemon share it).
+pub fn pce_id(cache_id: &str) -> String {
+    format!("filecoin-{cache_id}")
+}
+
+/// The recording of the circuit `cache_id` in the folder `pce_dir` (key [`pce_id`]), made from
+/// `circuit` and saved there when there is none.
 pub fn pce_for<C: Circuit<Fr>>(pce_dir: &Path, cache_id: &str, circuit: C) -> Result<Arc<Pce>> {
-    let id = format!("filecoin-{cache_id}");
-    let (pce, _) = PceCache::new(pce_dir).load_or_record(Guarded(circuit), &id)?;
+    let (pce, _) = PceCache::new(pce_dir).load_or_record(Guarded(circuit), &pce_id(cache_id))?;
     Ok(Arc::new(pce))
 }
 
@@ -242,12 +249,7 @@ pub fn prove_instance<C: Circuit<Fr> + Send>(
     let proof: Vec<u8> = partitions.iter().flat_map(|p| p.to_bytes()).collect();
     let verify_time = if cfg.verify {
         let t = Instant::now();
-        let vk_path = CachePaths::new(dir, cache_id).vk;
-        let vk = if vk_path.exists() {
-            read_verifying_key(&vk_path, PointCheck::Full)?
-        } else {
-            params.vk.clone()
-        };
+        let vk = cached_vk(&CachePaths::new(dir, cache_id).vk, &params.vk)?;
         check_partitions(&vk, &partitions, public_inputs)?;
         Some(t.elapsed())
     } else {
@@ -295,6 +297,16 @@ pub fn prove_circuits_with<C: Circuit<Fr> + Send>(
     result.unwrap_or_else(|| Err(Error::Pipeline("the proof job never completed".into())))
 }
 
+/// The verifying key a proof is checked against: the cache folder's `.vk` at `path` (fully
+/// checked), or `fallback` (the parameters' own) when the folder has none.
+pub fn cached_vk(path: &Path, fallback: &VerifyingKey) -> Result<VerifyingKey> {
+    if path.exists() {
+        read_verifying_key(path, PointCheck::Full)
+    } else {
+        Ok(fallback.clone())
+    }
+}
+
 /// Verifies each partition proof with Bellows' verifier against `vk` and the partition's public
 /// inputs; an invalid partition is an error naming it.
 pub fn check_partitions(
@@ -311,14 +323,26 @@ pub fn check_partitions(
     }
     let pvk = prepare_verifying_key(vk);
     for (k, (p, inputs)) in proofs.iter().zip(public_inputs).enumerate() {
-        if !verify_proof(&pvk, p, inputs)? {
-            return Err(Error::VerificationFailed(format!(
-                "partition {k} does not verify with the verifying key: the parameters and the \
-                 verifying key in the folder do not belong together"
-            )));
-        }
+        check_partition(&pvk, k, p, inputs)?;
     }
     Ok(())
+}
+
+/// Verifies partition `index`'s proof against the prepared key and its public inputs; a proof
+/// that does not verify is [`Error::VerificationFailed`] naming the partition.
+pub fn check_partition(
+    pvk: &PreparedVerifyingKey,
+    index: usize,
+    proof: &Proof,
+    inputs: &[Fr],
+) -> Result<()> {
+    if verify_proof(pvk, proof, inputs)? {
+        return Ok(());
+    }
+    Err(Error::VerificationFailed(format!(
+        "partition {index} does not verify with the verifying key: the parameters and the \
+         verifying key in the folder do not belong together"
+    )))
 }
 
 /// Generates parameters for the circuit `blank` (no witness) with Bellows' setup and fresh toxic

@@ -68,13 +68,13 @@ fn pce_for(s: &Shared, job: &JobRt) -> Option<Result<Arc<Pce>, String>> {
         .clone();
     Some(
         cell.get_or_init(|| {
-            let cache = PceCache::new(dir.clone());
             match &job.spec.kind {
-                JobKind::Builtin(circuit) => cache.load_or_record(circuit.blank(), &id),
+                JobKind::Builtin(circuit) => PceCache::new(dir.clone())
+                    .load_or_record(circuit.blank(), &id)
+                    .map(|(p, _)| Arc::new(p)),
                 #[cfg(feature = "filecoin")]
-                JobKind::Porep(p) => p.load_or_record(&cache, &id),
+                JobKind::Porep(p) => p.record(dir),
             }
-            .map(|(p, _)| Arc::new(p))
             .map_err(|e| e.to_string())
         })
         .clone(),
@@ -125,21 +125,19 @@ pub(crate) fn synthesis_loop(s: &Shared) {
             s.params
                 .params(&job.params, job.spec.curve_only)
                 .map_err(|e| e.to_string())?;
+            let pce = pce_for(s, &job)
+                .transpose()
+                .map_err(|e| format!("pre-compiled constraint system: {e}"))?;
             let synthesized = match &job.spec.kind {
                 JobKind::Builtin(c) => {
                     let circuit = c.with_witness(job.spec.partition_witness_seed(w.index));
-                    match pce_for(s, &job) {
-                        Some(Ok(p)) => p.synthesize(circuit),
-                        Some(Err(e)) => return Err(format!("pre-compiled constraint system: {e}")),
+                    match &pce {
+                        Some(p) => p.synthesize(circuit),
                         None => synthesize(circuit),
                     }
                 }
                 #[cfg(feature = "filecoin")]
-                JobKind::Porep(p) => match pce_for(s, &job) {
-                    Some(Ok(pce)) => p.synthesize_with(w.index, &pce),
-                    Some(Err(e)) => return Err(format!("pre-compiled constraint system: {e}")),
-                    None => p.synthesize(w.index),
-                },
+                JobKind::Porep(p) => p.synthesize(w.index, pce.as_deref()),
             }
             .map_err(|e| e.to_string())?;
             Ok(synthesized)
@@ -412,9 +410,9 @@ pub(crate) fn finalise_loop(s: &Shared, rx: &Mutex<mpsc::Receiver<Finishing>>) {
         };
         if s.fleet.is_some() {
             // A fleet's store finishes the job in the transaction that commits its last
-            // partition, so what `check_before_done` checks is checked here, partition by
+            // partition, so what `check_proofs` checks at the end is checked here, partition by
             // partition, before the commit.
-            if let Err(e) = check_before_commit(s, &job, &rec) {
+            if let Err(e) = check_proofs(s, &job, Some(&rec)) {
                 s.metrics.error("job");
                 s.finish(&job, JobState::Failed, Some(e));
                 continue;
@@ -448,7 +446,7 @@ pub(crate) fn finalise_loop(s: &Shared, rx: &Mutex<mpsc::Receiver<Finishing>>) {
             all_done = p.done >= p.total;
         });
         if all_done {
-            match check_before_done(s, &job) {
+            match check_proofs(s, &job, None) {
                 Ok(()) => s.finish(&job, JobState::Done, None),
                 Err(e) => {
                     s.metrics.error("job");
@@ -460,49 +458,37 @@ pub(crate) fn finalise_loop(s: &Shared, rx: &Mutex<mpsc::Receiver<Finishing>>) {
     }
 }
 
-/// In a fleet, the check of [`check_before_done`] for one partition, before it is committed.
-fn check_before_commit(s: &Shared, job: &JobRt, rec: &PartitionRecord) -> Result<(), String> {
+/// The check a job's proofs pass before they are returned: a PoRep C2 job's partitions are
+/// verified against the verifying key (as `bellows porep c2` and filecoin-proofs do), all of
+/// them before the job is reported done (`part` None) or, in a fleet, whose store finishes the
+/// job in the transaction that commits its last partition, `part` alone before it is
+/// committed. Built-in jobs have none.
+fn check_proofs(s: &Shared, job: &JobRt, part: Option<&PartitionRecord>) -> Result<(), String> {
     match &job.spec.kind {
         JobKind::Builtin(_) => {
-            let _ = (s, rec);
-            Ok(())
-        }
-        #[cfg(feature = "filecoin")]
-        JobKind::Porep(p) => {
-            let params = s
-                .params
-                .params(&job.params, job.spec.curve_only)
-                .map_err(|e| e.to_string())?;
-            p.verify_partition(rec, &params.vk)
-                .map_err(|e| format!("the proof is not returned: {e}"))
-        }
-    }
-}
-
-/// The check a job's proofs pass before it is reported done: a PoRep C2 job's partitions are
-/// verified against the verifying key (as `bellows porep c2` and filecoin-proofs do); built-in
-/// jobs have none.
-fn check_before_done(s: &Shared, job: &JobRt) -> Result<(), String> {
-    match &job.spec.kind {
-        JobKind::Builtin(_) => {
-            let _ = s;
+            let _ = (s, part);
             Ok(())
         }
         #[cfg(feature = "filecoin")]
         JobKind::Porep(p) => {
             let t = Instant::now();
-            let parts = s.store.partitions(job.id).map_err(|e| e.to_string())?;
             let params = s
                 .params
                 .params(&job.params, job.spec.curve_only)
                 .map_err(|e| e.to_string())?;
-            p.verify(&parts, &params.vk)
-                .map_err(|e| format!("the proof does not verify, so it is not returned: {e}"))?;
+            let checked = match part {
+                Some(rec) => p.verify_partition(rec, &params.vk).map(|()| 1),
+                None => s
+                    .store
+                    .partitions(job.id)
+                    .and_then(|parts| p.verify(&parts, &params.vk).map(|_| parts.len())),
+            }
+            .map_err(|e| format!("the proof does not verify, so it is not returned: {e}"))?;
             tracing::info!(
-                "job {}: {} proof of {} partitions verified in {:.2} s",
+                "job {}: {} partition proof(s) of {} verified in {:.2} s",
                 job.id,
+                checked,
                 p.proof_name(),
-                parts.len(),
                 t.elapsed().as_secs_f64()
             );
             Ok(())
