@@ -400,7 +400,8 @@ pub struct BenchArgs {
     #[arg(long = "no-pce")]
     pub no_pce: bool,
     /// Time synthesis only, direct against pre-compiled, on the same circuits and witnesses;
-    /// the last line is `ratio pce/direct: X.XX`.
+    /// the last line is `ratio pce/direct: X.XX`. With `--backend cuda`, pre-compiled synthesis
+    /// writes into the pinned host memory that backend provides, as proving does.
     #[arg(long = "compare-synthesis", conflicts_with_all = ["json", "no_pce"])]
     pub compare_synthesis: bool,
     /// Throughput mode (`--count` jobs, `--concurrency` at once) on a daemon or in process.

@@ -30,6 +30,7 @@ pub mod backend;
 pub mod circuits;
 pub mod error;
 pub mod groth16;
+pub mod host_vec;
 pub mod hostmem;
 pub mod layout;
 pub mod pce;

@@ -348,6 +348,9 @@ impl Pipeline {
                 let (syn_tx, done_tx) = (syn_tx.clone(), done_tx.clone());
                 let (queue, states, budget) = (&queue, &states, &budget);
                 let pce = self.pce.as_deref();
+                // Synthesis writes into the first device's host memory (pinned on a device
+                // backend; any of the devices reads it directly).
+                let host = self.keys[0].backend();
                 scope.spawn(move || loop {
                     let next = queue.lock().unwrap_or_else(|e| e.into_inner()).next();
                     let Some((n_parts, part)) = next else { break };
@@ -363,7 +366,7 @@ impl Pipeline {
                         });
                     budget.acquire(per_partition);
                     let synthesized = match pce {
-                        Some(p) => p.synthesize(part.circuit),
+                        Some(p) => p.synthesize_for(part.circuit, Some(host)),
                         None => synthesize(part.circuit),
                     };
                     match synthesized {

@@ -692,3 +692,113 @@ fn values_handed_over_in_bulk_equal_direct_synthesis_and_extra_ones_are_refused(
     let err = pce.synthesize(Bulk { n: 5000, extra: 3 }).unwrap_err();
     assert!(err.to_string().contains("5003 aux variables"), "{err}");
 }
+
+/// The CPU backend, lending host memory from the heap (aligned as `alloc_host` promises) and
+/// checking that every block comes back once, with the size it was lent with.
+struct Lending {
+    inner: bellows_cpu::CpuBackend,
+    lent: std::sync::Mutex<std::collections::HashMap<usize, usize>>,
+    total: std::sync::atomic::AtomicUsize,
+}
+
+bellows_core::forward_ntt!(Lending, inner);
+bellows_core::forward_msm!(Lending, inner);
+
+impl bellows_core::backend::MemoryPool for Lending {
+    fn alloc_host(&self, bytes: usize) -> bellows_core::Result<Option<std::ptr::NonNull<u8>>> {
+        let layout =
+            std::alloc::Layout::from_size_align(bytes, bellows_core::backend::HOST_ALIGN).unwrap();
+        // SAFETY: HostVec never asks for zero bytes.
+        let p = std::ptr::NonNull::new(unsafe { std::alloc::alloc(layout) }).unwrap();
+        self.lent.lock().unwrap().insert(p.as_ptr() as usize, bytes);
+        self.total.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Ok(Some(p))
+    }
+    unsafe fn free_host(
+        &self,
+        ptr: std::ptr::NonNull<u8>,
+        bytes: usize,
+    ) -> bellows_core::Result<()> {
+        let had = self.lent.lock().unwrap().remove(&(ptr.as_ptr() as usize));
+        assert_eq!(
+            had,
+            Some(bytes),
+            "a block returned twice, or with another size"
+        );
+        let layout =
+            std::alloc::Layout::from_size_align(bytes, bellows_core::backend::HOST_ALIGN).unwrap();
+        // SAFETY: lent above with this layout.
+        unsafe { std::alloc::dealloc(ptr.as_ptr(), layout) };
+        Ok(())
+    }
+}
+
+impl Backend for Lending {
+    fn info(&self) -> bellows_core::BackendInfo {
+        self.inner.info()
+    }
+}
+
+#[test]
+fn proofs_from_a_backends_host_memory_equal_proofs_from_the_heap() {
+    use bellows_core::groth16::prover::start_with_randomness;
+    let s = spec("synthetic", Some(8), Some(40), None);
+    let params = Arc::new(generate_random_parameters(s.blank(), &mut ProofRng::seeded(6)).unwrap());
+    let lending = Arc::new(Lending {
+        inner: bellows_cpu::CpuBackend::new(),
+        lent: Default::default(),
+        total: Default::default(),
+    });
+    let backend: Arc<dyn Backend> = lending.clone();
+    let key = ProvingKey::new(params.clone(), backend.clone()).unwrap();
+    let pce = Pce::record(s.blank(), &builtin_id(&s)).unwrap();
+    let circuits = || {
+        (0..2u64)
+            .map(|j| s.instance(j).unwrap().0)
+            .collect::<Vec<_>>()
+    };
+    let heap = pce.synthesize_batch(circuits()).unwrap();
+    let lent = pce
+        .synthesize_batch_for(circuits(), Some(&backend))
+        .unwrap();
+    for (h, l) in heap.iter().zip(&lent) {
+        assert_identical(h, l, "lent memory");
+        assert!(!h.a.is_backend_memory());
+        assert!(l.a.is_backend_memory() && l.b.is_backend_memory() && l.c.is_backend_memory());
+        assert!(l.aux_assignment.is_backend_memory());
+        // Room for the whole domain: the prover pads in place.
+        assert_eq!(l.a.capacity(), 1 << l.log_domain());
+    }
+    // One proof (padded in place) and a batch of two (one batch buffer, also lent).
+    let r = vec![Scalar::from(7u64), Scalar::from(8u64)];
+    let t = vec![Scalar::from(9u64), Scalar::from(10u64)];
+    let prove = |syn: Vec<Synthesized>, k: usize| {
+        start_with_randomness(&key, syn, r[..k].to_vec(), t[..k].to_vec())
+            .unwrap()
+            .finalize()
+            .unwrap()
+    };
+    let single_heap = prove(heap[..1].to_vec(), 1);
+    let mut lent = lent;
+    let second = lent.pop().unwrap();
+    let single_lent = prove(lent, 1);
+    assert_eq!(single_heap, single_lent);
+    let pair_heap = prove(heap, 2);
+    let pair_lent = prove(
+        vec![
+            pce.synthesize_for(s.instance(0).unwrap().0, Some(&backend))
+                .unwrap(),
+            second,
+        ],
+        2,
+    );
+    assert_eq!(pair_heap, pair_lent);
+    assert_eq!(pair_lent[0], single_lent[0]);
+    let pvk = prepare_verifying_key(&params.vk);
+    for (j, proof) in pair_lent.iter().enumerate() {
+        assert!(verify_proof(&pvk, proof, &s.instance(j as u64).unwrap().1).unwrap());
+    }
+    // Every block came back (the batch buffers included), and there were some.
+    assert!(lending.lent.lock().unwrap().is_empty());
+    assert!(lending.total.load(std::sync::atomic::Ordering::SeqCst) >= 4 * 3 + 3);
+}

@@ -27,6 +27,7 @@ use bellows_core::groth16::{
     Proof, VerifyingKey,
 };
 use bellows_core::pce::Pce;
+use bellows_core::Backend;
 // The sector-shape macro names filecoin_proofs' constants.
 use bellows_filecoin::filecoin_proofs;
 use bellows_filecoin::filecoin_proofs::types::MerkleTreeTrait;
@@ -46,7 +47,12 @@ use crate::{
 trait Circuits: Send + Sync {
     /// Synthesises partition `k` (a fresh copy of its circuit, so a retry can synthesise it
     /// again), directly or with the recording `pce`.
-    fn synthesize(&self, k: usize, pce: Option<&Pce>) -> bellows_core::Result<Synthesized>;
+    fn synthesize(
+        &self,
+        k: usize,
+        pce: Option<&Pce>,
+        host: Option<&Arc<dyn Backend>>,
+    ) -> bellows_core::Result<Synthesized>;
 
     /// The recording of the partition circuit `cache_id` in the folder `pce_dir`, made from
     /// the first partition (all have the same constraint system) when there is none.
@@ -56,7 +62,12 @@ trait Circuits: Send + Sync {
 struct Shaped<C>(Vec<C>);
 
 impl<C: Circuit<Scalar> + Clone + Send + Sync> Circuits for Shaped<C> {
-    fn synthesize(&self, k: usize, pce: Option<&Pce>) -> bellows_core::Result<Synthesized> {
+    fn synthesize(
+        &self,
+        k: usize,
+        pce: Option<&Pce>,
+        host: Option<&Arc<dyn Backend>>,
+    ) -> bellows_core::Result<Synthesized> {
         let c = self.0.get(k).ok_or_else(|| {
             bellows_core::Error::invalid(format!(
                 "partition {k} of a job of {} partitions",
@@ -64,7 +75,7 @@ impl<C: Circuit<Scalar> + Clone + Send + Sync> Circuits for Shaped<C> {
             ))
         })?;
         match pce {
-            Some(p) => p.synthesize(Guarded(c.clone())),
+            Some(p) => p.synthesize_for(Guarded(c.clone()), host),
             None => synthesize(Guarded(c.clone())),
         }
     }
@@ -213,9 +224,15 @@ impl PorepJob {
     }
 
     /// Synthesises partition `index`, directly or with the recording `pce` of the partition
-    /// circuit ([`PorepJob::record`]; the same result, its constraint code not run).
-    pub fn synthesize(&self, index: u32, pce: Option<&Pce>) -> bellows_core::Result<Synthesized> {
-        self.circuits.synthesize(index as usize, pce)
+    /// circuit ([`PorepJob::record`]; the same result, its constraint code not run), into
+    /// `host`'s host memory (pinned on a device backend) when given.
+    pub fn synthesize(
+        &self,
+        index: u32,
+        pce: Option<&Pce>,
+        host: Option<&Arc<dyn Backend>>,
+    ) -> bellows_core::Result<Synthesized> {
+        self.circuits.synthesize(index as usize, pce, host)
     }
 
     /// The key of the partition circuit's recording in a PCE folder (the one `bellows porep

@@ -4,7 +4,7 @@
 # correctness first (conformance of the CUDA plugin against the CPU reference, MSM checks
 # against blst), then the measurements, each peer in the same command as ours. Logs and a
 # summary go to $OUT (or /tmp/bellows-cuda-out). Steps are chosen with STEPS (default: all):
-#   check conformance msm tiers prove peers pce batch gpus sched overhead streams k27
+#   check conformance msm tiers prove peers pce batch gpus sched overhead streams k27 hostmem
 #   STEPS="conformance prove" K="20 22" BITS="0 90" backends/cuda/scripts/device-prove.sh
 # check: the device check program (every kernel against blst; the test kernels' fatbin too);
 # pce: cli/scripts/pce-h200-bench.sh (direct vs pre-compiled synthesis, PCE_BENCH_BIG, default 24);
@@ -16,6 +16,8 @@
 #   alternating (K=OVERHEAD_K, default 22; OVERHEAD_ROUNDS, default 15; issue 7 §6, within 2 %).
 # k27: one proof of a PoRep partition's size (2^27, K27_BITS default 90 % bits; issue 7 §6: GPU
 #   phase ≤ 1.5 s), benchmark-only parameters made on the host first (K27_TIMEOUT, default 500 s).
+# hostmem: pinned host memory lent by the backend against the previous build in .carry/old
+#   (proofs at HOSTMEM_K, synthesis alone at HOSTMEM_SYN_K into heap and pinned memory).
 # conformance: CONF_MAX (default 20) is the --full suite's largest log size (CONF_TIMEOUT s).
 # streams: calls in flight per GPU (--backend-opt streams=S for S in STREAMS, default "1 2"):
 #   conformance with the last S, then the in-process scheduler on GPU 0 (K=SCHED_K, SCHED_BITS,
@@ -112,6 +114,30 @@ fi
 if has k27; then
   timeout "${K27_TIMEOUT:-500}" "$B/bellows" bench --backend cuda -k 27 --bits-pct "${K27_BITS:-90}" --reps 1 --json > "$out/bench-k27.json" 2> "$out/bench-k27.err" || fail=1
   python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); ph=d["phases"]; print("bellows K=27 bits=%d: total %.3f s (synthesis %.3f, G1 phase %.3f, G2 %.3f on %s)" % (d["bits_pct"], ph["total"]["median_s"], ph["synthesis"]["median_s"], ph["g1_phase"]["median_s"], ph["msm_g2"]["median_s"], d["g2_on"]))' "$out/bench-k27.json" >> "$summary" 2>&1 || tail -n 3 "$out/bench-k27.err" | sed 's/^/k27: /' >> "$summary"
+fi
+if has hostmem; then
+  # Pinned host memory lent by the backend (issue 7 §2, issue 8 §2) against the previous build
+  # (OLD_BIN, default .carry/old: bellows and its plugins, made before the change), side by side
+  # in this run: whole proofs (HOSTMEM_K, default "22 24"; dense), then synthesis alone at
+  # HOSTMEM_SYN_K (default 24) into heap memory (--backend cpu) and into the CUDA backend's
+  # pinned memory, and the conformance suite (its G1 phase check runs on the lent memory).
+  ob=${OLD_BIN:-.carry/old}
+  for k in ${HOSTMEM_K:-22 24}; do
+    for which in old new old new; do
+      bin="$B/bellows"; [ "$which" = old ] && bin="$ob/bellows"
+      f="$out/hostmem-k$k-$which-$RANDOM.json"
+      timeout 200 "$bin" bench --backend cuda -k "$k" --bits-pct 0 --warmup 1 --reps "${REPS:-3}" --json > "$f" 2> "${f%.json}.err" || fail=1
+      python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); ph=d["phases"]; print("hostmem %s K=%d: total %.3f s (synthesis %.3f, G1 phase %.3f, G2 %.3f)" % (sys.argv[2], d["log_size"], ph["total"]["median_s"], ph["synthesis"]["median_s"], ph["g1_phase"]["median_s"], ph["msm_g2"]["median_s"]))' "$f" "$which" >> "$summary" 2>&1
+      [ "$k" -ge 24 ] && [ "$which" = new ] && break
+    done
+  done
+  sk=${HOSTMEM_SYN_K:-24}
+  for be in cpu cuda cpu cuda; do
+    timeout 150 "$B/bellows" bench --compare-synthesis -k "$sk" --bits-pct 0 --warmup 1 --reps "${REPS:-3}" --backend "$be" > "$out/hostmem-syn-$be.log" 2>&1 || fail=1
+    echo "hostmem synthesis 2^$sk into $be memory: $(grep -hE '^(buffers|  (direct|pce|pre-compiled))' "$out/hostmem-syn-$be.log" | awk '{$1=$1};1' | tr '\n' ';')" >> "$summary"
+  done
+  timeout "${CONF_TIMEOUT:-200}" "$B/bellows" conformance --backend cuda --max-log-size 18 > "$out/hostmem-conformance.log" 2>&1 || fail=1
+  grep -hE "^(PASS|FAIL)|host memory|groth16_g1" "$out/hostmem-conformance.log" | sed 's/^/conformance: /' >> "$summary"
 fi
 if has overhead; then
   timeout 300 "$B/bellows-cuda-overhead" --log "${OVERHEAD_K:-22}" --rounds "${OVERHEAD_ROUNDS:-15}" > "$out/overhead.log" 2>&1 || fail=1

@@ -38,6 +38,7 @@ use cudarc::driver::{DevicePtrMut, DeviceRepr, LaunchConfig, PushKernelArg};
 use ff::Field;
 
 use crate::{
+    host_pool::{DriverHost, HostLender},
     memory::{DeviceVec, Plain},
     msm::{BaseSource, MsmGroup, ScalarSource, G1, G2},
     ntt::MAX_LOG_N,
@@ -155,6 +156,8 @@ pub struct CudaBackend {
     /// Per handle, one resident set per GPU (same order as `gpus`).
     bases: BasesTable<Arc<Vec<Resident>>>,
     budget: Mutex<Option<u64>>,
+    /// Pinned host memory lent to the prover (`alloc_host`).
+    host: HostLender<DriverHost>,
 }
 
 impl std::fmt::Debug for CudaBackend {
@@ -281,11 +284,17 @@ impl CudaBackend {
             (None, Some(s)) => Some(parse_bytes(s)?),
             (None, None) => None,
         };
+        let host_limit = match cfg.get_option("pinned-host-limit") {
+            Some(s) => parse_bytes(s)?,
+            None => bellows_core::backend::host_memory_info().total / 2,
+        };
+        let host = HostLender::new(DriverHost::new(gpus[0].dev().context().clone()), host_limit);
         Ok(Self {
             gpus,
             next_gpu: AtomicUsize::new(0),
             bases: BasesTable::new(),
             budget: Mutex::new(budget),
+            host,
         })
     }
 
@@ -727,12 +736,24 @@ impl MemoryPool for CudaBackend {
         Ok(())
     }
 
+    /// Also releases the idle pinned host blocks.
     fn trim(&self) -> Result<()> {
         for g in &self.gpus {
             let _held: Vec<Held<'_>> = g.lanes.iter().map(|l| hold(0, l)).collect();
             g.dev().trim_pool()?;
         }
+        self.host.trim();
         Ok(())
+    }
+
+    /// Page-locked, portable host memory (see [`crate::host_pool`]); `None` past the option
+    /// `pinned-host-limit` (default half of the host's memory) or when the driver declines.
+    fn alloc_host(&self, bytes: usize) -> Result<Option<std::ptr::NonNull<u8>>> {
+        Ok(self.host.alloc(bytes))
+    }
+
+    unsafe fn free_host(&self, ptr: std::ptr::NonNull<u8>, _bytes: usize) -> Result<()> {
+        self.host.free(ptr)
     }
 }
 

@@ -305,6 +305,11 @@ impl CudaDevice {
         Ok(self.test_k.get_or_init(|| t))
     }
 
+    /// The driver context (shared by the GPU's lanes).
+    pub(crate) fn context(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+
     /// The device index.
     pub fn ordinal(&self) -> usize {
         self.ordinal
@@ -575,6 +580,11 @@ impl CudaDevice {
     /// stream is doing. After each chunk's copy is queued, the compute stream is made to wait for
     /// it and `after_chunk(offset, len)` (in values) is called, so a kernel it launches may read
     /// the chunk while the next one is still being copied.
+    ///
+    /// Host memory this backend lent ([`crate::host_pool::is_pinned`]) is pinned already: its
+    /// chunks are copied straight from it, with no staging copy and no CPU work. The caller keeps
+    /// `host` alive until the compute stream has passed the copies (every caller synchronises
+    /// before returning).
     pub fn upload_staged<T: Plain>(
         &self,
         host: &[T],
@@ -584,6 +594,36 @@ impl CudaDevice {
         use rayon::prelude::*;
         check_len(host.len(), dst.len)?;
         if host.is_empty() {
+            return Ok(());
+        }
+        let per_chunk = STAGE_FR * 4 / T::WORDS;
+        if crate::host_pool::is_pinned(host.as_ptr().cast(), std::mem::size_of_val(host)) {
+            let base = {
+                use cudarc::driver::DevicePtrMut;
+                dst.buf.device_ptr_mut(&self.stream).0
+            };
+            let ready = self.stream.record_event(None).map_err(|e| self.err(e))?;
+            self.copy_stream.wait(&ready).map_err(|e| self.err(e))?;
+            for (k, chunk) in host.chunks(per_chunk).enumerate() {
+                let offset = (k * per_chunk * T::WORDS * 8) as u64;
+                // SAFETY: the source is page-locked memory this process's lender handed out,
+                // alive until the caller synchronises (contract above); the destination lies
+                // inside `dst` (same length as `host`, checked).
+                unsafe {
+                    cudarc::driver::result::memcpy_htod_async(
+                        base + offset,
+                        words(chunk),
+                        self.copy_stream.cu_stream(),
+                    )
+                }
+                .map_err(|e| self.err(e))?;
+                let ev = self
+                    .copy_stream
+                    .record_event(None)
+                    .map_err(|e| self.err(e))?;
+                self.stream.wait(&ev).map_err(|e| self.err(e))?;
+                after_chunk(k * per_chunk, chunk.len())?;
+            }
             return Ok(());
         }
         let mut guard = self.staging.lock().unwrap_or_else(|e| e.into_inner());
@@ -601,7 +641,6 @@ impl CudaDevice {
         // The destination was allocated in the compute stream's order: the copies wait for it.
         let ready = self.stream.record_event(None).map_err(|e| self.err(e))?;
         self.copy_stream.wait(&ready).map_err(|e| self.err(e))?;
-        let per_chunk = STAGE_FR * 4 / T::WORDS;
         for (k, chunk) in host.chunks(per_chunk).enumerate() {
             let i = k % 2;
             if let Some(ev) = st.done[i].take() {

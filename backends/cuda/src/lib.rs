@@ -30,6 +30,7 @@ pub mod constants;
 mod device;
 #[cfg(feature = "testing")]
 pub mod elementwise;
+pub mod host_pool;
 pub mod kernels;
 pub mod memory;
 pub mod msm;

@@ -87,7 +87,7 @@ pub struct Phases {
 /// Runs the command.
 pub fn run(args: &BenchArgs, g: &Globals) -> Result<()> {
     if args.compare_synthesis {
-        return Ok(crate::cmd::pce::compare_synthesis(args)?);
+        return Ok(crate::cmd::pce::compare_synthesis(args, g)?);
     }
     let (spec, shape) = circuit_plan(&args.circuit)?;
     let backend = open_backend(&args.backend, g)?;

@@ -230,13 +230,18 @@ pub fn for_prove(opts: &PceOpts, spec: &CircuitSpec) -> Result<Option<Arc<Pce>>>
     Ok(Some(Arc::new(pce)))
 }
 
-/// Synthesises `circuits` with `pce` when given, else directly.
-pub fn synthesize_with<C>(pce: Option<&Pce>, circuits: Vec<C>) -> Result<Vec<Synthesized>>
+/// Synthesises `circuits` with `pce` when given (into `backend`'s host memory, pinned on a
+/// device backend), else directly.
+pub fn synthesize_with<C>(
+    pce: Option<&Pce>,
+    circuits: Vec<C>,
+    backend: Option<&Arc<dyn bellows_core::Backend>>,
+) -> Result<Vec<Synthesized>>
 where
     C: bellpepper_core::Circuit<blstrs::Scalar> + Send,
 {
     match pce {
-        Some(p) => p.synthesize_batch(circuits),
+        Some(p) => p.synthesize_batch_for(circuits, backend),
         None => synthesize_batch(circuits),
     }
 }
@@ -284,8 +289,17 @@ fn same(d: &Synthesized, p: &Synthesized) -> std::result::Result<(), String> {
 /// `bellows bench --compare-synthesis`: direct and pre-compiled synthesis of the same circuits
 /// with the same witnesses, alternating rep by rep; checks they agree bit for bit; prints both
 /// medians and, last, `ratio pce/direct: X.XX`.
-pub fn compare_synthesis(args: &BenchArgs) -> Result<()> {
+///
+/// With a backend other than `cpu` (`--backend cuda`), pre-compiled synthesis writes into the
+/// host memory that backend provides (pinned), as `bench` and `prove` do; the backend's name is
+/// printed with the memory it gave.
+pub fn compare_synthesis(args: &BenchArgs, g: &crate::Globals) -> Result<()> {
     let spec = circuit_spec(&args.circuit)?;
+    let backend = if args.backend.backend == "cpu" {
+        None
+    } else {
+        Some(crate::backend_opts::open(&args.backend, g)?)
+    };
     let n = spec.num_constraints();
     crate::outln!("circuit: {}", spec.description());
     crate::outln!(
@@ -323,11 +337,29 @@ pub fn compare_synthesis(args: &BenchArgs) -> Result<()> {
         let t = Instant::now();
         let (p, tw, tp) = if args.count == 1 {
             let c = circuits().pop().expect("one circuit");
-            let (s, tm) = pce.synthesize_timed(c)?;
+            let (s, tm) = pce.synthesize_timed(c, backend.as_ref())?;
             (vec![s], Some(tm.witness), Some(tm.products))
         } else {
-            (pce.synthesize_batch(circuits())?, None, None)
+            (
+                pce.synthesize_batch_for(circuits(), backend.as_ref())?,
+                None,
+                None,
+            )
         };
+        if rep == 0 {
+            if let Some(b) = &backend {
+                let pinned = p.iter().all(|s| s.a.is_backend_memory());
+                crate::outln!(
+                    "buffers: pre-compiled synthesis into {} host memory: {}",
+                    b.info().name,
+                    if pinned {
+                        "given (pinned)"
+                    } else {
+                        "not given (heap)"
+                    }
+                );
+            }
+        }
         let tf = t.elapsed();
         if rep == 0 {
             for (k, (d, p)) in d.iter().zip(&p).enumerate() {

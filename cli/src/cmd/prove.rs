@@ -55,7 +55,7 @@ pub fn prove_batch(
     let synthesized = {
         let _s = tracing::debug_span!("synthesis", proofs = seeds.len()).entered();
         let circuits = seeds.iter().map(|&s| spec.with_witness(s)).collect();
-        crate::cmd::pce::synthesize_with(pce, circuits)?
+        crate::cmd::pce::synthesize_with(pce, circuits, Some(key.backend()))?
     };
     let synthesis = t.elapsed();
     let inputs = synthesized

@@ -172,6 +172,20 @@ macro_rules! forward_memory {
                 ($hook)(self, "trim")?;
                 $crate::backend::MemoryPool::trim(&self.$field)
             }
+            fn alloc_host(&self, bytes: usize) -> $crate::Result<Option<::std::ptr::NonNull<u8>>> {
+                ($hook)(self, "alloc_host")?;
+                $crate::backend::MemoryPool::alloc_host(&self.$field, bytes)
+            }
+            unsafe fn free_host(
+                &self,
+                ptr: ::std::ptr::NonNull<u8>,
+                bytes: usize,
+            ) -> $crate::Result<()> {
+                // No hook: memory the inner backend gave must go back to it.
+                // SAFETY: the caller's contract (from `alloc_host(bytes)` here, freed once) is
+                // passed on unchanged: `alloc_host` above forwarded to the same inner backend.
+                unsafe { $crate::backend::MemoryPool::free_host(&self.$field, ptr, bytes) }
+            }
         }
     };
 }

@@ -108,7 +108,34 @@ pub trait MemoryPool {
     fn trim(&self) -> Result<()> {
         Ok(())
     }
+
+    /// Host memory for vectors the backend's device will read (a proof's evaluations and
+    /// assignments): `bytes` bytes, aligned to [`HOST_ALIGN`], which the caller writes and later
+    /// returns with [`MemoryPool::free_host`]. A device backend gives page-locked (pinned)
+    /// memory, which its copy engine reads directly: no staging copy, no page faults while
+    /// synthesis writes it. `Ok(None)`: the backend has none to give (the default, and a device
+    /// backend past its pinned-memory limit); the caller then uses its own heap. See
+    /// [`crate::host_vec::HostVec`].
+    fn alloc_host(&self, bytes: usize) -> Result<Option<std::ptr::NonNull<u8>>> {
+        let _ = bytes;
+        Ok(None)
+    }
+
+    /// Returns memory from [`MemoryPool::alloc_host`]. The default does nothing (its
+    /// `alloc_host` gives none).
+    ///
+    /// # Safety
+    /// `ptr` was returned by `alloc_host(bytes)` on this backend, is not freed twice, and no
+    /// reference into it is used afterwards.
+    unsafe fn free_host(&self, ptr: std::ptr::NonNull<u8>, bytes: usize) -> Result<()> {
+        let _ = (ptr, bytes);
+        Ok(())
+    }
 }
+
+/// Alignment of [`MemoryPool::alloc_host`] memory: enough for any element type the prover
+/// stores there (and a cache line).
+pub const HOST_ALIGN: usize = 64;
 
 /// Free and total host memory: `/proc/meminfo`, capped by the memory limit of the process's
 /// control group (cgroup v2 `memory.max`, or v1 `memory.limit_in_bytes`, the smallest along the

@@ -19,7 +19,7 @@ pub mod ntt;
 
 pub use bases_table::BasesTable;
 pub use g1_phase::{groth16_g1_from_primitives, G1Handles, G1PhaseInput, ProofAssignment};
-pub use memory::{host_memory_info, plan_tier, MemoryInfo, MemoryPool, Tier};
+pub use memory::{host_memory_info, plan_tier, MemoryInfo, MemoryPool, Tier, HOST_ALIGN};
 pub use msm::{
     check_batch, check_density, density_bit, density_words, BasesHandle, Group, Msm, MsmJob,
     PointSource, SharedPoints,

@@ -35,6 +35,7 @@ use super::{
 };
 use crate::{
     backend::{Backend, BasesHandle, G1Handles, G1PhaseInput, ProofAssignment, SharedPoints},
+    host_vec::HostVec,
     layout::{fr_slice, fr_slice_mut, g2_affine_slice, G1Jacobian, G2Jacobian},
     Capabilities, Error, Result,
 };
@@ -290,8 +291,12 @@ fn scalars_b(s: &Synthesized) -> Vec<Scalar> {
 }
 
 /// `parts` (each at most `n` long) laid out in slots of `n` elements, zero-padded, filled in
-/// parallel; each part is freed once copied.
-fn concat_padded(parts: Vec<Vec<Scalar>>, n: usize) -> Result<Vec<Scalar>> {
+/// parallel, in `backend`'s host memory when it gives some; each part is freed once copied.
+fn concat_padded(
+    parts: Vec<HostVec<Scalar>>,
+    n: usize,
+    backend: &Arc<dyn Backend>,
+) -> Result<HostVec<Scalar>> {
     if let Some((k, p)) = parts.iter().enumerate().find(|(_, p)| p.len() > n) {
         return Err(Error::invalid(format!(
             "circuit {k} has an evaluation vector of {} elements for a domain of {n}",
@@ -299,14 +304,16 @@ fn concat_padded(parts: Vec<Vec<Scalar>>, n: usize) -> Result<Vec<Scalar>> {
         )));
     }
     let total = n * parts.len();
-    let mut out: Vec<Scalar> = Vec::with_capacity(total);
-    crate::hostmem::advise_huge(out.spare_capacity_mut());
+    let mut out: HostVec<Scalar> = HostVec::with_capacity_in(total, Some(backend));
+    if !out.is_backend_memory() {
+        crate::hostmem::advise_huge(out.spare_capacity_mut());
+    }
     out.spare_capacity_mut()[..total]
         .par_chunks_mut(n)
         .zip(parts.into_par_iter())
         .for_each(|(slot, part)| {
             let (head, tail) = slot.split_at_mut(part.len());
-            for (d, s) in head.iter_mut().zip(&part) {
+            for (d, s) in head.iter_mut().zip(part.iter()) {
                 d.write(*s);
             }
             for d in tail {
@@ -378,14 +385,15 @@ pub fn start_with_randomness(
     let mut synthesized = synthesized;
     let (a, b, c) = if n_proofs == 1 {
         let syn = &mut synthesized[0];
-        let pad = |mut v: Vec<Scalar>| {
+        // In place when synthesis left room for the domain (pre-compiled synthesis does).
+        let pad = |mut v: HostVec<Scalar>| {
             if v.len() > n {
                 return Err(Error::invalid(format!(
                     "an evaluation vector of {} elements for a domain of {n}",
                     v.len()
                 )));
             }
-            v.resize(n, Scalar::ZERO);
+            v.resize_with_value(n, Scalar::ZERO);
             Ok(v)
         };
         (
@@ -394,13 +402,13 @@ pub fn start_with_randomness(
             pad(std::mem::take(&mut syn.c))?,
         )
     } else {
-        let take = |pick: fn(&mut Synthesized) -> &mut Vec<Scalar>,
+        let take = |pick: fn(&mut Synthesized) -> &mut HostVec<Scalar>,
                     synthesized: &mut [Synthesized]| {
-            let parts: Vec<Vec<Scalar>> = synthesized
+            let parts: Vec<HostVec<Scalar>> = synthesized
                 .iter_mut()
                 .map(|syn| std::mem::take(pick(syn)))
                 .collect();
-            concat_padded(parts, n)
+            concat_padded(parts, n, backend)
         };
         let a = take(|s| &mut s.a, &mut synthesized)?;
         let b = take(|s| &mut s.b, &mut synthesized)?;

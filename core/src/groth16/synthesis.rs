@@ -36,7 +36,7 @@ use blstrs::Scalar;
 use ff::Field;
 use rayon::prelude::*;
 
-use crate::{Error, Result};
+use crate::{host_vec::HostVec, Error, Result};
 
 /// Which variables of one kind (inputs or aux) occur in a query, as a bitmap of `u64` words in
 /// the layout of [`crate::backend::MsmJob`]'s density: bit `i % 64` of word `i / 64` is variable
@@ -110,16 +110,17 @@ impl Density {
 /// The result of synthesising one circuit for proving.
 #[derive(Clone, Debug, Default)]
 pub struct Synthesized {
-    /// ⟨A_j, w⟩ for every constraint j (input constraints included).
-    pub a: Vec<Scalar>,
+    /// ⟨A_j, w⟩ for every constraint j (input constraints included). In a backend's host
+    /// memory when synthesis was given one ([`HostVec`]), else on the heap.
+    pub a: HostVec<Scalar>,
     /// ⟨B_j, w⟩.
-    pub b: Vec<Scalar>,
+    pub b: HostVec<Scalar>,
     /// ⟨C_j, w⟩.
-    pub c: Vec<Scalar>,
+    pub c: HostVec<Scalar>,
     /// Public inputs; index 0 is the constant one.
     pub input_assignment: Vec<Scalar>,
     /// Private (auxiliary) variables.
-    pub aux_assignment: Vec<Scalar>,
+    pub aux_assignment: HostVec<Scalar>,
     /// Aux variables occurring in some A.
     pub a_aux_density: Density,
     /// Inputs occurring in some B.

@@ -52,7 +52,7 @@ use std::{
     path::Path,
     sync::{
         atomic::{AtomicU64, Ordering},
-        OnceLock,
+        Arc, OnceLock,
     },
     time::Duration,
 };
@@ -64,7 +64,7 @@ use rayon::prelude::*;
 
 use crate::{
     groth16::synthesis::{Density, Synthesized},
-    Error, Result,
+    Backend, Error, Result,
 };
 use format::Header;
 
@@ -361,15 +361,27 @@ impl Pce {
     /// variable the block references ([`stream`]). Equal to
     /// [`crate::groth16::synthesis::synthesize`] bit for bit.
     pub fn synthesize<C: Circuit<Scalar> + Send>(&self, circuit: C) -> Result<Synthesized> {
-        self.synthesize_timed(circuit).map(|(s, _)| s)
+        self.synthesize_timed(circuit, None).map(|(s, _)| s)
     }
 
-    /// As [`Pce::synthesize`], with the time of each phase.
+    /// As [`Pce::synthesize`], writing a, b, c and the aux assignment into host memory that
+    /// `backend` provides ([`crate::backend::MemoryPool::alloc_host`]: pinned on a device
+    /// backend, so the device copies them directly), or the heap when it gives none.
+    pub fn synthesize_for<C: Circuit<Scalar> + Send>(
+        &self,
+        circuit: C,
+        backend: Option<&Arc<dyn Backend>>,
+    ) -> Result<Synthesized> {
+        self.synthesize_timed(circuit, backend).map(|(s, _)| s)
+    }
+
+    /// As [`Pce::synthesize_for`], with the time of each phase.
     pub fn synthesize_timed<C: Circuit<Scalar> + Send>(
         &self,
         circuit: C,
+        backend: Option<&Arc<dyn Backend>>,
     ) -> Result<(Synthesized, PceTimings)> {
-        let (a, b, c, inputs, aux, timings) = stream::synthesize(self, circuit)?;
+        let (a, b, c, inputs, aux, timings) = stream::synthesize(self, circuit, backend)?;
         Ok((
             Synthesized {
                 a,
@@ -407,10 +419,19 @@ impl Pce {
         &self,
         circuits: Vec<C>,
     ) -> Result<Vec<Synthesized>> {
+        self.synthesize_batch_for(circuits, None)
+    }
+
+    /// As [`Pce::synthesize_batch`], into `backend`'s host memory ([`Pce::synthesize_for`]).
+    pub fn synthesize_batch_for<C: Circuit<Scalar> + Send>(
+        &self,
+        circuits: Vec<C>,
+        backend: Option<&Arc<dyn Backend>>,
+    ) -> Result<Vec<Synthesized>> {
         self.needs(); // once, before the parallel syntheses
         circuits
             .into_par_iter()
-            .map(|c| self.synthesize(c))
+            .map(|c| self.synthesize_for(c, backend))
             .collect()
     }
 

@@ -17,7 +17,7 @@
 
 use std::{
     mem::MaybeUninit,
-    sync::{Condvar, Mutex},
+    sync::{Arc, Condvar, Mutex},
     thread,
     time::Instant,
 };
@@ -27,7 +27,7 @@ use blstrs::Scalar;
 use ff::Field;
 
 use super::{eval, witness, Pce, PceTimings};
-use crate::{Error, Result};
+use crate::{host_vec::HostVec, Backend, Error, Result};
 
 /// Stack of the witness thread: circuits recurse little, but generously more than the 2 MiB a
 /// spawned thread gets by default, as their code may have been written for a main thread's.
@@ -222,34 +222,51 @@ impl Reader {
 
 /// The output of one synthesis: a, b, c, the input and aux assignments, and the timings.
 pub(super) type Output = (
+    HostVec<Scalar>,
+    HostVec<Scalar>,
+    HostVec<Scalar>,
     Vec<Scalar>,
-    Vec<Scalar>,
-    Vec<Scalar>,
-    Vec<Scalar>,
-    Vec<Scalar>,
+    HostVec<Scalar>,
     PceTimings,
 );
 
 /// Witness on a thread of its own, products of the ready row blocks on the caller's side.
-pub(super) fn synthesize<C: Circuit<Scalar> + Send>(pce: &Pce, circuit: C) -> Result<Output> {
+///
+/// a, b, c and the aux assignment go into `backend`'s host memory when it gives some
+/// ([`HostVec::with_capacity_in`]: pinned on a device backend), else on the heap. a, b and c get
+/// room for the whole evaluation domain (the next power of two), so that the prover's zero
+/// padding fills them in place instead of moving them.
+pub(super) fn synthesize<C: Circuit<Scalar> + Send>(
+    pce: &Pce,
+    circuit: C,
+    backend: Option<&Arc<dyn Backend>>,
+) -> Result<Output> {
     let start = Instant::now();
     let n = pce.num_constraints();
+    let domain = n.max(1).next_power_of_two();
     let needs = pce.needs();
     let mut inputs: Vec<Scalar> = Vec::with_capacity(pce.num_inputs());
-    let mut aux: Vec<Scalar> = Vec::with_capacity(pce.num_aux());
-    let (mut a, mut b, mut c): (Vec<Scalar>, Vec<Scalar>, Vec<Scalar>) = (
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
+    let mut aux: HostVec<Scalar> = HostVec::with_capacity_in(pce.num_aux(), backend);
+    let (mut a, mut b, mut c) = (
+        HostVec::<Scalar>::with_capacity_in(domain, backend),
+        HostVec::<Scalar>::with_capacity_in(domain, backend),
+        HostVec::<Scalar>::with_capacity_in(domain, backend),
     );
     // The witness thread fills the aux buffer alone and in order: huge pages and a thread backing
     // it ahead spare it the page faults (on the H200 host, 2^24 dense: 1.12 s without, 1.00 s
     // with either or both). a, b, c are written by every core at once and are left alone (huge
-    // pages there measured no better).
-    crate::hostmem::advise_huge(aux.spare_capacity_mut());
+    // pages there measured no better). A backend's (pinned) memory is backed already.
+    let heap_aux = !aux.is_backend_memory();
+    if heap_aux {
+        crate::hostmem::advise_huge(aux.spare_capacity_mut());
+    }
     let in_sink = Sink::new(&mut inputs.spare_capacity_mut()[..pce.num_inputs()]);
     let aux_sink = Sink::new(&mut aux.spare_capacity_mut()[..pce.num_aux()]);
-    let aux_bytes = pce.num_aux() * std::mem::size_of::<Scalar>();
+    let aux_bytes = if heap_aux {
+        pce.num_aux() * std::mem::size_of::<Scalar>()
+    } else {
+        0
+    };
     let reader = Reader {
         inputs: in_sink.ptr,
         aux: aux_sink.ptr,

@@ -278,6 +278,29 @@ impl<B: Backend> FfiBackend for Exported<B> {
                 .collect())
         })
     }
+
+    fn alloc_host(&self, bytes: u64) -> RResult<*mut u8, FfiError> {
+        guard("alloc_host", || {
+            let bytes = usize::try_from(bytes)
+                .map_err(|_| Error::invalid(format!("alloc_host: {bytes} bytes do not fit")))?;
+            Ok(self
+                .inner
+                .alloc_host(bytes)?
+                .map_or(std::ptr::null_mut(), |p| p.as_ptr()))
+        })
+    }
+
+    unsafe fn free_host(&self, ptr: *mut u8, bytes: u64) -> RResult<(), FfiError> {
+        guard("free_host", || {
+            let Some(p) = std::ptr::NonNull::new(ptr) else {
+                return Ok(());
+            };
+            let bytes = usize::try_from(bytes)
+                .map_err(|_| Error::invalid(format!("free_host: {bytes} bytes do not fit")))?;
+            // SAFETY: forwarded contract: from `alloc_host(bytes)` of this backend, freed once.
+            unsafe { self.inner.free_host(p, bytes) }
+        })
+    }
 }
 
 /// Runs a plugin's constructor on the FFI configuration and wraps the backend; used by

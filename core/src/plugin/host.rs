@@ -373,6 +373,23 @@ impl MemoryPool for PluginBackend {
     fn trim(&self) -> Result<()> {
         self.object.trim().into_result().map_err(|e| self.err(e))
     }
+
+    fn alloc_host(&self, bytes: usize) -> Result<Option<std::ptr::NonNull<u8>>> {
+        let p = self
+            .object
+            .alloc_host(bytes as u64)
+            .into_result()
+            .map_err(|e| self.err(e))?;
+        Ok(std::ptr::NonNull::new(p))
+    }
+
+    unsafe fn free_host(&self, ptr: std::ptr::NonNull<u8>, bytes: usize) -> Result<()> {
+        // SAFETY: the caller's contract (from `alloc_host(bytes)` on this plugin, freed once) is
+        // passed on.
+        unsafe { self.object.free_host(ptr.as_ptr(), bytes as u64) }
+            .into_result()
+            .map_err(|e| self.err(e))
+    }
 }
 
 impl Backend for PluginBackend {

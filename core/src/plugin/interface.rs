@@ -9,6 +9,9 @@
 //! numbers in the error.
 //!
 //! ## History
+//! - 2.1.0: [`FfiBackend::alloc_host`] and [`FfiBackend::free_host`] (host memory the backend
+//!   provides, pinned where it can) are appended after `groth16_g1`; a 2.0 plugin lacks them and
+//!   its backend is taken to give none.
 //! - 2.0.0: [`FfiMsmJob`] carries a density bitmap; [`FfiBackendConfig`] carries the options map;
 //!   [`FfiBackend::groth16_g1`] (the composite G1 phase) is appended after `trim` and is the new
 //!   last prefix method; capability bit 7 is `accelerator`; error code 6 is
@@ -40,7 +43,7 @@ use super::abi::{
 
 /// Version of the plugin interface, `major.minor.patch`. A plugin whose interface major version
 /// differs from the host's is rejected at load time.
-pub const INTERFACE_VERSION: &str = "2.0.0";
+pub const INTERFACE_VERSION: &str = "2.1.0";
 
 /// Major part of [`INTERFACE_VERSION`].
 pub const INTERFACE_MAJOR: u32 = 2;
@@ -153,6 +156,24 @@ pub trait FfiBackend: Send + Sync {
     ) -> RResult<RVec<FfiG1Jacobian>, FfiError> {
         let _ = (a, b, c, log_n, proofs, handles);
         RResult::RErr(FfiError::unsupported("plugin", "groth16_g1"))
+    }
+
+    /// [`crate::backend::MemoryPool::alloc_host`]: `bytes` of host memory aligned to
+    /// [`crate::backend::HOST_ALIGN`], or null when the plugin has none to give (the default:
+    /// interface 2.0 plugins give none, and the host uses its heap).
+    fn alloc_host(&self, bytes: u64) -> RResult<*mut u8, FfiError> {
+        let _ = bytes;
+        RResult::ROk(std::ptr::null_mut())
+    }
+
+    /// [`crate::backend::MemoryPool::free_host`].
+    ///
+    /// # Safety
+    /// `ptr` was returned by [`FfiBackend::alloc_host`] with the same `bytes` on this plugin's
+    /// backend, is freed once, and is not used afterwards.
+    unsafe fn free_host(&self, ptr: *mut u8, bytes: u64) -> RResult<(), FfiError> {
+        let _ = (ptr, bytes);
+        RResult::ROk(())
     }
 }
 

@@ -128,16 +128,18 @@ pub(crate) fn synthesis_loop(s: &Shared) {
             let pce = pce_for(s, &job)
                 .transpose()
                 .map_err(|e| format!("pre-compiled constraint system: {e}"))?;
+            // Into the first device's host memory (pinned on a device backend).
+            let host = s.devices.first().map(|d| &d.spec.backend);
             let synthesized = match &job.spec.kind {
                 JobKind::Builtin(c) => {
                     let circuit = c.with_witness(job.spec.partition_witness_seed(w.index));
                     match &pce {
-                        Some(p) => p.synthesize(circuit),
+                        Some(p) => p.synthesize_for(circuit, host),
                         None => synthesize(circuit),
                     }
                 }
                 #[cfg(feature = "filecoin")]
-                JobKind::Porep(p) => p.synthesize(w.index, pce.as_deref()),
+                JobKind::Porep(p) => p.synthesize(w.index, pce.as_deref(), host),
             }
             .map_err(|e| e.to_string())?;
             Ok(synthesized)

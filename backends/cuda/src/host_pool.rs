@@ -1,0 +1,318 @@
+//! Pinned host memory the backend lends to the prover ([`MemoryPool::alloc_host`]).
+//!
+//! Synthesis writes a proof's a, b, c and aux assignment into blocks from here, so the copy
+//! engine reads them directly ([`crate::CudaDevice::upload_staged`] skips its staging copy for
+//! any range [`is_pinned`] knows) and the writer takes no page faults (pinned pages are backed).
+//!
+//! Page-locking is slow (the driver pins and maps every page: tens of milliseconds per GiB), and
+//! a prover asks for blocks of the same few sizes proof after proof, so a returned block is kept
+//! idle and handed out again for a request of its size (up to a quarter smaller). What the
+//! lender holds, lent and idle, stays under a limit (option `pinned-host-limit`; default half of
+//! the host's memory, as pinned pages cannot be swapped); past it, idle blocks are released and,
+//! if that is not enough, the request is declined and the prover uses its heap. `trim` releases
+//! every idle block. Blocks are allocated portable (`CU_MEMHOSTALLOC_PORTABLE`), so every GPU
+//! of the process reads them at full speed.
+//!
+//! [`MemoryPool::alloc_host`]: bellows_core::backend::MemoryPool::alloc_host
+
+use std::{
+    collections::{BTreeMap, HashMap},
+    ptr::NonNull,
+    sync::{Arc, Mutex, MutexGuard},
+};
+
+use bellows_core::{backend::HOST_ALIGN, Error, Result};
+use cudarc::driver::CudaContext;
+
+/// Every pinned block of the process (start → bytes), lent or idle, from every lender.
+static PINNED: Mutex<BTreeMap<usize, usize>> = Mutex::new(BTreeMap::new());
+
+fn pinned() -> MutexGuard<'static, BTreeMap<usize, usize>> {
+    PINNED.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Whether `[ptr, ptr + bytes)` lies inside one pinned block of a lender.
+pub fn is_pinned(ptr: *const u8, bytes: usize) -> bool {
+    let start = ptr as usize;
+    let map = pinned();
+    match map.range(..=start).next_back() {
+        Some((&s, &len)) => start.checked_add(bytes).is_some_and(|end| end <= s + len),
+        None => false,
+    }
+}
+
+/// Where the blocks come from: the driver on a GPU machine, the heap in tests.
+pub trait RawHost: Send + Sync {
+    /// `bytes` of host memory aligned to [`HOST_ALIGN`].
+    fn alloc(&self, bytes: usize) -> Result<NonNull<u8>>;
+    /// Releases a block.
+    ///
+    /// # Safety
+    /// `ptr` came from `alloc(bytes)` on this source and is released once.
+    unsafe fn free(&self, ptr: NonNull<u8>, bytes: usize);
+}
+
+/// Page-locked memory from the driver (`cuMemHostAlloc`, portable).
+pub struct DriverHost {
+    ctx: Arc<CudaContext>,
+}
+
+impl DriverHost {
+    /// Blocks allocated in `ctx` (kept alive while the source is).
+    pub fn new(ctx: Arc<CudaContext>) -> Self {
+        Self { ctx }
+    }
+}
+
+impl RawHost for DriverHost {
+    fn alloc(&self, bytes: usize) -> Result<NonNull<u8>> {
+        let err = |e: cudarc::driver::DriverError| Error::Backend {
+            name: crate::backend::NAME.into(),
+            reason: format!("page-locking {bytes} bytes of host memory: {e}"),
+        };
+        self.ctx.bind_to_thread().map_err(err)?;
+        // SAFETY: a plain allocation call with the portable flag (1); the result is checked.
+        let p = unsafe {
+            cudarc::driver::result::malloc_host(
+                bytes,
+                cudarc::driver::sys::CU_MEMHOSTALLOC_PORTABLE,
+            )
+        }
+        .map_err(err)?;
+        let p = NonNull::new(p.cast::<u8>()).ok_or_else(|| Error::Backend {
+            name: crate::backend::NAME.into(),
+            reason: "cuMemHostAlloc returned null".into(),
+        })?;
+        // Driver allocations are page-aligned.
+        debug_assert_eq!(p.as_ptr() as usize % HOST_ALIGN, 0);
+        Ok(p)
+    }
+
+    unsafe fn free(&self, ptr: NonNull<u8>, bytes: usize) {
+        let _ = self.ctx.bind_to_thread();
+        // SAFETY: per the contract, from cuMemHostAlloc in this context, released once.
+        if let Err(e) = unsafe { cudarc::driver::result::free_host(ptr.as_ptr().cast()) } {
+            tracing::warn!("releasing {bytes} bytes of pinned host memory: {e}");
+        }
+    }
+}
+
+#[derive(Default)]
+struct State {
+    /// Lent blocks: start → their real size.
+    lent: HashMap<usize, usize>,
+    /// Returned blocks kept for reuse: (start, size).
+    idle: Vec<(usize, usize)>,
+    /// Bytes of every block held (lent, idle, and being allocated).
+    held: u64,
+}
+
+/// Lends pinned blocks under a byte limit, keeping returned ones for reuse.
+pub struct HostLender<R: RawHost> {
+    raw: R,
+    limit: u64,
+    state: Mutex<State>,
+}
+
+impl<R: RawHost> HostLender<R> {
+    /// A lender holding at most `limit` bytes (0: lends nothing).
+    pub fn new(raw: R, limit: u64) -> Self {
+        Self {
+            raw,
+            limit,
+            state: Mutex::new(State::default()),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Bytes held now (lent and idle).
+    pub fn held(&self) -> u64 {
+        self.lock().held
+    }
+
+    /// Bytes idle (returned, kept for reuse).
+    pub fn idle(&self) -> u64 {
+        self.lock().idle.iter().map(|&(_, n)| n as u64).sum()
+    }
+
+    /// Releases idle blocks (largest first) until `want` more bytes fit under the limit, or
+    /// none is left; returns the released blocks (freed by the caller, outside the lock).
+    fn make_room(st: &mut State, want: u64, limit: u64) -> Vec<(usize, usize)> {
+        let mut out = Vec::new();
+        st.idle.sort_by_key(|&(_, n)| n);
+        while st.held + want > limit {
+            let Some((p, n)) = st.idle.pop() else { break };
+            st.held -= n as u64;
+            out.push((p, n));
+        }
+        out
+    }
+
+    fn release(&self, blocks: Vec<(usize, usize)>) {
+        if blocks.is_empty() {
+            return;
+        }
+        let mut map = pinned();
+        for &(p, _) in &blocks {
+            map.remove(&p);
+        }
+        drop(map);
+        for (p, n) in blocks {
+            // SAFETY: p was allocated by self.raw with n bytes and was idle (owned by no one);
+            // it has just left every table, so it is released once.
+            unsafe {
+                self.raw
+                    .free(NonNull::new(p as *mut u8).expect("non-null block"), n)
+            };
+        }
+    }
+
+    /// A block of at least `bytes`: an idle one of that size (up to a quarter larger), else a
+    /// new one; `None` past the limit or when the driver declines (logged).
+    pub fn alloc(&self, bytes: usize) -> Option<NonNull<u8>> {
+        if bytes == 0 {
+            return None;
+        }
+        let mut st = self.lock();
+        let fit = st
+            .idle
+            .iter()
+            .enumerate()
+            .filter(|(_, &(_, n))| n >= bytes && n - bytes <= bytes / 4)
+            .min_by_key(|(_, &(_, n))| n)
+            .map(|(i, _)| i);
+        if let Some(i) = fit {
+            let (p, n) = st.idle.swap_remove(i);
+            st.lent.insert(p, n);
+            return NonNull::new(p as *mut u8);
+        }
+        let freed = Self::make_room(&mut st, bytes as u64, self.limit);
+        if st.held + bytes as u64 > self.limit {
+            drop(st);
+            self.release(freed);
+            tracing::debug!(
+                "pinned host memory: {bytes} bytes would pass the limit of {} bytes; the heap \
+                 is used",
+                self.limit
+            );
+            return None;
+        }
+        st.held += bytes as u64;
+        drop(st);
+        self.release(freed);
+        match self.raw.alloc(bytes) {
+            Ok(p) => {
+                pinned().insert(p.as_ptr() as usize, bytes);
+                self.lock().lent.insert(p.as_ptr() as usize, bytes);
+                Some(p)
+            }
+            Err(e) => {
+                self.lock().held -= bytes as u64;
+                tracing::warn!("{e}; the heap is used instead");
+                None
+            }
+        }
+    }
+
+    /// Takes a lent block back (kept idle for reuse).
+    pub fn free(&self, ptr: NonNull<u8>) -> Result<()> {
+        let mut st = self.lock();
+        let p = ptr.as_ptr() as usize;
+        let n = st.lent.remove(&p).ok_or_else(|| {
+            Error::invalid(format!(
+                "free_host: {p:#x} is not a block this backend lent (or it was returned already)"
+            ))
+        })?;
+        st.idle.push((p, n));
+        Ok(())
+    }
+
+    /// Releases every idle block.
+    pub fn trim(&self) {
+        let blocks = std::mem::take(&mut self.lock().idle);
+        let bytes: u64 = blocks.iter().map(|&(_, n)| n as u64).sum();
+        self.lock().held -= bytes;
+        self.release(blocks);
+    }
+}
+
+impl<R: RawHost> Drop for HostLender<R> {
+    fn drop(&mut self) {
+        // Lent blocks cannot outlive the backend (each holds it); idle ones go back now.
+        self.trim();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+
+    /// Heap blocks, counted.
+    #[derive(Default)]
+    struct Heap {
+        allocs: AtomicUsize,
+        frees: AtomicUsize,
+    }
+
+    impl RawHost for Heap {
+        fn alloc(&self, bytes: usize) -> Result<NonNull<u8>> {
+            self.allocs.fetch_add(1, Ordering::SeqCst);
+            let layout = std::alloc::Layout::from_size_align(bytes, HOST_ALIGN).unwrap();
+            // SAFETY: bytes > 0 (the lender never asks for none).
+            Ok(NonNull::new(unsafe { std::alloc::alloc(layout) }).unwrap())
+        }
+        unsafe fn free(&self, ptr: NonNull<u8>, bytes: usize) {
+            self.frees.fetch_add(1, Ordering::SeqCst);
+            let layout = std::alloc::Layout::from_size_align(bytes, HOST_ALIGN).unwrap();
+            // SAFETY: allocated above with this layout.
+            unsafe { std::alloc::dealloc(ptr.as_ptr(), layout) };
+        }
+    }
+
+    #[test]
+    fn blocks_are_reused_registered_and_limited() {
+        let lender = HostLender::new(Heap::default(), 10_000);
+        let a = lender.alloc(4000).unwrap();
+        assert!(is_pinned(a.as_ptr(), 4000));
+        // SAFETY: pointer arithmetic inside the block, for the registry check only.
+        assert!(is_pinned(unsafe { a.as_ptr().add(1000) }, 3000));
+        assert!(!is_pinned(a.as_ptr(), 4001));
+        let b = lender.alloc(4000).unwrap();
+        assert_eq!(lender.held(), 8000);
+        // Past the limit with nothing idle: declined.
+        assert!(lender.alloc(4000).is_none());
+        lender.free(a).unwrap();
+        assert!(lender.free(a).is_err(), "a second return is refused");
+        // A request of a size the idle block serves reuses it (still registered as pinned).
+        let c = lender.alloc(3500).unwrap();
+        assert_eq!(c, a);
+        assert!(is_pinned(c.as_ptr(), 4000));
+        assert_eq!(lender.raw.allocs.load(Ordering::SeqCst), 2);
+        // Too small a request for the idle block (over a quarter of waste) makes a new one,
+        // releasing the idle block to stay under the limit.
+        lender.free(c).unwrap();
+        let d = lender.alloc(3000).unwrap();
+        assert_eq!(lender.raw.frees.load(Ordering::SeqCst), 1);
+        assert!(
+            !is_pinned(a.as_ptr(), 4000) || a == d,
+            "released blocks leave the registry"
+        );
+        assert_eq!(lender.held(), 7000);
+        lender.free(b).unwrap();
+        lender.free(d).unwrap();
+        assert_eq!(lender.idle(), 7000);
+        lender.trim();
+        assert_eq!((lender.held(), lender.idle()), (0, 0));
+        assert_eq!(lender.raw.frees.load(Ordering::SeqCst), 3);
+        assert!(!is_pinned(b.as_ptr(), 1));
+        // A zero limit lends nothing.
+        let none = HostLender::new(Heap::default(), 0);
+        assert!(none.alloc(64).is_none());
+        assert!(none.free(b).is_err());
+    }
+}
