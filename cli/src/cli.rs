@@ -144,6 +144,11 @@ pub struct ConformanceArgs {
     /// Devices the backend may use: `all`, or device indices like `0,1`.
     #[arg(long, value_name = "LIST", default_value = "all")]
     pub devices: String,
+    /// Run only the checks whose name contains this text (repeatable: any of them), e.g.
+    /// `--only msm_g2 --only proof`; the progress counts the selected checks. A selection that
+    /// matches no check fails. Splits a long --full run into parts.
+    #[arg(long, value_name = "TEXT")]
+    pub only: Vec<String>,
 }
 
 const BACKENDS_ABOUT: &str = "List the backends this binary can use: the built-in ones, then \

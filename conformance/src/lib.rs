@@ -86,6 +86,9 @@ pub struct SuiteOptions {
     pub threads: usize,
     /// Seed of every input and of the proofs' randomness. Default: `0xB3110`.
     pub seed: u64,
+    /// Run only the checks whose name contains one of these; empty (the default): every check.
+    /// A suite cut so is reported as such, and one that selects nothing fails.
+    pub only: Vec<String>,
 }
 
 impl Default for SuiteOptions {
@@ -95,6 +98,7 @@ impl Default for SuiteOptions {
             max_log_size: None,
             threads: 4,
             seed: 0xB3110,
+            only: Vec::new(),
         }
     }
 }
@@ -118,6 +122,17 @@ impl SuiteOptions {
     pub fn with_threads(mut self, threads: usize) -> Self {
         self.threads = threads;
         self
+    }
+
+    /// The same options running only the checks whose name contains one of `patterns`.
+    pub fn with_only(mut self, patterns: Vec<String>) -> Self {
+        self.only = patterns;
+        self
+    }
+
+    /// Whether the check called `name` is selected ([`SuiteOptions::only`]).
+    pub fn selects(&self, name: &str) -> bool {
+        self.only.is_empty() || self.only.iter().any(|p| name.contains(p.as_str()))
     }
 
     /// The largest log2 size in force.
@@ -161,7 +176,10 @@ pub fn run_suite(
 ) -> Report {
     let started = Instant::now();
     let ctx = checks::Ctx::new(candidate.clone(), reference.clone(), opts);
-    let list = checks::all(&ctx);
+    let mut list = checks::all(&ctx);
+    let all = list.len();
+    list.retain(|c| opts.selects(&c.name));
+    let selected_of = (list.len() < all).then_some(all);
     let total = list.len();
     let mut results = Vec::with_capacity(total);
     for (index, check) in list.iter().enumerate() {
@@ -187,6 +205,7 @@ pub fn run_suite(
         seed: opts.seed,
         results,
         total_time: started.elapsed(),
+        selected_of,
     }
 }
 

@@ -84,6 +84,10 @@ pub struct Report {
     /// Wall time of the whole run.
     #[serde(serialize_with = "secs")]
     pub total_time: Duration,
+    /// When the run was cut to some checks ([`crate::SuiteOptions::only`]): how many the whole
+    /// suite has. The summary line then says the run is partial.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub selected_of: Option<usize>,
 }
 
 fn fmt_time(d: Duration) -> String {
@@ -187,9 +191,15 @@ impl Report {
                     cannot pass\n";
         }
         out += &format!(
-            "{}: {p} passed, {f} failed, {s} skipped in {}\n",
+            "{}: {p} passed, {f} failed, {s} skipped in {}{}\n",
             if self.passed() { "PASS" } else { "FAIL" },
-            fmt_time(self.total_time)
+            fmt_time(self.total_time),
+            self.selected_of
+                .map(|all| format!(
+                    " (a partial run: {} of the suite's {all} checks)",
+                    self.results.len()
+                ))
+                .unwrap_or_default()
         );
         out
     }
@@ -223,6 +233,7 @@ mod tests {
                 })
                 .collect(),
             total_time: Duration::from_millis(9),
+            selected_of: None,
         }
     }
 

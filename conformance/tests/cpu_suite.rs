@@ -220,3 +220,29 @@ fn cli_entry_point_exit_codes() {
     let missing = path.with_file_name("libbellows_backend_missing.so");
     assert_eq!(run_cli(missing.to_str().unwrap(), &opts, false), 1);
 }
+
+#[test]
+fn a_selection_runs_only_the_named_checks_and_says_so() {
+    let reference: Arc<dyn Backend> = Arc::new(CpuBackend::new());
+    let candidate: Arc<dyn Backend> = Arc::new(CpuBackend::new());
+    let opts = quick().with_only(vec!["host memory".into(), "msm_g1 empty".into()]);
+    let report = run_suite(candidate.clone(), reference.clone(), &opts, |_| {});
+    let names: Vec<&str> = report.results.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(names, ["msm_g1 empty", "host memory"]);
+    assert!(report.passed());
+    let all = run_suite(candidate.clone(), reference.clone(), &quick(), |_| {})
+        .results
+        .len();
+    assert_eq!(report.selected_of, Some(all));
+    assert!(report
+        .table()
+        .contains(&format!("(a partial run: 2 of the suite's {all} checks)")));
+    // A selection that matches nothing proves nothing: the run fails.
+    let none = run_suite(
+        candidate,
+        reference,
+        &quick().with_only(vec!["no such".into()]),
+        |_| {},
+    );
+    assert!(none.results.is_empty() && !none.passed());
+}

@@ -18,7 +18,8 @@
 #   phase ≤ 1.5 s), benchmark-only parameters made on the host first (K27_TIMEOUT, default 500 s).
 # hostmem: pinned host memory lent by the backend against the previous build in .carry/old
 #   (proofs at HOSTMEM_K, synthesis alone at HOSTMEM_SYN_K into heap and pinned memory).
-# conformance: CONF_MAX (default 20) is the --full suite's largest log size (CONF_TIMEOUT s).
+# conformance: CONF_MAX (default 20) is the --full suite's largest log size (CONF_TIMEOUT s);
+#   CONF_ONLY="msm_g2|proof" runs only the checks whose names contain one of those texts.
 # streams: calls in flight per GPU (--backend-opt streams=S for S in STREAMS, default "1 2"):
 #   conformance with the last S, then the in-process scheduler on GPU 0 (K=SCHED_K, SCHED_BITS,
 #   SCHED_COUNT proofs, concurrency SCHED_CONC) at each S.
@@ -40,7 +41,8 @@ if has check; then
   grep -hE "checks passed|FAIL|passed|failed" "$out/check.log" | tail -n 3 | sed 's/^/check: /' >> "$summary"
 fi
 if has conformance; then
-  timeout "${CONF_TIMEOUT:-240}" "$B/bellows" conformance --backend cuda --full --max-log-size "${CONF_MAX:-20}" > "$out/conformance.log" 2>&1 || fail=1
+  only=(); IFS='|' read -r -a parts <<< "${CONF_ONLY:-}"; for o in "${parts[@]}"; do [ -n "$o" ] && only+=(--only "$o"); done
+  timeout "${CONF_TIMEOUT:-240}" "$B/bellows" conformance --backend cuda --full --max-log-size "${CONF_MAX:-20}" "${only[@]}" > "$out/conformance.log" 2>&1 || fail=1
   timeout 90 "$B/bellows" conformance --backend cuda --max-log-size 16 --backend-opt gpu-memory-limit=4MiB > "$out/conformance-streaming.log" 2>&1 || fail=1
   grep -hE "^(PASS|FAIL)" "$out"/conformance*.log | sed 's/^/conformance: /' >> "$summary"
 fi

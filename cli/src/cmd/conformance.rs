@@ -35,5 +35,8 @@ pub fn run(args: &ConformanceArgs, g: &Globals) -> i32 {
     if let Some(t) = threads {
         opts = opts.with_threads(t);
     }
+    if !args.only.is_empty() {
+        opts = opts.with_only(args.only.clone());
+    }
     run_cli_with_config(&args.backend, &cfg, &opts, args.json)
 }
