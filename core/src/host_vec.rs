@@ -57,7 +57,7 @@ impl<T: Copy> HostVec<T> {
             if cap > 0 && std::mem::align_of::<T>() <= HOST_ALIGN {
                 if let Some(bytes) = cap.checked_mul(size_of::<T>()) {
                     match b.alloc_host(bytes) {
-                        Ok(Some(p)) if (p.as_ptr() as usize) % HOST_ALIGN == 0 => {
+                        Ok(Some(p)) if (p.as_ptr() as usize).is_multiple_of(HOST_ALIGN) => {
                             return Self {
                                 storage: Storage::Backend(Block {
                                     ptr: p.cast(),

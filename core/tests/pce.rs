@@ -770,8 +770,8 @@ fn proofs_from_a_backends_host_memory_equal_proofs_from_the_heap() {
         assert_eq!(l.a.capacity(), 1 << l.log_domain());
     }
     // One proof (padded in place) and a batch of two (one batch buffer, also lent).
-    let r = vec![Scalar::from(7u64), Scalar::from(8u64)];
-    let t = vec![Scalar::from(9u64), Scalar::from(10u64)];
+    let r = [Scalar::from(7u64), Scalar::from(8u64)];
+    let t = [Scalar::from(9u64), Scalar::from(10u64)];
     let prove = |syn: Vec<Synthesized>, k: usize| {
         start_with_randomness(&key, syn, r[..k].to_vec(), t[..k].to_vec())
             .unwrap()

@@ -4,14 +4,17 @@
 //! engine reads them directly ([`crate::CudaDevice::upload_staged`] skips its staging copy for
 //! any range [`is_pinned`] knows) and the writer takes no page faults (pinned pages are backed).
 //!
-//! Page-locking is slow (the driver pins and maps every page: tens of milliseconds per GiB), and
-//! a prover asks for blocks of the same few sizes proof after proof, so a returned block is kept
-//! idle and handed out again for a request of its size (up to a quarter smaller). What the
-//! lender holds, lent and idle, stays under a limit (option `pinned-host-limit`; default half of
-//! the host's memory, as pinned pages cannot be swapped); past it, idle blocks are released and,
-//! if that is not enough, the request is declined and the prover uses its heap. `trim` releases
-//! every idle block. Blocks are allocated portable (`CU_MEMHOSTALLOC_PORTABLE`), so every GPU
-//! of the process reads them at full speed.
+//! Page-locking is slow (the driver zeroes, pins and maps every page: about 0.3 s per GiB on the
+//! H200 host, holding its locks meanwhile), and a prover asks for blocks of the same few sizes
+//! proof after proof, so a returned block is kept idle and handed out again for a request of its
+//! size (up to a quarter smaller). A size over [`SYNC_MAX`] is declined until it is asked for
+//! again [`REPEAT_AFTER`] later (the caller uses its heap meanwhile, exactly as without the
+//! lender): a one-off proof never waits for pinning, and a shape proved repeatedly pays it once.
+//! What the lender holds, lent and idle, stays under a limit (option `pinned-host-limit`; default
+//! half of the host's memory, as pinned pages cannot be swapped); past it, idle blocks are
+//! released and, if that is not enough, the request is declined. `trim` releases every idle
+//! block. Blocks are allocated portable (`CU_MEMHOSTALLOC_PORTABLE`), so every GPU of the process
+//! reads them at full speed.
 //!
 //! [`MemoryPool::alloc_host`]: bellows_core::backend::MemoryPool::alloc_host
 
@@ -19,6 +22,7 @@ use std::{
     collections::{BTreeMap, HashMap},
     ptr::NonNull,
     sync::{Arc, Mutex, MutexGuard},
+    time::{Duration, Instant},
 };
 
 use bellows_core::{backend::HOST_ALIGN, Error, Result};
@@ -101,31 +105,104 @@ impl RawHost for DriverHost {
 struct State {
     /// Lent blocks: start → their real size.
     lent: HashMap<usize, usize>,
-    /// Returned blocks kept for reuse: (start, size).
+    /// Returned (or allocated ahead) blocks kept for reuse: (start, size).
     idle: Vec<(usize, usize)>,
     /// Bytes of every block held (lent, idle, and being allocated).
     held: u64,
+    /// When each large size was first asked for ([`REPEAT_AFTER`]).
+    first_seen: HashMap<usize, Instant>,
 }
 
-/// Lends pinned blocks under a byte limit, keeping returned ones for reuse.
-pub struct HostLender<R: RawHost> {
+/// What the lender and its background thread share.
+struct Shared<R> {
     raw: R,
     limit: u64,
     state: Mutex<State>,
+}
+
+impl<R: RawHost> Shared<R> {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn release(&self, blocks: Vec<(usize, usize)>) {
+        if blocks.is_empty() {
+            return;
+        }
+        let mut map = pinned();
+        for &(p, _) in &blocks {
+            map.remove(&p);
+        }
+        drop(map);
+        for (p, n) in blocks {
+            // SAFETY: p was allocated by self.raw with n bytes and was idle (owned by no one);
+            // it has just left every table, so it is released once.
+            unsafe {
+                self.raw
+                    .free(NonNull::new(p as *mut u8).expect("non-null block"), n)
+            };
+        }
+    }
+
+    /// Allocates a block already counted in `held`; on failure uncounts it (logged).
+    fn allocate(&self, bytes: usize) -> Option<NonNull<u8>> {
+        match self.raw.alloc(bytes) {
+            Ok(p) => {
+                pinned().insert(p.as_ptr() as usize, bytes);
+                Some(p)
+            }
+            Err(e) => {
+                self.lock().held -= bytes as u64;
+                tracing::warn!("{e}; the heap is used instead");
+                None
+            }
+        }
+    }
+}
+
+/// Largest block allocated on its first request (default of [`HostLender::with_sync_max`]).
+pub const SYNC_MAX: usize = 64 << 20;
+
+/// A larger size is declined (the caller uses its heap, as it would without this lender) until
+/// it is asked for again at least this long after its first request; then it is allocated. A
+/// one-off proof, and every proof of a first batch (which ask within milliseconds of each
+/// other), never wait for pinning: on the H200 host, pinning a batch of eight 2^22 proofs' blocks
+/// as they were asked for doubled that batch's first call (run 27), and pinning them on a
+/// background thread stalled the device calls (the driver holds its locks while it pins: run
+/// 28); the second batch of the shape pays the pinning once and later ones reuse the blocks.
+pub const REPEAT_AFTER: Duration = Duration::from_secs(1);
+
+/// Lends pinned blocks under a byte limit, keeping returned ones for reuse.
+pub struct HostLender<R: RawHost> {
+    shared: Shared<R>,
+    sync_max: usize,
+    repeat_after: Duration,
 }
 
 impl<R: RawHost> HostLender<R> {
     /// A lender holding at most `limit` bytes (0: lends nothing).
     pub fn new(raw: R, limit: u64) -> Self {
         Self {
-            raw,
-            limit,
-            state: Mutex::new(State::default()),
+            shared: Shared {
+                raw,
+                limit,
+                state: Mutex::new(State::default()),
+            },
+            sync_max: SYNC_MAX,
+            repeat_after: REPEAT_AFTER,
         }
     }
 
+    /// The same lender allocating blocks up to `bytes` on their first request, larger ones
+    /// when asked for again `after` their first request ([`SYNC_MAX`], [`REPEAT_AFTER`]).
+    pub fn with_first_use(mut self, bytes: usize, after: Duration) -> Self {
+        self.sync_max = bytes;
+        self.repeat_after = after;
+        self
+    }
+
     fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        self.shared.lock()
     }
 
     /// Bytes held now (lent and idle).
@@ -151,27 +228,10 @@ impl<R: RawHost> HostLender<R> {
         out
     }
 
-    fn release(&self, blocks: Vec<(usize, usize)>) {
-        if blocks.is_empty() {
-            return;
-        }
-        let mut map = pinned();
-        for &(p, _) in &blocks {
-            map.remove(&p);
-        }
-        drop(map);
-        for (p, n) in blocks {
-            // SAFETY: p was allocated by self.raw with n bytes and was idle (owned by no one);
-            // it has just left every table, so it is released once.
-            unsafe {
-                self.raw
-                    .free(NonNull::new(p as *mut u8).expect("non-null block"), n)
-            };
-        }
-    }
-
     /// A block of at least `bytes`: an idle one of that size (up to a quarter larger), else a
-    /// new one; `None` past the limit or when the driver declines (logged).
+    /// new one (at once up to [`SYNC_MAX`], else from the second request of the size on, see
+    /// [`REPEAT_AFTER`]); `None` before that, past the limit, or when the driver declines
+    /// (logged).
     pub fn alloc(&self, bytes: usize) -> Option<NonNull<u8>> {
         if bytes == 0 {
             return None;
@@ -189,32 +249,30 @@ impl<R: RawHost> HostLender<R> {
             st.lent.insert(p, n);
             return NonNull::new(p as *mut u8);
         }
-        let freed = Self::make_room(&mut st, bytes as u64, self.limit);
-        if st.held + bytes as u64 > self.limit {
+        if bytes > self.sync_max {
+            let now = Instant::now();
+            let first = *st.first_seen.entry(bytes).or_insert(now);
+            if now.duration_since(first) < self.repeat_after {
+                return None;
+            }
+        }
+        let limit = self.shared.limit;
+        let freed = Self::make_room(&mut st, bytes as u64, limit);
+        if st.held + bytes as u64 > limit {
             drop(st);
-            self.release(freed);
+            self.shared.release(freed);
             tracing::debug!(
-                "pinned host memory: {bytes} bytes would pass the limit of {} bytes; the heap \
-                 is used",
-                self.limit
+                "pinned host memory: {bytes} bytes would pass the limit of {limit} bytes; the \
+                 heap is used"
             );
             return None;
         }
         st.held += bytes as u64;
         drop(st);
-        self.release(freed);
-        match self.raw.alloc(bytes) {
-            Ok(p) => {
-                pinned().insert(p.as_ptr() as usize, bytes);
-                self.lock().lent.insert(p.as_ptr() as usize, bytes);
-                Some(p)
-            }
-            Err(e) => {
-                self.lock().held -= bytes as u64;
-                tracing::warn!("{e}; the heap is used instead");
-                None
-            }
-        }
+        self.shared.release(freed);
+        let p = self.shared.allocate(bytes)?;
+        self.lock().lent.insert(p.as_ptr() as usize, bytes);
+        Some(p)
     }
 
     /// Takes a lent block back (kept idle for reuse).
@@ -232,10 +290,11 @@ impl<R: RawHost> HostLender<R> {
 
     /// Releases every idle block.
     pub fn trim(&self) {
-        let blocks = std::mem::take(&mut self.lock().idle);
-        let bytes: u64 = blocks.iter().map(|&(_, n)| n as u64).sum();
-        self.lock().held -= bytes;
-        self.release(blocks);
+        let mut st = self.lock();
+        let blocks = std::mem::take(&mut st.idle);
+        st.held -= blocks.iter().map(|&(_, n)| n as u64).sum::<u64>();
+        drop(st);
+        self.shared.release(blocks);
     }
 }
 
@@ -292,12 +351,12 @@ mod tests {
         let c = lender.alloc(3500).unwrap();
         assert_eq!(c, a);
         assert!(is_pinned(c.as_ptr(), 4000));
-        assert_eq!(lender.raw.allocs.load(Ordering::SeqCst), 2);
+        assert_eq!(lender.shared.raw.allocs.load(Ordering::SeqCst), 2);
         // Too small a request for the idle block (over a quarter of waste) makes a new one,
         // releasing the idle block to stay under the limit.
         lender.free(c).unwrap();
         let d = lender.alloc(3000).unwrap();
-        assert_eq!(lender.raw.frees.load(Ordering::SeqCst), 1);
+        assert_eq!(lender.shared.raw.frees.load(Ordering::SeqCst), 1);
         assert!(
             !is_pinned(a.as_ptr(), 4000) || a == d,
             "released blocks leave the registry"
@@ -308,8 +367,24 @@ mod tests {
         assert_eq!(lender.idle(), 7000);
         lender.trim();
         assert_eq!((lender.held(), lender.idle()), (0, 0));
-        assert_eq!(lender.raw.frees.load(Ordering::SeqCst), 3);
+        assert_eq!(lender.shared.raw.frees.load(Ordering::SeqCst), 3);
         assert!(!is_pinned(b.as_ptr(), 1));
+        // Past the first-use size, a size is declined until it is asked for again later.
+        let later =
+            HostLender::new(Heap::default(), 10_000).with_first_use(100, Duration::from_millis(30));
+        assert!(later.alloc(4000).is_none());
+        assert!(
+            later.alloc(4000).is_none(),
+            "asked again at once: still declined"
+        );
+        assert_eq!(later.held(), 0);
+        std::thread::sleep(Duration::from_millis(40));
+        let e = later.alloc(4000).unwrap();
+        assert!(is_pinned(e.as_ptr(), 4000));
+        assert!(later.alloc(50).is_some(), "small blocks are made at once");
+        later.free(e).unwrap();
+        assert_eq!(later.alloc(3900), Some(e), "and then reused");
+        drop(later);
         // A zero limit lends nothing.
         let none = HostLender::new(Heap::default(), 0);
         assert!(none.alloc(64).is_none());
