@@ -128,7 +128,10 @@ fn names_resolve_along_the_search_path_and_discovery_reports_failures() {
         r => panic!("{r:?}"),
     }
     match &get("future", &second).result {
-        Err(Error::Plugin { reason, .. }) => assert!(reason.contains("2.0.0"), "{reason}"),
+        Err(Error::Plugin { reason, .. }) => assert!(
+            reason.contains(bellows_core::plugin::INTERFACE_VERSION),
+            "{reason}"
+        ),
         r => panic!("{r:?}"),
     }
     let alpha_first = found.iter().position(|d| d.path == a).unwrap();
