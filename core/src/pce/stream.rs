@@ -317,11 +317,7 @@ pub(super) fn synthesize<C: Circuit<Scalar> + Send>(
             &mut c.spare_capacity_mut()[..n],
         );
         let witness = handle.join().map_err(|panic| {
-            let what = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "no message".into());
+            let what = crate::error::panic_message(&*panic);
             Error::Synthesis(format!("the circuit panicked during synthesis: {what}"))
         });
         (witness, driven)
