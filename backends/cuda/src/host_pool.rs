@@ -12,8 +12,8 @@
 //! lender): a one-off proof never waits for pinning, and a shape proved repeatedly pays it once.
 //! What the lender holds, lent and idle, stays under a limit (option `pinned-host-limit`; default
 //! half of the host's memory, as pinned pages cannot be swapped); past it, idle blocks are
-//! released and, if that is not enough, the request is declined. `trim` releases every idle
-//! block. Blocks are allocated portable (`CU_MEMHOSTALLOC_PORTABLE`), so every GPU of the process
+//! released and, if that is not enough, the request is declined. An idle block not reused for
+//! [`IDLE_KEEP`] is released at the lender's next call, and `trim` releases every idle block. Blocks are allocated portable (`CU_MEMHOSTALLOC_PORTABLE`), so every GPU of the process
 //! reads them at full speed.
 //!
 //! [`MemoryPool::alloc_host`]: bellows_core::backend::MemoryPool::alloc_host
@@ -105,8 +105,8 @@ impl RawHost for DriverHost {
 struct State {
     /// Lent blocks: start → their real size.
     lent: HashMap<usize, usize>,
-    /// Returned (or allocated ahead) blocks kept for reuse: (start, size).
-    idle: Vec<(usize, usize)>,
+    /// Returned blocks kept for reuse: (start, size, when returned).
+    idle: Vec<(usize, usize, Instant)>,
     /// Bytes of every block held (lent, idle, and being allocated).
     held: u64,
     /// When each large size was first asked for ([`REPEAT_AFTER`]).
@@ -172,11 +172,17 @@ pub const SYNC_MAX: usize = 64 << 20;
 /// 28); the second batch of the shape pays the pinning once and later ones reuse the blocks.
 pub const REPEAT_AFTER: Duration = Duration::from_secs(1);
 
+/// An idle block not reused for this long is released at the lender's next call: a daemon that
+/// moves on to another circuit shape does not keep the old shape's pinned memory (which the
+/// daemon's byte budget does not see) beyond that.
+pub const IDLE_KEEP: Duration = Duration::from_secs(60);
+
 /// Lends pinned blocks under a byte limit, keeping returned ones for reuse.
 pub struct HostLender<R: RawHost> {
     shared: Shared<R>,
     sync_max: usize,
     repeat_after: Duration,
+    keep_idle: Duration,
 }
 
 impl<R: RawHost> HostLender<R> {
@@ -190,7 +196,30 @@ impl<R: RawHost> HostLender<R> {
             },
             sync_max: SYNC_MAX,
             repeat_after: REPEAT_AFTER,
+            keep_idle: IDLE_KEEP,
         }
+    }
+
+    /// The same lender releasing idle blocks not reused for `keep` ([`IDLE_KEEP`]).
+    pub fn with_idle_keep(mut self, keep: Duration) -> Self {
+        self.keep_idle = keep;
+        self
+    }
+
+    /// Takes out the idle blocks not reused for `keep_idle` (released by the caller, outside
+    /// the lock).
+    fn expire(&self, st: &mut State) -> Vec<(usize, usize)> {
+        let now = Instant::now();
+        let mut out = Vec::new();
+        st.idle.retain(|&(p, n, since)| {
+            let keep = now.duration_since(since) < self.keep_idle;
+            if !keep {
+                out.push((p, n));
+            }
+            keep
+        });
+        st.held -= out.iter().map(|&(_, n)| n as u64).sum::<u64>();
+        out
     }
 
     /// The same lender allocating blocks up to `bytes` on their first request, larger ones
@@ -212,16 +241,18 @@ impl<R: RawHost> HostLender<R> {
 
     /// Bytes idle (returned, kept for reuse).
     pub fn idle(&self) -> u64 {
-        self.lock().idle.iter().map(|&(_, n)| n as u64).sum()
+        self.lock().idle.iter().map(|&(_, n, _)| n as u64).sum()
     }
 
     /// Releases idle blocks (largest first) until `want` more bytes fit under the limit, or
     /// none is left; returns the released blocks (freed by the caller, outside the lock).
     fn make_room(st: &mut State, want: u64, limit: u64) -> Vec<(usize, usize)> {
         let mut out = Vec::new();
-        st.idle.sort_by_key(|&(_, n)| n);
+        st.idle.sort_by_key(|&(_, n, _)| n);
         while st.held + want > limit {
-            let Some((p, n)) = st.idle.pop() else { break };
+            let Some((p, n, _)) = st.idle.pop() else {
+                break;
+            };
             st.held -= n as u64;
             out.push((p, n));
         }
@@ -237,27 +268,33 @@ impl<R: RawHost> HostLender<R> {
             return None;
         }
         let mut st = self.lock();
+        let expired = self.expire(&mut st);
         let fit = st
             .idle
             .iter()
             .enumerate()
-            .filter(|(_, &(_, n))| n >= bytes && n - bytes <= bytes / 4)
-            .min_by_key(|(_, &(_, n))| n)
+            .filter(|(_, &(_, n, _))| n >= bytes && n - bytes <= bytes / 4)
+            .min_by_key(|(_, &(_, n, _))| n)
             .map(|(i, _)| i);
         if let Some(i) = fit {
-            let (p, n) = st.idle.swap_remove(i);
+            let (p, n, _) = st.idle.swap_remove(i);
             st.lent.insert(p, n);
+            drop(st);
+            self.shared.release(expired);
             return NonNull::new(p as *mut u8);
         }
+        let mut freed = expired;
         if bytes > self.sync_max {
             let now = Instant::now();
             let first = *st.first_seen.entry(bytes).or_insert(now);
             if now.duration_since(first) < self.repeat_after {
+                drop(st);
+                self.shared.release(freed);
                 return None;
             }
         }
         let limit = self.shared.limit;
-        let freed = Self::make_room(&mut st, bytes as u64, limit);
+        freed.extend(Self::make_room(&mut st, bytes as u64, limit));
         if st.held + bytes as u64 > limit {
             drop(st);
             self.shared.release(freed);
@@ -284,14 +321,17 @@ impl<R: RawHost> HostLender<R> {
                 "free_host: {p:#x} is not a block this backend lent (or it was returned already)"
             ))
         })?;
-        st.idle.push((p, n));
+        st.idle.push((p, n, Instant::now()));
+        let expired = self.expire(&mut st);
+        drop(st);
+        self.shared.release(expired);
         Ok(())
     }
 
     /// Releases every idle block.
     pub fn trim(&self) {
         let mut st = self.lock();
-        let blocks = std::mem::take(&mut st.idle);
+        let blocks: Vec<(usize, usize)> = st.idle.drain(..).map(|(p, n, _)| (p, n)).collect();
         st.held -= blocks.iter().map(|&(_, n)| n as u64).sum::<u64>();
         drop(st);
         self.shared.release(blocks);
@@ -385,6 +425,18 @@ mod tests {
         later.free(e).unwrap();
         assert_eq!(later.alloc(3900), Some(e), "and then reused");
         drop(later);
+        // Idle blocks not reused for a while are released at the next call.
+        let brief =
+            HostLender::new(Heap::default(), 10_000).with_idle_keep(Duration::from_millis(20));
+        let f = brief.alloc(1000).unwrap();
+        brief.free(f).unwrap();
+        assert_eq!(brief.idle(), 1000);
+        std::thread::sleep(Duration::from_millis(30));
+        let g = brief.alloc(500).unwrap();
+        assert_eq!((brief.idle(), brief.held()), (0, 500));
+        assert_eq!(brief.shared.raw.frees.load(Ordering::SeqCst), 1);
+        brief.free(g).unwrap();
+        drop(brief);
         // A zero limit lends nothing.
         let none = HostLender::new(Heap::default(), 0);
         assert!(none.alloc(64).is_none());
