@@ -574,6 +574,26 @@ pub(crate) struct Staging {
 }
 
 impl CudaDevice {
+    /// Queues the copy of `src` to device address `dst` on the copy stream and makes the compute
+    /// stream wait for it; returns the event recorded after the copy.
+    ///
+    /// # Safety
+    /// `src` is page-locked host memory that stays allocated and unwritten until the returned
+    /// event has completed; `[dst, dst + 8·src.len())` is device memory of the caller's.
+    unsafe fn copy_in_order(&self, dst: u64, src: &[u64]) -> Result<CudaEvent> {
+        // SAFETY: forwarded contract.
+        unsafe {
+            cudarc::driver::result::memcpy_htod_async(dst, src, self.copy_stream.cu_stream())
+        }
+        .map_err(|e| self.err(e))?;
+        let ev = self
+            .copy_stream
+            .record_event(None)
+            .map_err(|e| self.err(e))?;
+        self.stream.wait(&ev).map_err(|e| self.err(e))?;
+        Ok(ev)
+    }
+
     /// Copies host values into device memory through two pinned staging buffers: the CPU fills
     /// one (on all cores) while the copy engine drains the other on the dedicated copy stream,
     /// so a copy from pageable memory needs no driver-side staging and overlaps whatever the compute
@@ -609,19 +629,7 @@ impl CudaDevice {
                 // SAFETY: the source is page-locked memory this process's lender handed out,
                 // alive until the caller synchronises (contract above); the destination lies
                 // inside `dst` (same length as `host`, checked).
-                unsafe {
-                    cudarc::driver::result::memcpy_htod_async(
-                        base + offset,
-                        words(chunk),
-                        self.copy_stream.cu_stream(),
-                    )
-                }
-                .map_err(|e| self.err(e))?;
-                let ev = self
-                    .copy_stream
-                    .record_event(None)
-                    .map_err(|e| self.err(e))?;
-                self.stream.wait(&ev).map_err(|e| self.err(e))?;
+                unsafe { self.copy_in_order(base + offset, words(chunk)) }?;
                 after_chunk(k * per_chunk, chunk.len())?;
             }
             return Ok(());
@@ -656,20 +664,7 @@ impl CudaDevice {
             // SAFETY: the source is pinned host memory that is not written again before the
             // event recorded just after this copy has completed (waited for above); the
             // destination lies inside `dst` (same length as `host`, checked).
-            unsafe {
-                cudarc::driver::result::memcpy_htod_async(
-                    base + offset,
-                    &*pinned,
-                    self.copy_stream.cu_stream(),
-                )
-            }
-            .map_err(|e| self.err(e))?;
-            let ev = self
-                .copy_stream
-                .record_event(None)
-                .map_err(|e| self.err(e))?;
-            self.stream.wait(&ev).map_err(|e| self.err(e))?;
-            st.done[i] = Some(ev);
+            st.done[i] = Some(unsafe { self.copy_in_order(base + offset, pinned) }?);
             after_chunk(k * per_chunk, chunk.len())?;
         }
         Ok(())
