@@ -4,6 +4,8 @@
 //! corrupted, other version, other circuit) and written atomically, and the pipeline proves with
 //! a recording exactly as without.
 
+mod common;
+
 use std::sync::Arc;
 
 use bellows_core::{
@@ -693,62 +695,12 @@ fn values_handed_over_in_bulk_equal_direct_synthesis_and_extra_ones_are_refused(
     assert!(err.to_string().contains("5003 aux variables"), "{err}");
 }
 
-/// The CPU backend, lending host memory from the heap (aligned as `alloc_host` promises) and
-/// checking that every block comes back once, with the size it was lent with.
-struct Lending {
-    inner: bellows_cpu::CpuBackend,
-    lent: std::sync::Mutex<std::collections::HashMap<usize, usize>>,
-    total: std::sync::atomic::AtomicUsize,
-}
-
-bellows_core::forward_ntt!(Lending, inner);
-bellows_core::forward_msm!(Lending, inner);
-
-impl bellows_core::backend::MemoryPool for Lending {
-    fn alloc_host(&self, bytes: usize) -> bellows_core::Result<Option<std::ptr::NonNull<u8>>> {
-        let layout =
-            std::alloc::Layout::from_size_align(bytes, bellows_core::backend::HOST_ALIGN).unwrap();
-        // SAFETY: HostVec never asks for zero bytes.
-        let p = std::ptr::NonNull::new(unsafe { std::alloc::alloc(layout) }).unwrap();
-        self.lent.lock().unwrap().insert(p.as_ptr() as usize, bytes);
-        self.total.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        Ok(Some(p))
-    }
-    unsafe fn free_host(
-        &self,
-        ptr: std::ptr::NonNull<u8>,
-        bytes: usize,
-    ) -> bellows_core::Result<()> {
-        let had = self.lent.lock().unwrap().remove(&(ptr.as_ptr() as usize));
-        assert_eq!(
-            had,
-            Some(bytes),
-            "a block returned twice, or with another size"
-        );
-        let layout =
-            std::alloc::Layout::from_size_align(bytes, bellows_core::backend::HOST_ALIGN).unwrap();
-        // SAFETY: lent above with this layout.
-        unsafe { std::alloc::dealloc(ptr.as_ptr(), layout) };
-        Ok(())
-    }
-}
-
-impl Backend for Lending {
-    fn info(&self) -> bellows_core::BackendInfo {
-        self.inner.info()
-    }
-}
-
 #[test]
 fn proofs_from_a_backends_host_memory_equal_proofs_from_the_heap() {
     use bellows_core::groth16::prover::start_with_randomness;
     let s = spec("synthetic", Some(8), Some(40), None);
     let params = Arc::new(generate_random_parameters(s.blank(), &mut ProofRng::seeded(6)).unwrap());
-    let lending = Arc::new(Lending {
-        inner: bellows_cpu::CpuBackend::new(),
-        lent: Default::default(),
-        total: Default::default(),
-    });
+    let lending = Arc::new(common::lending::Lending::with_limit(usize::MAX));
     let backend: Arc<dyn Backend> = lending.clone();
     let key = ProvingKey::new(params.clone(), backend.clone()).unwrap();
     let pce = Pce::record(s.blank(), &builtin_id(&s)).unwrap();
@@ -800,5 +752,5 @@ fn proofs_from_a_backends_host_memory_equal_proofs_from_the_heap() {
     }
     // Every block came back (the batch buffers included), and there were some.
     assert!(lending.lent.lock().unwrap().is_empty());
-    assert!(lending.total.load(std::sync::atomic::Ordering::SeqCst) >= 4 * 3 + 3);
+    assert!(lending.allocs.load(std::sync::atomic::Ordering::SeqCst) >= 4 * 3 + 3);
 }

@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod lending;
+
 use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
 use blstrs::Scalar;
 use ff::Field;
