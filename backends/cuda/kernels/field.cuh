@@ -190,8 +190,11 @@ struct Mont {
 
     // The same product, compiled once and called: for code with dozens of products (Fp2 and G2
     // arithmetic), where inlining every one costs far more compile time and registers than the
-    // call costs at run time.
-    static BL_NOINLINE Mont mul_call(const Mont& a, const Mont& b) { return mul(a, b); }
+    // call costs at run time. The operands are taken by value: with references the device ABI
+    // passes addresses, so every caller stored both operands to its stack (local memory) and the
+    // callee loaded them back (the G2 accumulation kept a 1.8 KB stack frame); by value they
+    // travel in registers.
+    static BL_NOINLINE Mont mul_call(Mont a, Mont b) { return mul(a, b); }
 
     // a^(p−2) = a⁻¹ for a ≠ 0 (Fermat), and 0 for a = 0. Left-to-right square and multiply over
     // the public exponent p − 2.

@@ -5,6 +5,7 @@
 # against blst), then the measurements, each peer in the same command as ours. Logs and a
 # summary go to $OUT (or /tmp/bellows-cuda-out). Steps are chosen with STEPS (default: all):
 #   check conformance msm tiers prove peers pce batch gpus sched overhead streams k27 hostmem
+#   g2 window firstuse
 #   STEPS="conformance prove" K="20 22" BITS="0 90" backends/cuda/scripts/device-prove.sh
 # check: the device check program (every kernel against blst; the test kernels' fatbin too);
 # pce: cli/scripts/pce-h200-bench.sh (direct vs pre-compiled synthesis, PCE_BENCH_BIG, default 24);
@@ -18,6 +19,10 @@
 #   phase ≤ 1.5 s), benchmark-only parameters made on the host first (K27_TIMEOUT, default 500 s).
 # hostmem: pinned host memory lent by the backend against the previous build in .carry/old
 #   (proofs at HOSTMEM_K, synthesis alone at HOSTMEM_SYN_K into heap and pinned memory).
+# g2: the G2 MSM at G2_LOG_N with its phase profile (default window, then each of G2_C), then
+#   dense proofs at G2_K, this build against PREV_BIN (default .carry/prev), alternating.
+# window: the G1 MSM at WINDOW_LOG_N for each window width in WINDOW_C (BELLOWS_MSM_WINDOW).
+# firstuse: a process's first batch (heap buffers) against warmed ones (pinned), BATCH at BATCH_K.
 # conformance: CONF_MAX (default 20) is the --full suite's largest log size (CONF_TIMEOUT s);
 #   CONF_ONLY="msm_g2|proof" runs only the checks whose names contain one of those texts.
 # streams: calls in flight per GPU (--backend-opt streams=S for S in STREAMS, default "1 2"):
@@ -140,6 +145,46 @@ if has hostmem; then
   done
   timeout "${CONF_TIMEOUT:-200}" "$B/bellows" conformance --backend cuda --max-log-size 18 > "$out/hostmem-conformance.log" 2>&1 || fail=1
   grep -hE "^(PASS|FAIL)|host memory|groth16_g1" "$out/hostmem-conformance.log" | sed 's/^/conformance: /' >> "$summary"
+fi
+if has g2; then
+  # The G2 MSM (issue 7 §6: 2^24 ≤ 350 ms): alone, with its phase profile, at G2_LOG_N (default
+  # 22,24) for the default window and each width in G2_C (default 20); then whole dense proofs at
+  # G2_K (default 24) with this build against the previous one (PREV_BIN, default .carry/prev:
+  # bellows and its plugins), alternating, in this run.
+  for c in auto ${G2_C:-20}; do
+    e=(); [ "$c" != auto ] && e=(env BELLOWS_MSM_WINDOW="$c")
+    BELLOWS_MSM_PROFILE=1 timeout 300 "${e[@]}" "$B/bellows-cuda-msm" --log-n 10 --check 10 --g2-log-n "${G2_LOG_N:-22,24}" --iters 3 > "$out/g2-msm.log" 2>&1 || fail=1
+    grep -hE "^RESULT msm=G2|^check .*G2|FAILED" "$out/g2-msm.log" | sed "s/^/g2 c=$c: /" >> "$summary"
+    for n in 4194304 16777216; do grep -h "msm-profile G2 n=$n " "$out/g2-msm.log" | tail -n 1 | sed "s/^/g2 c=$c: /" >> "$summary"; done
+  done
+  pb=${PREV_BIN:-.carry/prev}
+  for k in ${G2_K:-24}; do
+    for which in ${G2_ORDER:-prev new prev new}; do
+      bin="$B/bellows"; [ "$which" = prev ] && bin="$pb/bellows"
+      f="$out/g2-k$k.json"
+      timeout 200 "$bin" bench --backend cuda -k "$k" --bits-pct "${G2_BITS:-0}" --warmup 1 --reps "${REPS:-3}" --json > "$f" 2> "$out/g2-k$k.err" || fail=1
+      python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); ph=d["phases"]; print("g2 proof %s K=%d bits=%d: total %.3f s (synthesis %.3f, G1 phase %.3f, G2 %.3f)" % (sys.argv[2], d["log_size"], d["bits_pct"], ph["total"]["median_s"], ph["synthesis"]["median_s"], ph["g1_phase"]["median_s"], ph["msm_g2"]["median_s"]))' "$f" "$which" >> "$summary" 2>&1
+    done
+  done
+fi
+if has window; then
+  # The MSM's window width: G1 at WINDOW_LOG_N (default 20,22,24) for each c in WINDOW_C
+  # (BELLOWS_MSM_WINDOW), one process per c, against the default choice (c=auto).
+  for c in auto ${WINDOW_C:-15 16 17 18 19 20 21 22}; do
+    e=(); [ "$c" != auto ] && e=(env BELLOWS_MSM_WINDOW="$c")
+    timeout 150 "${e[@]}" "$B/bellows-cuda-msm" --log-n "${WINDOW_LOG_N:-20,22,24}" --check 10 --iters "${WINDOW_ITERS:-5}" > "$out/window.log" 2>&1 || fail=1
+    echo "window c=$c: $(grep -hE '^RESULT msm=G1|MISMATCH|FAILED' "$out/window.log" | awk '{$1=$1};1' | tr '\n' ';')" >> "$summary"
+  done
+fi
+if has firstuse; then
+  # Pinned host memory lent from a shape's second request on: a process's first batch (heap
+  # buffers), then warmed batches (pinned), K=BATCH_K, BATCH proofs a call.
+  for p in $bits; do
+    for w in "--warmup 0 --reps 1" "--warmup 1 --reps 3"; do
+      timeout 200 "$B/bellows" bench --backend cuda -k "$bk" --bits-pct "$p" --count "$bn" $w > "$out/firstuse.log" 2>&1 || fail=1
+      echo "firstuse K=$bk bits=$p count=$bn $w: $(grep -hE '^(  (synthesis|G1 phase|G2 MSM|total)|proofs/s)' "$out/firstuse.log" | awk '{$1=$1};1' | tr '\n' ';')" >> "$summary"
+    done
+  done
 fi
 if has overhead; then
   timeout 300 "$B/bellows-cuda-overhead" --log "${OVERHEAD_K:-22}" --rounds "${OVERHEAD_ROUNDS:-15}" > "$out/overhead.log" 2>&1 || fail=1

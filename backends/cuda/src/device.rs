@@ -345,6 +345,9 @@ impl CudaDevice {
             (names::BITREV, &k.bitrev),
             (names::BITREV_TILED, &k.bitrev_tiled),
             (names::EXPAND_TABLE, &k.expand_table),
+            ("bellows_msm_g1_accumulate", &k.msm_g1.accumulate),
+            ("bellows_msm_g2_accumulate", &k.msm_g2.accumulate),
+            ("bellows_msm_g2_window_segments", &k.msm_g2.window_segments),
         ];
         #[cfg(feature = "testing")]
         {

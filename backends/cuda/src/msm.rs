@@ -163,8 +163,14 @@ struct DigitArgs {
 // SAFETY: a #[repr(C)] struct of integers whose layout matches the kernel's parameter type.
 unsafe impl DeviceRepr for DigitArgs {}
 
-/// Window width for `n` scalars (or `BELLOWS_MSM_WINDOW` when set, 2..=24): about log2(n) − 3,
-/// which balances the n·⌈256/c⌉ bucket additions against the 2^c of the window sums.
+/// Window width for `n` scalars (or `BELLOWS_MSM_WINDOW` when set, 2..=24).
+///
+/// Up to 2^25 scalars: log2(n) − 3, at most 16. The bucket additions (n·⌈256/c⌉) fall slowly
+/// with c while the buckets (2^(c−1) a window: their accumulation, fix-ups and window sums)
+/// double at each step; on the H200 (run 30, G1, one process per c from 15 to 22) c = 16 was the
+/// fastest at 2^20, 2^22 and 2^24 — 14.4, 43.2 and 150.4 ms against 17.9, 48.9 and 154.9 ms
+/// with log2(n) − 3 — and 16 windows of 16 bits cover the 256 bits that signed digits need
+/// exactly. From 2^26 on the additions dominate and fewer windows pay: c = 20 (13 windows).
 pub fn window_bits(n: usize) -> u32 {
     if let Some(c) = std::env::var("BELLOWS_MSM_WINDOW")
         .ok()
@@ -174,7 +180,11 @@ pub fn window_bits(n: usize) -> u32 {
         return c;
     }
     let log = usize::BITS - n.max(1).leading_zeros() - 1;
-    log.saturating_sub(3).clamp(4, 20)
+    if log >= 26 {
+        20
+    } else {
+        log.saturating_sub(3).clamp(4, 16)
+    }
 }
 
 /// A 1-D launch of `threads` threads in blocks of `block`.
