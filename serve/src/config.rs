@@ -252,6 +252,9 @@ pub struct ServeConfig {
     pub params_budget: Option<ByteSize>,
     /// Attempts per partition on device errors. Default: 3.
     pub max_attempts: Option<u32>,
+    /// Seconds a device stays idle after proving before its backend returns the memory its
+    /// pools cache (device memory pools, idle pinned host blocks); 0: never. Default: 60.
+    pub idle_trim_s: Option<f64>,
     /// Add a CPU fallback device for partitions that failed on every other device (only when
     /// no configured device is a fallback). Default: true.
     pub cpu_fallback: Option<bool>,
@@ -498,7 +501,7 @@ impl ServeConfig {
     }
 
     /// The engine's configuration.
-    pub fn engine_config(&self, state_dir: &std::path::Path) -> EngineConfig {
+    pub fn engine_config(&self, state_dir: &std::path::Path) -> Result<EngineConfig> {
         let mut c = EngineConfig::default();
         if let Some(n) = self.synthesis_workers {
             c.synthesis_workers = n;
@@ -510,6 +513,17 @@ impl ServeConfig {
         c.params_budget = self.params_budget.map(|b| b.0);
         if let Some(n) = self.max_attempts {
             c.max_attempts = n;
+        }
+        if let Some(t) = self.idle_trim_s {
+            c.idle_trim = match std::time::Duration::try_from_secs_f64(t) {
+                Ok(d) if d.is_zero() => None,
+                Ok(d) => Some(d),
+                Err(_) => {
+                    return Err(ServeError::Config(format!(
+                        "idle_trim_s = {t} is not a number of seconds (0 turns trimming off)"
+                    )))
+                }
+            };
         }
         if self.pce.unwrap_or(true) {
             c.pce_dir = Some(state_dir.join("pce"));
@@ -528,7 +542,7 @@ impl ServeConfig {
         if let Some(n) = self.max_log_domain {
             c.limits.max_log_domain = n;
         }
-        c
+        Ok(c)
     }
 
     /// Opens every configured backend, one engine device per device index, plus the CPU

@@ -332,7 +332,7 @@ impl Daemon {
             );
         }
         let state = cfg.state_dir()?;
-        let mut engine_cfg = cfg.engine_config(&state);
+        let mut engine_cfg = cfg.engine_config(&state)?;
         let store: Arc<dyn JobStore> = match cfg.store_kind()? {
             StoreKind::Sqlite => {
                 if cfg.fleet != crate::config::FleetTable::default() {

@@ -101,6 +101,9 @@ pub(crate) struct DeviceRt {
     pub(crate) workers: usize,
     /// (partitions on the device now, when the current busy stretch began, busy time before it).
     busy: Mutex<(usize, Option<Instant>, Duration)>,
+    /// (proved since its backend's pools were last trimmed, idle since) — see
+    /// [`EngineConfig::idle_trim`].
+    trim: Mutex<(bool, Instant)>,
     partitions: AtomicU64,
     errors: AtomicU64,
 }
@@ -112,6 +115,7 @@ impl DeviceRt {
             b.1 = Some(Instant::now());
         }
         b.0 += 1;
+        self.trim.lock().unwrap_or_else(|e| e.into_inner()).0 = true;
     }
 
     /// Leaves the device; returns the busy seconds to add to the metrics (when it goes idle).
@@ -119,6 +123,7 @@ impl DeviceRt {
         let mut b = self.busy.lock().unwrap_or_else(|e| e.into_inner());
         b.0 = b.0.saturating_sub(1);
         if b.0 == 0 {
+            self.trim.lock().unwrap_or_else(|e| e.into_inner()).1 = Instant::now();
             if let Some(t) = b.1.take() {
                 let d = t.elapsed();
                 b.2 += d;
@@ -126,6 +131,25 @@ impl DeviceRt {
             }
         }
         0.0
+    }
+
+    /// Whether the device's backend should trim its pools now: it proved since the last trim
+    /// and has been idle for `after` (then the caller trims, and the next call says no until
+    /// the device proves again); otherwise how long to wait before asking again (`None`: until
+    /// woken — the device is busy, or has nothing cached).
+    pub(crate) fn trim_due(&self, after: Duration) -> std::result::Result<(), Option<Duration>> {
+        let busy = self.busy.lock().unwrap_or_else(|e| e.into_inner()).0 > 0;
+        let mut t = self.trim.lock().unwrap_or_else(|e| e.into_inner());
+        if busy || !t.0 {
+            return Err(None);
+        }
+        match after.checked_sub(t.1.elapsed()) {
+            Some(left) if !left.is_zero() => Err(Some(left)),
+            _ => {
+                t.0 = false;
+                Ok(())
+            }
+        }
     }
 
     fn busy_time(&self) -> Duration {
@@ -448,6 +472,7 @@ impl Engine {
                 },
                 spec: d,
                 busy: Mutex::new((0, None, Duration::ZERO)),
+                trim: Mutex::new((false, Instant::now())),
                 partitions: AtomicU64::new(0),
                 errors: AtomicU64::new(0),
             })

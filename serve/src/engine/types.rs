@@ -37,6 +37,10 @@ pub struct EngineConfig {
     /// Take part in a fleet: claim work from the shared store instead of queueing what is
     /// submitted here ([`super::FleetConfig`]). Default: `None` (one daemon, its own journal).
     pub fleet: Option<super::FleetConfig>,
+    /// A device idle this long after proving asks its backend to return what its pools cache
+    /// ([`bellows_core::backend::MemoryPool::trim`]: the CUDA backend's pooled device memory and
+    /// idle pinned host blocks), once per idle spell. `None`: never. Default: 60 s.
+    pub idle_trim: Option<std::time::Duration>,
 }
 
 impl Default for EngineConfig {
@@ -53,6 +57,7 @@ impl Default for EngineConfig {
             params_dirs: Vec::new(),
             observer: None,
             fleet: None,
+            idle_trim: Some(std::time::Duration::from_secs(60)),
         }
     }
 }
@@ -71,6 +76,14 @@ impl std::fmt::Debug for Observer {
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Event {
+    /// A device was idle for [`EngineConfig::idle_trim`] and its backend was asked to trim its
+    /// pools (`error`: the backend's refusal, if any).
+    DeviceTrimmed {
+        /// Device index.
+        device: usize,
+        /// The backend's error, if the trim failed.
+        error: Option<String>,
+    },
     /// A synthesis worker took a partition (its bytes are reserved).
     SynthesisStarted {
         /// Job.

@@ -202,7 +202,32 @@ pub(crate) fn device_loop(s: &Shared, d: usize, fin: &mpsc::Sender<Finishing>) {
                 if let Some(t) = q.pop_ready(d, dev.spec.fallback) {
                     break t;
                 }
-                q = s.dev_cv.wait(q).unwrap_or_else(|e| e.into_inner());
+                let due = match s.cfg.idle_trim {
+                    Some(after) => dev.trim_due(after),
+                    None => Err(None),
+                };
+                match due {
+                    Ok(()) => {
+                        // Idle long enough since it proved: return the pools' cached memory,
+                        // outside the scheduler's lock (the backend waits for any call in
+                        // flight). One worker of the device does it per idle spell.
+                        drop(q);
+                        let error = dev.spec.backend.trim().err().map(|e| e.to_string());
+                        if let Some(e) = &error {
+                            tracing::warn!(device = d, "trimming the backend's pools: {e}");
+                        }
+                        s.emit(Event::DeviceTrimmed { device: d, error });
+                        q = s.lock_sched();
+                    }
+                    Err(None) => q = s.dev_cv.wait(q).unwrap_or_else(|e| e.into_inner()),
+                    Err(Some(left)) => {
+                        q = s
+                            .dev_cv
+                            .wait_timeout(q, left)
+                            .unwrap_or_else(|e| e.into_inner())
+                            .0
+                    }
+                }
             }
         };
         let Taken {
