@@ -154,14 +154,15 @@ if has msm-sweep; then
       END { for (j = 1; j <= m; j++) print last[order[j]] }' | sed 's/^/msm-sweep: /' >> "$summary"
   # The sweeps, fastest first per size, each against the default of its process.
   grep -hE "^(RESULT|===)" "$out/msm-sweep.log" | awk '
-    /^===/ { proc = $2; next }
+    /^===/ { proc = $2; sub(/:$/, "", proc); next }
     {
       delete f
       for (i = 2; i <= NF; i++) { j = index($i, "="); f[substr($i, 1, j - 1)] = substr($i, j + 1) }
       if (f["opts"] == "" || f["opts"] ~ /msm-profile/) next
       if (f["opts"] == "default") def[proc] = f["median_ms"]
-      print proc, f["log"], f["median_ms"], f["opts"]
-    }' | sort -k2,2n -k3,3g | awk -v OFS=" " '{ printf "msm-sweep: %-9s 2^%s %9.2f ms  %s\n", $1, $2, $3, $4 }' >> "$summary"
+      r = (def[proc] > 0) ? f["median_ms"] / def[proc] : 0
+      print proc, f["log"], f["median_ms"], r, f["opts"]
+    }' | sort -k2,2n -k3,3g | awk '{ printf "msm-sweep: %-8s 2^%s %9.2f ms  %5.2fx of default  %s\n", $1, $2, $3, $4, $5 }' >> "$summary"
 fi
 if has prove; then
   for b in ${PROVE_BACKENDS:-wgpu cuda cpu}; do
