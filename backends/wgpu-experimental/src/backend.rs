@@ -250,12 +250,20 @@ fn number_option(
 /// kernels, and the profile asked for. Values are checked here; the limits that depend on the
 /// adapter in [`check_msm_tuning`].
 fn msm_options(cfg: &BackendConfig) -> Result<(MsmTuning, u32, Profile)> {
-    let mut t = MsmTuning::default();
-    t.window = number_option(cfg, "msm-window", 4..=20, "a window width in bits")?.map(|c| c as u32);
+    let mut t = MsmTuning {
+        window: number_option(cfg, "msm-window", 4..=20, "a window width in bits")?
+            .map(|c| c as u32),
+        ..MsmTuning::default()
+    };
     if let Some(n) = number_option(cfg, "msm-threads", 1 << 10..=1 << 24, "a thread count")? {
         t.threads = n;
     }
-    t.chunk = number_option(cfg, "msm-chunk", 8..=4096, "entries per accumulation thread")?;
+    t.chunk = number_option(
+        cfg,
+        "msm-chunk",
+        8..=4096,
+        "entries per accumulation thread",
+    )?;
     if let Some(s) = number_option(cfg, "msm-segment", 1..=1024, "a power of two")? {
         if !s.is_power_of_two() {
             return Err(Error::invalid(format!(

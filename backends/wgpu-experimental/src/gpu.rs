@@ -48,10 +48,9 @@ impl Module {
         match self {
             Module::Ntt => shader::ntt_module(wide),
             Module::Scan => shader::scan_module(wide),
-            Module::Msm(g) => shader::with_workgroup(
-                &shader::msm_module_with(g, wide, msm_straight),
-                msm_wg,
-            ),
+            Module::Msm(g) => {
+                shader::with_workgroup(&shader::msm_module_with(g, wide, msm_straight), msm_wg)
+            }
             Module::Testing(g) => shader::testing_module(g, wide),
         }
     }
@@ -538,8 +537,7 @@ impl Batch<'_> {
                         gpu.queue.submit([done.finish()]);
                         gpu.wait()?;
                         let now = std::time::Instant::now();
-                        self.phases
-                            .push((name, (now - clock).as_secs_f64() * 1e3));
+                        self.phases.push((name, (now - clock).as_secs_f64() * 1e3));
                         clock = now;
                     }
                 }
@@ -875,7 +873,9 @@ impl Gpu {
                     .create_shader_module(wgpu::ShaderModuleDescriptor {
                         label: Some(entry),
                         source: wgpu::ShaderSource::Wgsl(
-                            module.source(self.int64, self.msm_wg, self.msm_straight).into(),
+                            module
+                                .source(self.int64, self.msm_wg, self.msm_straight)
+                                .into(),
                         ),
                     })
             });

@@ -509,7 +509,11 @@ fn profile_line(gpu: &Gpu, plan: &Plan, timing: Timing, phases: &[Phase]) -> Str
         plan.seg_len,
         plan.segs,
         gpu.msm_wg,
-        if gpu.msm_straight { "straight" } else { "loops" },
+        if gpu.msm_straight {
+            "straight"
+        } else {
+            "loops"
+        },
         gpu.int64,
         timing.name()
     );

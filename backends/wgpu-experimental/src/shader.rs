@@ -226,7 +226,10 @@ pub fn field_straight(ty: &str, prefix: &str, c: &FieldConsts) -> String {
     let next = format!("fn {prefix}_sqr(");
     match (t.find(&head), t.find(&next)) {
         (Some(a), Some(b)) if a < b => {
-            t[..a].to_string() + &field_mul_straight(ty, prefix, c) + "\n" + &t[b..]
+            t[..a].to_string()
+                + &field_mul_straight(ty, prefix, c)
+                + "\n"
+                + &t[b..]
                 + &field_linear(ty, prefix, c)
         }
         _ => unreachable!("field.wgsl defines {head}…) before {next}…)"),
@@ -518,8 +521,14 @@ mod tests {
                     "msm g1, 256 threads per workgroup",
                     with_workgroup(&msm_module(GroupKind::G1, wide), 256),
                 ),
-                ("msm g1 straight", msm_module_with(GroupKind::G1, wide, true)),
-                ("msm g2 straight", msm_module_with(GroupKind::G2, wide, true)),
+                (
+                    "msm g1 straight",
+                    msm_module_with(GroupKind::G1, wide, true),
+                ),
+                (
+                    "msm g2 straight",
+                    msm_module_with(GroupKind::G2, wide, true),
+                ),
                 ("testing g2", testing_module(GroupKind::G2, wide)),
             ] {
                 let module = naga::front::wgsl::parse_str(&m)

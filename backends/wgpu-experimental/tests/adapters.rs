@@ -85,10 +85,21 @@ fn bad_msm_options_are_invalid_input() {
     // Good values are taken.
     let t = *with("msm-segment", "8").unwrap().msm_engine().tuning();
     assert_eq!(t.segment, 8);
-    assert_eq!(with("msm-window", "auto").unwrap().msm_engine().tuning().window, None);
+    assert_eq!(
+        with("msm-window", "auto")
+            .unwrap()
+            .msm_engine()
+            .tuning()
+            .window,
+        None
+    );
     if b.gpu().device_type == wgpu::DeviceType::Cpu {
         // Loops past lavapipe's loop limiter are refused there.
-        for (k, v) in [("msm-chunk", "512"), ("msm-segment", "128"), ("msm-reduce", "100")] {
+        for (k, v) in [
+            ("msm-chunk", "512"),
+            ("msm-segment", "128"),
+            ("msm-reduce", "100"),
+        ] {
             match with(k, v) {
                 Err(Error::InvalidInput(m)) => assert!(m.contains("software"), "{k}={v}: {m}"),
                 other => panic!("{k}={v}: {other:?}"),

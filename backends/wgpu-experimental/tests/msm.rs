@@ -330,7 +330,11 @@ fn g1_with_other_kernel_variants_matches_the_cpu() {
     let hc = cpu.load_bases_g1(shared.clone()).unwrap();
     let r = scalars(n, 22);
     let only = std::env::var("BELLOWS_WGPU_MSM_VARIANT").ok();
-    for (k, v) in [("msm-wg", "128"), ("msm-wg", "32"), ("msm-arith", "straight")] {
+    for (k, v) in [
+        ("msm-wg", "128"),
+        ("msm-wg", "32"),
+        ("msm-arith", "straight"),
+    ] {
         if only.as_deref().is_some_and(|o| o != format!("{k}={v}")) {
             continue;
         }
@@ -349,6 +353,9 @@ fn g1_with_other_kernel_variants_matches_the_cpu() {
         cpu.msm_g1(hc, &jobs, &mut want).unwrap();
         b.msm_g1(hb, &jobs, &mut got).unwrap();
         assert!(same_g1(&want, &got), "{k}={v}");
-        eprintln!("{k}={v}: {:.1} s (compiling included)", t.elapsed().as_secs_f64());
+        eprintln!(
+            "{k}={v}: {:.1} s (compiling included)",
+            t.elapsed().as_secs_f64()
+        );
     }
 }
