@@ -11,11 +11,19 @@
 # side by side, each result checked against the CPU first; then wgpu again with option
 # int64=off, the portable 32-bit products), with the ratios in the summary:
 #   STEPS="setup perf" OUT=$OUT backends/wgpu-experimental/scripts/device-wgpu.sh
+# `msm-sweep` is where the G1 MSM's time goes and which of its tunables are best, at 2^20 and
+# 2^22: a baseline beside CUDA, a per-pass profile (option msm-profile: device timestamps, then
+# host timing, and timestamps with msm-arith=straight), and sweeps of the options msm-segment,
+# msm-window, msm-threads, msm-chunk, msm-wg, msm-reduce, msm-arith (bellows-wgpu-bench --set …, every variant checked against the CPU before
+# it is timed); logs in msm-sweep.log / msm-sweep.err, a digest in the summary. It stops
+# starting processes after MSM_SWEEP_BUDGET seconds (default 500), so that it fits one device
+# command:
+#   STEPS="setup msm-sweep" OUT=$OUT backends/wgpu-experimental/scripts/device-wgpu.sh
 set -u -o pipefail
 out=${OUT:-/tmp/bellows-wgpu-out}
 mkdir -p "$out"
 B=.carry/bin
-steps=${STEPS:-setup compile conformance primitives prove perf}
+steps=${STEPS:-setup compile conformance primitives prove perf msm-sweep}
 summary="$out/summary.txt"
 : > "$summary"
 fail=0
@@ -100,6 +108,61 @@ if has perf; then
           k, wg[k], cuda[k], r, goal, (r > 0 && r <= goal) ? "met" : "not met", off[k]
       }
     }' "$out/perf.log" >> "$summary"
+fi
+if has msm-sweep; then
+  : > "$out/msm-sweep.log"
+  : > "$out/msm-sweep.err"
+  sweep_start=$SECONDS
+  sweep() { # seconds, name, then bench arguments
+    local limit=$1 name=$2; shift 2
+    if [ $((SECONDS - sweep_start)) -ge "${MSM_SWEEP_BUDGET:-500}" ]; then
+      echo "msm-sweep $name: not run (budget of ${MSM_SWEEP_BUDGET:-500} s spent)" >> "$summary"
+      return
+    fi
+    echo "=== $name: $*" >> "$out/msm-sweep.log"
+    echo "=== $name: $*" >> "$out/msm-sweep.err"
+    local t=$SECONDS
+    timeout "$limit" "$B/bellows-wgpu-bench" --ntt 0 "$@" >> "$out/msm-sweep.log" 2>> "$out/msm-sweep.err" \
+      || { echo "msm-sweep $name: exit $? after $((SECONDS - t)) s" >> "$summary"; fail=1; }
+  }
+  for k in 20 22; do
+    sweep 90 "base$k" --backends wgpu,cuda --msm "$k" --reps 5
+    sweep 90 "profile$k" --backends wgpu --msm "$k" --reps 2 --set msm-profile=on --set msm-profile=host \
+      --set msm-profile=on,msm-arith=straight
+  done
+  sweep 150 "sweep20a" --backends wgpu --msm 20 --reps 3 --set default \
+    --set msm-segment=4 --set msm-segment=8 --set msm-segment=16 --set msm-segment=64 \
+    --set msm-window=14 --set msm-window=15 --set msm-window=17 --set msm-window=18 \
+    --set msm-segment=8,msm-window=17
+  sweep 150 "sweep20b" --backends wgpu --msm 20 --reps 3 --set default \
+    --set msm-threads=65536 --set msm-threads=262144 --set msm-threads=524288 \
+    --set msm-chunk=32 --set msm-chunk=64 --set msm-chunk=512 \
+    --set msm-wg=32 --set msm-wg=128 --set msm-wg=256 --set msm-reduce=8 \
+    --set msm-arith=straight --set msm-arith=straight,msm-wg=128 --set msm-arith=straight,msm-segment=8
+  sweep 150 "sweep22" --backends wgpu --msm 22 --reps 3 --set default \
+    --set msm-segment=8 --set msm-segment=16 --set msm-window=15 --set msm-window=17 \
+    --set msm-window=18 --set msm-threads=262144 --set msm-threads=524288 --set msm-wg=128 \
+    --set msm-arith=straight --set msm-arith=straight,msm-segment=8
+  grep -hE "^(MISMATCH|SKIP)" "$out/msm-sweep.log" | sed 's/^/msm-sweep: /' >> "$summary"
+  # Baselines: wgpu against cuda.
+  grep -hE "^RESULT" "$out/msm-sweep.log" | grep -v " opts=" | awk '{
+      for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
+      print "msm-sweep: base 2^" f["log"] " " f["backend"] " median " f["median_ms"] " ms (min " f["min_ms"] ")" }' >> "$summary"
+  # The profiles: the last (warm) line of each size and timing, the phases only.
+  grep -h "^msm-profile:" "$out/msm-sweep.err" | awk '{
+      key = $2 " " $10 " " $11 " " $13; last[key] = $0; if (!(key in seen)) { seen[key] = 1; order[++m] = key } }
+      END { for (j = 1; j <= m; j++) print last[order[j]] }' | sed 's/^/msm-sweep: /' >> "$summary"
+  # The sweeps, fastest first per size, each against the default of its process.
+  grep -hE "^(RESULT|===)" "$out/msm-sweep.log" | awk '
+    /^===/ { proc = $2; sub(/:$/, "", proc); next }
+    {
+      delete f
+      for (i = 2; i <= NF; i++) { j = index($i, "="); f[substr($i, 1, j - 1)] = substr($i, j + 1) }
+      if (f["opts"] == "" || f["opts"] ~ /msm-profile/) next
+      if (f["opts"] == "default") def[proc] = f["median_ms"]
+      r = (def[proc] > 0) ? f["median_ms"] / def[proc] : 0
+      print proc, f["log"], f["median_ms"], r, f["opts"]
+    }' | sort -k2,2n -k3,3g | awk '{ printf "msm-sweep: %-8s 2^%s %9.2f ms  %5.2fx of default  %s\n", $1, $2, $3, $4, $5 }' >> "$summary"
 fi
 if has prove; then
   for b in ${PROVE_BACKENDS:-wgpu cuda cpu}; do

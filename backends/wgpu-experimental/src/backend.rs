@@ -31,8 +31,8 @@ use bellows_core::{
 
 use crate::{
     adapter::{self, NAME},
-    gpu::{Gpu, Int64},
-    msm::{self, MsmEngine, MsmGroup, ResidentBases, G1, G2},
+    gpu::{DeviceOptions, Gpu, Int64, Timing, WG},
+    msm::{MsmEngine, MsmGroup, MsmTuning, ResidentBases, G1, G2},
     ntt::{max_log_ntt, NttEngine},
 };
 
@@ -72,9 +72,20 @@ impl WgpuBackend {
             let (selected, all) = adapter::select(&instance, cfg)?;
             let g2_on_device = g2_option(cfg)?;
             let int64 = int64_option(cfg)?;
-            let gpu = Gpu::open(&all[selected].adapter, int64)?;
+            let (tuning, msm_wg, profile) = msm_options(cfg)?;
+            let msm_straight = msm_arith_option(cfg)?;
+            let gpu = Gpu::open_with(
+                &all[selected].adapter,
+                &DeviceOptions {
+                    int64,
+                    timestamps: profile != Profile::Off && profile != Profile::Host,
+                    msm_wg,
+                    msm_straight,
+                },
+            )?;
+            let tuning = check_msm_tuning(&gpu, tuning, profile)?;
             let ntt = NttEngine::new(&gpu)?;
-            let msm = MsmEngine::new(&gpu)?;
+            let msm = MsmEngine::with_tuning(&gpu, tuning)?;
             Ok(Self {
                 gpu,
                 ntt,
@@ -97,6 +108,11 @@ impl WgpuBackend {
     /// The adapter in use.
     pub fn gpu(&self) -> &Gpu {
         &self.gpu
+    }
+
+    /// The MSM engine (its tuning, the last profile).
+    pub fn msm_engine(&self) -> &MsmEngine {
+        &self.msm
     }
 
     /// Runs `f` with the device to itself, inside wgpu error scopes, panics caught.
@@ -196,6 +212,148 @@ fn int64_option(cfg: &BackendConfig) -> Result<Int64> {
             "option int64={other:?}: give `auto`, `on` or `off`"
         ))),
     }
+}
+
+/// Option `msm-profile` (or the environment variable `BELLOWS_WGPU_MSM_PROFILE`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Profile {
+    Off,
+    /// Timestamps where the adapter offers them, else host timing.
+    On,
+    Host,
+}
+
+/// A whole number option `key` within `range` (`auto` or absent: `None`).
+fn number_option(
+    cfg: &BackendConfig,
+    key: &str,
+    range: std::ops::RangeInclusive<u64>,
+    what: &str,
+) -> Result<Option<u64>> {
+    let Some(v) = cfg.get_option(key).map(str::trim) else {
+        return Ok(None);
+    };
+    if v.is_empty() || v == "auto" {
+        return Ok(None);
+    }
+    match v.parse::<u64>() {
+        Ok(x) if range.contains(&x) => Ok(Some(x)),
+        _ => Err(Error::invalid(format!(
+            "option {key}={v:?}: give `auto` or {what} from {} to {}",
+            range.start(),
+            range.end()
+        ))),
+    }
+}
+
+/// The MSM's options (docs/wgpu.md lists them): its tuning, the threads per workgroup of its
+/// kernels, and the profile asked for. Values are checked here; the limits that depend on the
+/// adapter in [`check_msm_tuning`].
+fn msm_options(cfg: &BackendConfig) -> Result<(MsmTuning, u32, Profile)> {
+    let mut t = MsmTuning {
+        window: number_option(cfg, "msm-window", 4..=20, "a window width in bits")?
+            .map(|c| c as u32),
+        ..MsmTuning::default()
+    };
+    if let Some(n) = number_option(cfg, "msm-threads", 1 << 10..=1 << 24, "a thread count")? {
+        t.threads = n;
+    }
+    t.chunk = number_option(
+        cfg,
+        "msm-chunk",
+        8..=4096,
+        "entries per accumulation thread",
+    )?;
+    if let Some(s) = number_option(cfg, "msm-segment", 1..=1024, "a power of two")? {
+        if !s.is_power_of_two() {
+            return Err(Error::invalid(format!(
+                "option msm-segment={s}: give a power of two from 1 to 1024"
+            )));
+        }
+        t.segment = s as u32;
+    }
+    if let Some(p) = number_option(cfg, "msm-reduce", 2..=256, "inputs per thread")? {
+        t.reduce_per = p as u32;
+    }
+    let wg = match number_option(cfg, "msm-wg", 32..=1024, "a power of two")? {
+        None => WG,
+        Some(w) if w.is_power_of_two() => w as u32,
+        Some(w) => {
+            return Err(Error::invalid(format!(
+                "option msm-wg={w}: give a power of two from 32 to 1024"
+            )))
+        }
+    };
+    let env = std::env::var("BELLOWS_WGPU_MSM_PROFILE").ok();
+    let profile = match cfg
+        .get_option("msm-profile")
+        .map(str::trim)
+        .or(env.as_deref().map(str::trim))
+    {
+        None | Some("") | Some("off") | Some("0") => Profile::Off,
+        Some("on") | Some("1") => Profile::On,
+        Some("host") => Profile::Host,
+        Some(other) => {
+            return Err(Error::invalid(format!(
+                "option msm-profile={other:?} (or BELLOWS_WGPU_MSM_PROFILE): give `off`, `on` \
+                 (device timestamps where offered, else host timing) or `host`"
+            )))
+        }
+    };
+    Ok((t, wg, profile))
+}
+
+/// Option `msm-arith` (`loops` or `straight`): the MSM kernels' field multiplication, product
+/// batches and point loads as written in field.wgsl and curve.wgsl (loops with constant bounds,
+/// which compilers are expected to unroll) or generated as straight-line code with constant
+/// indices only (see [`crate::shader::field_mul_straight`]).
+fn msm_arith_option(cfg: &BackendConfig) -> Result<bool> {
+    match cfg.get_option("msm-arith").map(str::trim) {
+        None | Some("") | Some("loops") => Ok(false),
+        Some("straight") => Ok(true),
+        Some(other) => Err(Error::invalid(format!(
+            "option msm-arith={other:?}: give `loops` or `straight`"
+        ))),
+    }
+}
+
+/// The limits of the MSM's options that depend on the adapter: threads per workgroup within
+/// its limit; on software adapters (Mesa's lavapipe and its loop limiter, see docs/wgpu.md)
+/// loops of at most about 300 curve additions, so at most 256 entries per accumulation thread,
+/// 64 buckets per window segment and 64 inputs per reduction thread. Resolves the profile's
+/// timing (timestamps when the device was opened with them).
+fn check_msm_tuning(gpu: &Gpu, mut t: MsmTuning, profile: Profile) -> Result<MsmTuning> {
+    let max_wg = gpu
+        .limits
+        .max_compute_invocations_per_workgroup
+        .min(gpu.limits.max_compute_workgroup_size_x);
+    if gpu.msm_wg > max_wg {
+        return Err(Error::invalid(format!(
+            "option msm-wg={}: the adapter allows at most {max_wg} threads per workgroup",
+            gpu.msm_wg
+        )));
+    }
+    if gpu.device_type == wgpu::DeviceType::Cpu {
+        let checks = [
+            ("msm-chunk", t.chunk.unwrap_or(0), crate::msm::MAX_CHUNK),
+            ("msm-segment", t.segment as u64, 64),
+            ("msm-reduce", t.reduce_per as u64, 64),
+        ];
+        for (key, v, max) in checks {
+            if v > max {
+                return Err(Error::invalid(format!(
+                    "option {key}={v}: at most {max} on a software adapter (longer loops trip \
+                     the loop limiter of Mesa's lavapipe, which ends them early without a word)"
+                )));
+            }
+        }
+    }
+    t.profile = match profile {
+        Profile::Off => None,
+        Profile::On if gpu.timestamps => Some(Timing::Timestamps),
+        Profile::On | Profile::Host => Some(Timing::Host),
+    };
+    Ok(t)
 }
 
 /// Runs `f`, turning a panic into [`Error::Device`].
@@ -302,7 +460,10 @@ impl Backend for WgpuBackend {
                 } else {
                     "from 16-bit halves (32-bit integers; --backend-opt int64=on: 64-bit where offered)"
                 },
-                63 - msm::max_pass(&self.gpu, crate::shader::GroupKind::G1).leading_zeros()
+                63 - self
+                    .msm
+                    .max_pass(&self.gpu, crate::shader::GroupKind::G1)
+                    .leading_zeros()
             ),
         )
         .with_capabilities(caps);

@@ -41,12 +41,16 @@ pub enum Module {
 }
 
 impl Module {
-    /// The WGSL text (`wide`: with 64-bit integer limb products).
-    fn source(self, wide: bool) -> String {
+    /// The WGSL text (`wide`: with 64-bit integer limb products; `msm_wg`: threads per
+    /// workgroup of the MSM's one-thread-per-item kernels; `msm_straight`: the MSM's arithmetic
+    /// as straight-line code).
+    fn source(self, wide: bool, msm_wg: u32, msm_straight: bool) -> String {
         match self {
             Module::Ntt => shader::ntt_module(wide),
             Module::Scan => shader::scan_module(wide),
-            Module::Msm(g) => shader::msm_module(g, wide),
+            Module::Msm(g) => {
+                shader::with_workgroup(&shader::msm_module_with(g, wide, msm_straight), msm_wg)
+            }
             Module::Testing(g) => shader::testing_module(g, wide),
         }
     }
@@ -110,6 +114,31 @@ enum Op {
         offset: u64,
         size: u64,
     },
+    /// The end of a named phase of a profiled batch ([`Batch::mark`]).
+    Mark(&'static str),
+}
+
+/// How the phases of a profiled batch are timed ([`Batch::profile`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Timing {
+    /// With the device's timestamps (wgpu's `TIMESTAMP_QUERY`): one command buffer as without
+    /// profiling, an empty compute pass writing its end-of-pass timestamp at each mark (Vulkan
+    /// writes it at the bottom of the pipe, after everything recorded before it has finished).
+    Timestamps,
+    /// On the host: each phase is submitted as a command buffer of its own and waited for.
+    /// The times include a submission and a wait each (tens of microseconds), and the phases
+    /// no longer overlap.
+    Host,
+}
+
+impl Timing {
+    /// Its name in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Timing::Timestamps => "timestamps",
+            Timing::Host => "host",
+        }
+    }
 }
 
 /// A sequence of dispatches and copies, recorded then submitted as one command buffer.
@@ -121,6 +150,12 @@ pub struct Batch<'g> {
     uploads: Vec<(&'static str, wgpu::Buffer)>,
     /// Readback staging buffers (role, buffer, bytes), mapped and read by [`Batch::finish`].
     downloads: Vec<(&'static str, wgpu::Buffer, u64)>,
+    /// How phases are timed; `None`: not profiled (marks are not recorded).
+    timing: Option<Timing>,
+    /// Profiled: the phases' names and, timed on the host, their milliseconds.
+    phases: Vec<(&'static str, f64)>,
+    /// Profiled with timestamps: the buffer the timestamps are copied into, and their count.
+    stamps: Option<(wgpu::Buffer, u32)>,
 }
 
 /// Largest staging buffer kept across calls (1 GiB: an NTT of 2^25 per call; larger calls make
@@ -243,11 +278,19 @@ impl Batch<'_> {
     /// Submits the batch (one command buffer), waits for the device, and copies download `i`
     /// into `outs[i]` (at most its recorded length). The staging buffers go back to the cache:
     /// uploads mapped again for the next call, downloads unmapped.
-    pub fn finish(mut self, outs: &mut [&mut [u8]]) -> Result<()> {
+    pub fn finish(self, outs: &mut [&mut [u8]]) -> Result<()> {
+        self.finish_profiled(outs).map(drop)
+    }
+
+    /// As [`Batch::finish`], and returns the phases of a profiled batch ([`Batch::profile`]):
+    /// (name, milliseconds) in order, each phase ending at its [`Batch::mark`] and beginning at
+    /// the previous one (the first at the start of the command buffer). Empty when the batch is
+    /// not profiled.
+    pub fn finish_profiled(mut self, outs: &mut [&mut [u8]]) -> Result<Vec<(&'static str, f64)>> {
         let gpu = self.gpu;
         let uploads = std::mem::take(&mut self.uploads);
         let downloads = std::mem::take(&mut self.downloads);
-        self.submit()?;
+        self.run()?;
         let (tx, rx) = std::sync::mpsc::channel();
         for (i, (_, b)) in uploads.iter().enumerate() {
             let tx = tx.clone();
@@ -297,7 +340,55 @@ impl Batch<'_> {
             b.unmap();
             gpu.put_staging(role, b);
         }
-        Ok(())
+        self.read_stamps()
+    }
+
+    /// Turns profiling on for this batch ([`Timing`]); [`Batch::mark`] then ends a phase and
+    /// [`Batch::finish_profiled`] returns the phases' times.
+    pub fn profile(&mut self, timing: Timing) {
+        self.timing = Some(timing);
+    }
+
+    /// Ends the phase `name` here (nothing when the batch is not profiled).
+    pub fn mark(&mut self, name: &'static str) {
+        if self.timing.is_some() {
+            self.ops.push(Op::Mark(name));
+        }
+    }
+
+    /// The phases' times: measured on the host already, or read from the timestamps.
+    fn read_stamps(&mut self) -> Result<Vec<(&'static str, f64)>> {
+        let gpu = self.gpu;
+        let Some((buf, count)) = self.stamps.take() else {
+            return Ok(std::mem::take(&mut self.phases));
+        };
+        let (tx, rx) = std::sync::mpsc::channel();
+        buf.map_async(wgpu::MapMode::Read, .., move |r| {
+            let _ = tx.send(r);
+        });
+        gpu.wait()?;
+        match rx.try_recv() {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => return Err(gpu.error(format!("reading timestamps: {e}"))),
+            Err(_) => return Err(gpu.error("reading timestamps: the mapping was abandoned")),
+        }
+        let ticks: Vec<u64> = {
+            let view = buf
+                .get_mapped_range(..)
+                .map_err(|e| gpu.error(format!("reading timestamps: {e}")))?;
+            view[..count as usize * 8]
+                .chunks_exact(8)
+                .map(|b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])))
+                .collect()
+        };
+        buf.unmap();
+        let ns = gpu.queue.get_timestamp_period() as f64;
+        let phases = std::mem::take(&mut self.phases);
+        Ok(phases
+            .into_iter()
+            .zip(ticks.windows(2))
+            .map(|((name, _), w)| (name, w[1].wrapping_sub(w[0]) as f64 * ns * 1e-6))
+            .collect())
     }
 
     /// Dispatches `kernel` over `items` threads (one per item, in workgroups of the kernel's
@@ -376,6 +467,12 @@ impl Batch<'_> {
     /// [`Batch::upload`] are not mapped again: use [`Batch::finish`] for batches with uploads
     /// or downloads).
     pub fn submit(mut self) -> Result<()> {
+        self.run()
+    }
+
+    /// Records and submits (the work of [`Batch::submit`]); a profiled batch records its marks
+    /// (timestamps) or submits and waits at each (host timing).
+    fn run(&mut self) -> Result<()> {
         let gpu = self.gpu;
         if self.ops.is_empty() {
             return Ok(());
@@ -404,9 +501,46 @@ impl Batch<'_> {
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("bellows"),
             });
+        // Profiling: the timestamps' query set (one more than the marks: the start), or the
+        // host's clock.
+        let marks = ops.iter().filter(|o| matches!(o, Op::Mark(_))).count() as u32;
+        let stamps = match self.timing {
+            Some(Timing::Timestamps) if marks > 0 => {
+                let set = gpu.device.create_query_set(&wgpu::QuerySetDescriptor {
+                    label: Some("bellows timestamps"),
+                    ty: wgpu::QueryType::Timestamp,
+                    count: marks + 1,
+                });
+                stamp(&mut enc, &set, 0);
+                Some(set)
+            }
+            _ => None,
+        };
+        let mut stamped = 0u32;
+        let mut clock = std::time::Instant::now();
         let mut ops = ops.into_iter().peekable();
         while let Some(op) = ops.next() {
             match op {
+                Op::Mark(name) => {
+                    if let Some(set) = &stamps {
+                        stamped += 1;
+                        stamp(&mut enc, set, stamped);
+                        self.phases.push((name, 0.0));
+                    } else {
+                        let done = std::mem::replace(
+                            &mut enc,
+                            gpu.device
+                                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                                    label: Some("bellows"),
+                                }),
+                        );
+                        gpu.queue.submit([done.finish()]);
+                        gpu.wait()?;
+                        let now = std::time::Instant::now();
+                        self.phases.push((name, (now - clock).as_secs_f64() * 1e3));
+                        clock = now;
+                    }
+                }
                 Op::Dispatch { .. } => {
                     let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
                         label: None,
@@ -468,9 +602,41 @@ impl Batch<'_> {
                 } => enc.clear_buffer(&buffer, offset, Some(size)),
             }
         }
+        if let Some(set) = &stamps {
+            let count = marks + 1;
+            let bytes = count as u64 * wgpu::QUERY_SIZE as u64;
+            let resolved = gpu.buffer(
+                bytes,
+                wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+                "timestamps",
+            )?;
+            let read = gpu.buffer(
+                bytes,
+                wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                "timestamps readback",
+            )?;
+            enc.resolve_query_set(set, 0..count, &resolved, 0);
+            enc.copy_buffer_to_buffer(&resolved, 0, &read, 0, bytes);
+            self.stamps = Some((read, count));
+        }
         gpu.queue.submit([enc.finish()]);
         Ok(())
     }
+}
+
+/// Writes timestamp `index` of `set` once everything recorded before has finished: the end of
+/// an empty compute pass (which needs only wgpu's `TIMESTAMP_QUERY`, not timestamps inside
+/// encoders; Vulkan writes it at the bottom of the pipe).
+fn stamp(enc: &mut wgpu::CommandEncoder, set: &wgpu::QuerySet, index: u32) {
+    let pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+        label: Some("timestamp"),
+        timestamp_writes: Some(wgpu::ComputePassTimestampWrites {
+            query_set: set,
+            beginning_of_pass_write_index: None,
+            end_of_pass_write_index: Some(index),
+        }),
+    });
+    drop(pass);
 }
 
 /// Whether the kernels build their limb products with 64-bit integers (option `int64`).
@@ -497,6 +663,32 @@ impl Int64 {
     }
 }
 
+/// How a device is opened ([`Gpu::open_with`]).
+#[derive(Clone, Copy, Debug)]
+pub struct DeviceOptions {
+    /// Limb products (option `int64`).
+    pub int64: Int64,
+    /// Ask for timestamp queries (wgpu's `TIMESTAMP_QUERY`) where the adapter offers them: only
+    /// for profiling (option `msm-profile`), so that a device opened without it is unchanged.
+    pub timestamps: bool,
+    /// Threads per workgroup of the MSM's one-thread-per-item kernels (option `msm-wg`).
+    pub msm_wg: u32,
+    /// The MSM's field multiplication, product batches and point loads as straight-line code
+    /// (option `msm-arith=straight`, [`shader::field_mul_straight`]).
+    pub msm_straight: bool,
+}
+
+impl Default for DeviceOptions {
+    fn default() -> Self {
+        Self {
+            int64: Int64::Auto,
+            timestamps: false,
+            msm_wg: WG,
+            msm_straight: false,
+        }
+    }
+}
+
 /// One device with its queue, limits and kernel cache.
 pub struct Gpu {
     /// The device.
@@ -514,6 +706,13 @@ pub struct Gpu {
     pub offers_int64: bool,
     /// The adapter's kind (discrete, integrated, software, …).
     pub device_type: wgpu::DeviceType,
+    /// Whether the device was opened with timestamp queries (asked for by
+    /// [`DeviceOptions::timestamps`] and offered by the adapter).
+    pub timestamps: bool,
+    /// Threads per workgroup of the MSM's one-thread-per-item kernels (option `msm-wg`).
+    pub msm_wg: u32,
+    /// Whether the MSM's arithmetic is straight-line code (option `msm-arith=straight`).
+    pub msm_straight: bool,
     /// Buffers kept across calls, by role (see [`Gpu::scratch`], [`Batch::upload`],
     /// [`Batch::download`]).
     cache: Mutex<HashMap<&'static str, wgpu::Buffer>>,
@@ -543,15 +742,30 @@ impl Gpu {
     /// storage binding at 128 MiB), and with 64-bit integers in shaders as `int64` asks
     /// ([`Int64::wanted`]) where the adapter offers them.
     pub fn open(adapter: &wgpu::Adapter, int64: Int64) -> Result<Self> {
+        Self::open_with(
+            adapter,
+            &DeviceOptions {
+                int64,
+                ..DeviceOptions::default()
+            },
+        )
+    }
+
+    /// As [`Gpu::open`], with the options of [`DeviceOptions`].
+    pub fn open_with(adapter: &wgpu::Adapter, opts: &DeviceOptions) -> Result<Self> {
         let info = adapter.get_info();
         let limits = adapter.limits();
         let offers_int64 = adapter.features().contains(wgpu::Features::SHADER_INT64);
-        let int64 = int64.wanted(info.device_type) && offers_int64;
-        let required_features = if int64 {
-            wgpu::Features::SHADER_INT64
-        } else {
-            wgpu::Features::empty()
-        };
+        let int64 = opts.int64.wanted(info.device_type) && offers_int64;
+        let timestamps =
+            opts.timestamps && adapter.features().contains(wgpu::Features::TIMESTAMP_QUERY);
+        let mut required_features = wgpu::Features::empty();
+        if int64 {
+            required_features |= wgpu::Features::SHADER_INT64;
+        }
+        if timestamps {
+            required_features |= wgpu::Features::TIMESTAMP_QUERY;
+        }
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("bellows"),
             required_features,
@@ -584,6 +798,9 @@ impl Gpu {
             int64,
             offers_int64,
             device_type: info.device_type,
+            timestamps,
+            msm_wg: opts.msm_wg,
+            msm_straight: opts.msm_straight,
             cache: Mutex::new(HashMap::new()),
             kernels: Mutex::new(HashMap::new()),
             modules: Mutex::new(HashMap::new()),
@@ -655,7 +872,11 @@ impl Gpu {
                 self.device
                     .create_shader_module(wgpu::ShaderModuleDescriptor {
                         label: Some(entry),
-                        source: wgpu::ShaderSource::Wgsl(module.source(self.int64).into()),
+                        source: wgpu::ShaderSource::Wgsl(
+                            module
+                                .source(self.int64, self.msm_wg, self.msm_straight)
+                                .into(),
+                        ),
                     })
             });
             let layout = self.layout(module.arity());
@@ -680,6 +901,7 @@ impl Gpu {
                 (Module::Scan, _) => 256,
                 (Module::Ntt, "dif_block" | "dit_block") => 256,
                 (Module::Msm(_), "fixup_big") => 32,
+                (Module::Msm(_), _) => self.msm_wg,
                 _ => WG,
             };
             Ok(Arc::new(Kernel {
@@ -796,6 +1018,9 @@ impl Gpu {
             params: Vec::new(),
             uploads: Vec::new(),
             downloads: Vec::new(),
+            timing: None,
+            phases: Vec::new(),
+            stamps: None,
         }
     }
 

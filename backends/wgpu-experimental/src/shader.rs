@@ -218,6 +218,90 @@ fn field_template(ty: &str, prefix: &str, c: &FieldConsts) -> String {
         .replace("$F", prefix)
 }
 
+/// `field.wgsl` as [`field`] makes it, with the multiplication as straight-line code
+/// ([`field_mul_straight`]) instead of the template's limb loops.
+pub fn field_straight(ty: &str, prefix: &str, c: &FieldConsts) -> String {
+    let t = field_template(ty, prefix, c);
+    let head = format!("fn {prefix}_mul(");
+    let next = format!("fn {prefix}_sqr(");
+    match (t.find(&head), t.find(&next)) {
+        (Some(a), Some(b)) if a < b => {
+            t[..a].to_string()
+                + &field_mul_straight(ty, prefix, c)
+                + "\n"
+                + &t[b..]
+                + &field_linear(ty, prefix, c)
+        }
+        _ => unreachable!("field.wgsl defines {head}…) before {next}…)"),
+    }
+}
+
+/// `P_mul` as straight-line WGSL (MSM option `msm-arith=straight`): the same CIOS steps as
+/// field.wgsl's loops, in the same order (so the same results), with every limb index a constant
+/// and the running sum in scalar variables — no array indexed by a loop variable, which a
+/// compiler that does not unroll the loops must keep in (slow, per-thread) local memory. Longer
+/// text (about 300 limb products for Fp), which costs software adapters compile time.
+pub fn field_mul_straight(ty: &str, p: &str, c: &FieldConsts) -> String {
+    let n = c.modulus.len();
+    let mut s = format!(
+        "// a·b·R⁻¹ mod p: CIOS as in field.wgsl, straight-line (src/shader.rs, field_mul_straight).\n\
+         fn {p}_mul(a: {ty}, b: {ty}) -> {ty} {{\n"
+    );
+    for j in 0..n + 2 {
+        s += &format!("    var t{j} = 0u;\n");
+    }
+    s += "    var c = 0u;\n    var w = vec2<u32>(0u, 0u);\n    var q = 0u;\n    var s0 = 0u;\n";
+    for i in 0..n {
+        s += "    c = 0u;\n";
+        for j in 0..n {
+            s += &format!("    w = mac(a[{j}], b[{i}], t{j}, c); t{j} = w.x; c = w.y;\n");
+        }
+        s += &format!(
+            "    s0 = t{n} + c; t{n1} = select(0u, 1u, s0 < c); t{n} = s0;\n    q = t0 * 0x{m0:08x}u;\n    \
+             w = mac(q, 0x{p0:08x}u, t0, 0u); c = w.y;\n",
+            n1 = n + 1,
+            m0 = c.m0,
+            p0 = c.modulus[0]
+        );
+        for j in 1..n {
+            s += &format!(
+                "    w = mac(q, 0x{pj:08x}u, t{j}, c); t{jm} = w.x; c = w.y;\n",
+                pj = c.modulus[j],
+                jm = j - 1
+            );
+        }
+        s += &format!(
+            "    s0 = t{n} + c; t{nm} = s0; t{n} = t{n1} + select(0u, 1u, s0 < c);\n",
+            nm = n - 1,
+            n1 = n + 1
+        );
+    }
+    let limbs: Vec<String> = (0..n).map(|j| format!("t{j}")).collect();
+    s += &format!(
+        "    return {p}_reduce_once({ty}({}), t{n});\n}}\n",
+        limbs.join(", ")
+    );
+    s
+}
+
+/// curve.wgsl's batches of products (`E_muls`) with constant indices instead of a loop over
+/// array variables (MSM option `msm-arith=straight`).
+fn curve_straight(text: String, prefix: &str, field_prefix: &str, field_ty: &str) -> String {
+    let looped = format!(
+        "fn {prefix}_muls(a: array<{field_ty}, 4>, b: array<{field_ty}, 4>, k: u32) -> array<{field_ty}, 4> {{\n    \
+         var x = a;\n    var y = b;\n    var r: array<{field_ty}, 4>;\n    for (var i = 0u; i < k; i++) {{\n        \
+         r[i] = {field_prefix}_mul(x[i], y[i]);\n    }}\n    return r;\n}}\n"
+    );
+    let straight = format!(
+        "fn {prefix}_muls(a: array<{field_ty}, 4>, b: array<{field_ty}, 4>, k: u32) -> array<{field_ty}, 4> {{\n    \
+         var r: array<{field_ty}, 4>;\n    r[0] = {field_prefix}_mul(a[0], b[0]);\n    \
+         r[1] = {field_prefix}_mul(a[1], b[1]);\n    if (k > 2u) {{\n        r[2] = {field_prefix}_mul(a[2], b[2]);\n    }}\n    \
+         if (k > 3u) {{\n        r[3] = {field_prefix}_mul(a[3], b[3]);\n    }}\n    return r;\n}}\n"
+    );
+    assert!(text.contains(&looped), "curve.wgsl's {prefix}_muls changed");
+    text.replacen(&looped, &straight, 1)
+}
+
 /// `curve.wgsl` instantiated for group `prefix` over the field `field_prefix` of type
 /// `field_ty`.
 pub fn curve(prefix: &str, field_prefix: &str, field_ty: &str) -> String {
@@ -259,18 +343,26 @@ pub fn common(wide: bool) -> String {
     [COMMON, if wide { MAC64 } else { MAC32 }].concat()
 }
 
-/// Fields and curve code a group module needs: Fr (digits), Fp, Fp2 for G2, the curve.
-fn group_arith(g: GroupKind, wide: bool) -> String {
+/// Fields and curve code a group module needs: Fr (digits), Fp, Fp2 for G2, the curve
+/// (`straight`: multiplications and product batches as straight-line code).
+fn group_arith(g: GroupKind, wide: bool, straight: bool) -> String {
     let mut s = common(wide);
-    s.push_str(&field("Fr", "fr", &FieldConsts::fr()));
-    s.push_str(&field("Fp", "fp", &FieldConsts::fp()));
-    match g {
-        GroupKind::G1 => s.push_str(&curve("g1", "fp", "Fp")),
+    let f = if straight { field_straight } else { field };
+    s.push_str(&f("Fr", "fr", &FieldConsts::fr()));
+    s.push_str(&f("Fp", "fp", &FieldConsts::fp()));
+    let (prefix, fp, ft) = match g {
+        GroupKind::G1 => ("g1", "fp", "Fp"),
         GroupKind::G2 => {
             s.push_str(FP2);
-            s.push_str(&curve("g2", "fp2", "Fp2"));
+            ("g2", "fp2", "Fp2")
         }
-    }
+    };
+    let c = curve(prefix, fp, ft);
+    s.push_str(&if straight {
+        curve_straight(c, prefix, fp, ft)
+    } else {
+        c
+    });
     s
 }
 
@@ -327,24 +419,62 @@ fn coord_access(name: &str, buf: &str, g: GroupKind) -> String {
     fp + &coord
 }
 
+/// `module` with `wg` threads per workgroup for its one-thread-per-item kernels (`WG` in
+/// common.wgsl, 64 in the text; `linear_id` follows it).
+pub fn with_workgroup(module: &str, wg: u32) -> String {
+    const DEFAULT: &str = "const WG: u32 = 64u;";
+    debug_assert!(module.contains(DEFAULT));
+    module.replacen(DEFAULT, &format!("const WG: u32 = {wg}u;"), 1)
+}
+
 /// The MSM module of a group: digits, bucket accumulation and window reduction.
 pub fn msm_module(g: GroupKind, wide: bool) -> String {
-    let mut s = group_arith(g, wide);
+    msm_module_with(g, wide, false)
+}
+
+/// [`msm_module`], with its arithmetic as straight-line code when `straight` (MSM option
+/// `msm-arith=straight`: [`field_mul_straight`], constant-index product batches and point
+/// loads).
+pub fn msm_module_with(g: GroupKind, wide: bool, straight: bool) -> String {
+    let mut s = group_arith(g, wide, straight);
     s.push_str(&group_template(MSM, g));
     for (name, buf) in [
         ("bases", "bases"),
         ("buckets", "buckets"),
         ("partials", "partials"),
     ] {
-        s.push_str(&coord_access(name, buf, g));
+        s.push_str(&if straight {
+            coord_access_straight(name, buf, g)
+        } else {
+            coord_access(name, buf, g)
+        });
     }
     s
+}
+
+/// [`coord_access`] with the twelve words of an Fp named one by one instead of a loop.
+fn coord_access_straight(name: &str, buf: &str, g: GroupKind) -> String {
+    let words: Vec<String> = (0..12).map(|k| format!("{buf}[o + {k}u]")).collect();
+    let stores: String = (0..12)
+        .map(|k| format!("    {buf}[o + {k}u] = v[{k}];\n"))
+        .collect();
+    let fp = format!(
+        "fn ld_{name}_fp(o: u32) -> Fp {{\n    return Fp({});\n}}\n\n\
+         fn st_{name}_fp(o: u32, v: Fp) {{\n{stores}}}\n\n",
+        words.join(", ")
+    );
+    let full = coord_access(name, buf, g);
+    // Keep the group's accessors (after the Fp ones) as they are.
+    let at = full
+        .find(&format!("fn ld_{name}(o: u32)"))
+        .unwrap_or(full.len());
+    fp + &full[at..]
 }
 
 /// The module of element-wise test kernels of a group (field and curve operations one thread per
 /// item, for the tests that compare them with blst).
 pub fn testing_module(g: GroupKind, wide: bool) -> String {
-    let mut s = group_arith(g, wide);
+    let mut s = group_arith(g, wide, false);
     s.push_str(&group_template(TESTING, g));
     s.push_str(&coord_access("outp", "outp", g));
     s.push_str(match g {
@@ -387,6 +517,18 @@ mod tests {
                 ("msm g1", msm_module(GroupKind::G1, wide)),
                 ("msm g2", msm_module(GroupKind::G2, wide)),
                 ("testing g1", testing_module(GroupKind::G1, wide)),
+                (
+                    "msm g1, 256 threads per workgroup",
+                    with_workgroup(&msm_module(GroupKind::G1, wide), 256),
+                ),
+                (
+                    "msm g1 straight",
+                    msm_module_with(GroupKind::G1, wide, true),
+                ),
+                (
+                    "msm g2 straight",
+                    msm_module_with(GroupKind::G2, wide, true),
+                ),
                 ("testing g2", testing_module(GroupKind::G2, wide)),
             ] {
                 let module = naga::front::wgsl::parse_str(&m)
@@ -403,6 +545,13 @@ mod tests {
                     .unwrap_or_else(|e| panic!("{name} (wide {wide}): {}", e.emit_to_string(&m)));
             }
         }
+    }
+
+    #[test]
+    fn the_workgroup_size_is_replaced() {
+        let m = with_workgroup(&msm_module(GroupKind::G1, false), 128);
+        assert!(m.contains("const WG: u32 = 128u;"));
+        assert!(!m.contains("const WG: u32 = 64u;"));
     }
 
     #[test]

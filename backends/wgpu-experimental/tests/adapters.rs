@@ -57,3 +57,53 @@ fn adapters_are_chosen_by_index_or_name() {
     ));
     assert!(matches!(with("g2", "gpu"), Err(Error::InvalidInput(_))));
 }
+
+/// The MSM's options: values outside their ranges, or beyond what the adapter allows, are
+/// `InvalidInput` naming the option (no kernel is compiled for this).
+#[test]
+fn bad_msm_options_are_invalid_input() {
+    let Some(b) = common::backend() else { return };
+    for (k, v) in [
+        ("msm-window", "3"),
+        ("msm-window", "21"),
+        ("msm-window", "wide"),
+        ("msm-threads", "10"),
+        ("msm-chunk", "4"),
+        ("msm-segment", "12"),
+        ("msm-segment", "2048"),
+        ("msm-reduce", "1"),
+        ("msm-wg", "48"),
+        ("msm-wg", "2048"),
+        ("msm-profile", "maybe"),
+        ("msm-arith", "unrolled"),
+    ] {
+        match with(k, v) {
+            Err(Error::InvalidInput(m)) => assert!(m.contains(k), "{k}={v}: {m}"),
+            other => panic!("{k}={v}: {other:?}"),
+        }
+    }
+    // Good values are taken.
+    let t = *with("msm-segment", "8").unwrap().msm_engine().tuning();
+    assert_eq!(t.segment, 8);
+    assert_eq!(
+        with("msm-window", "auto")
+            .unwrap()
+            .msm_engine()
+            .tuning()
+            .window,
+        None
+    );
+    if b.gpu().device_type == wgpu::DeviceType::Cpu {
+        // Loops past lavapipe's loop limiter are refused there.
+        for (k, v) in [
+            ("msm-chunk", "512"),
+            ("msm-segment", "128"),
+            ("msm-reduce", "100"),
+        ] {
+            match with(k, v) {
+                Err(Error::InvalidInput(m)) => assert!(m.contains("software"), "{k}={v}: {m}"),
+                other => panic!("{k}={v}: {other:?}"),
+            }
+        }
+    }
+}

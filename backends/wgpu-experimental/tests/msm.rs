@@ -218,3 +218,144 @@ fn g1_with_the_other_products_matches_the_cpu() {
         assert!(same_g1(&want, &got), "{len} scalars");
     }
 }
+
+/// The MSM's options (`msm-window`, `msm-segment`, `msm-chunk`, `msm-threads`, `msm-reduce`) at
+/// values other than the defaults, which change the passes' layout but not the kernels (no
+/// second compilation on lavapipe): windows of 5 and 9 bits, segments of 4 and 64 buckets, short
+/// chunks (equal scalars then span more than 32 chunks: the workgroup fix-up), tree steps of 2
+/// and 3 inputs. With the per-pass profile on, timed by device timestamps where the adapter
+/// offers them and on the host: every phase named, in order, none negative.
+#[test]
+fn g1_with_tuned_options_matches_the_cpu() {
+    let Some(first) = common::backend() else {
+        return;
+    };
+    drop(first);
+    let cpu = CpuBackend::new();
+    let n = 1100;
+    let shared: SharedPoints<G1Affine> = Arc::new(g1_points(n));
+    let hc = cpu.load_bases_g1(shared.clone()).unwrap();
+    let r = scalars(n, 21);
+    let eq = vec![r[5]; n];
+    let variants: [&[(&str, &str)]; 2] = [
+        &[
+            ("msm-window", "5"),
+            ("msm-segment", "4"),
+            ("msm-chunk", "16"),
+            ("msm-reduce", "3"),
+            ("msm-profile", "on"),
+        ],
+        &[
+            ("msm-window", "9"),
+            ("msm-segment", "64"),
+            ("msm-threads", "1024"),
+            ("msm-reduce", "2"),
+            ("msm-profile", "host"),
+        ],
+    ];
+    for opts in variants {
+        let mut cfg = bellows_core::BackendConfig::new();
+        for (k, v) in opts {
+            cfg = cfg.option(*k, *v);
+        }
+        let b = bellows_wgpu::WgpuBackend::with_config(&cfg).unwrap();
+        let hb = b.load_bases_g1(shared.clone()).unwrap();
+        for (what, sc) in [("random", &r), ("all equal", &eq)] {
+            let jobs = [MsmJob::new(0, sc), MsmJob::new(7, &sc[..300])];
+            let (mut want, mut got) = (
+                vec![G1Jacobian::default(); 2],
+                vec![G1Jacobian::default(); 2],
+            );
+            cpu.msm_g1(hc, &jobs, &mut want).unwrap();
+            b.msm_g1(hb, &jobs, &mut got).unwrap();
+            assert!(same_g1(&want, &got), "{opts:?}: {what}");
+        }
+        let profile = b.msm_engine().last_profile();
+        let names: Vec<&str> = profile.iter().map(|p| p.0).collect();
+        assert_eq!(
+            names,
+            [
+                "upload+clear",
+                "histogram",
+                "scan",
+                "scatter",
+                "accumulate",
+                "fixup",
+                "window",
+                "reduce",
+                "jacobian+copy",
+                "device-sum",
+                "host-prep",
+                "host-upload",
+                "host-record",
+                "submit+wait+read",
+                "horner",
+                "total"
+            ],
+            "{opts:?}"
+        );
+        assert!(
+            profile.iter().all(|p| p.1.is_finite() && p.1 >= 0.0),
+            "{profile:?}"
+        );
+        let get = |k: &str| profile.iter().find(|p| p.0 == k).map_or(0.0, |p| p.1);
+        assert!(get("total") >= get("submit+wait+read"), "{profile:?}");
+        assert!(get("device-sum") > 0.0, "{profile:?}");
+        if opts.contains(&("msm-profile", "host")) {
+            // Timed on the host, the phases lie within the call.
+            assert!(get("device-sum") <= get("total"), "{profile:?}");
+        }
+    }
+}
+
+/// The MSM options that change the kernels' text: `msm-wg` (threads per workgroup) at 128 and
+/// 32, and `msm-arith=straight` (straight-line field multiplication). Each is another
+/// compilation of every MSM kernel, so on a software adapter (about 110 s each with a cold Mesa
+/// cache, more for the straight-line code) only with `BELLOWS_WGPU_MSM_VARIANTS=1`.
+#[test]
+fn g1_with_other_kernel_variants_matches_the_cpu() {
+    let Some(first) = common::backend() else {
+        return;
+    };
+    if first.gpu().device_type == wgpu::DeviceType::Cpu
+        && !std::env::var("BELLOWS_WGPU_MSM_VARIANTS").is_ok_and(|v| v == "1")
+    {
+        eprintln!("SKIPPED: other MSM kernel variants on a software adapter (BELLOWS_WGPU_MSM_VARIANTS=1 runs them)");
+        return;
+    }
+    drop(first);
+    let cpu = CpuBackend::new();
+    let n = 600;
+    let shared: SharedPoints<G1Affine> = Arc::new(g1_points(n));
+    let hc = cpu.load_bases_g1(shared.clone()).unwrap();
+    let r = scalars(n, 22);
+    let only = std::env::var("BELLOWS_WGPU_MSM_VARIANT").ok();
+    for (k, v) in [
+        ("msm-wg", "128"),
+        ("msm-wg", "32"),
+        ("msm-arith", "straight"),
+    ] {
+        if only.as_deref().is_some_and(|o| o != format!("{k}={v}")) {
+            continue;
+        }
+        let t = std::time::Instant::now();
+        let b = bellows_wgpu::WgpuBackend::with_config(
+            &bellows_core::BackendConfig::new().option(k, v),
+        )
+        .unwrap();
+        match k {
+            "msm-wg" => assert_eq!(b.gpu().msm_wg.to_string(), v),
+            _ => assert!(b.gpu().msm_straight),
+        }
+        let hb = b.load_bases_g1(shared.clone()).unwrap();
+        let jobs = [MsmJob::new(0, &r)];
+        let (mut want, mut got) = ([G1Jacobian::default()], [G1Jacobian::default()]);
+        cpu.msm_g1(hc, &jobs, &mut want).unwrap();
+        b.msm_g1(hb, &jobs, &mut got).unwrap();
+        assert!(same_g1(&want, &got), "{k}={v}");
+        eprintln!(
+            "{k}={v}: {:.1} s (compiling included)",
+            t.elapsed().as_secs_f64()
+        );
+    }
+}

@@ -13,6 +13,16 @@
 //! call costs); an MSM call is one G1 job over bases made resident first (their upload is not
 //! timed), scalars from the host.
 //!
+//!
+//! Sweeps: `--set KEY=VALUE[,KEY=VALUE…]` (repeatable) adds a variant of the backend options to
+//! the common `--opt`s; every backend is created afresh for each variant (options are read when
+//! a backend is made), checked against the CPU reference, then timed, and its lines carry
+//! `opts=…` (`--set default` is the common options alone). E.g. the wgpu MSM's tunables:
+//! ```text
+//! bellows-wgpu-bench --backends wgpu --ntt 0 --msm 20 --reps 3 --set default \
+//!     --set msm-segment=8 --set msm-segment=16 --set msm-window=15 --set msm-wg=128
+//! ```
+//!
 //! Built with `--features bench` (it links the CPU backend and rayon, which the plugin does not).
 
 use std::{sync::Arc, time::Instant};
@@ -37,6 +47,18 @@ struct Args {
     msm: Vec<u32>,
     reps: usize,
     opts: Vec<(String, String)>,
+    /// Variants (`--set`): extra options each; empty: one variant, the common options.
+    sets: Vec<Vec<(String, String)>>,
+}
+
+/// `KEY=VALUE,KEY=VALUE…` (`default`: none).
+fn option_set(s: &str) -> Vec<(String, String)> {
+    s.split(',')
+        .map(str::trim)
+        .filter(|x| !x.is_empty() && *x != "default")
+        .filter_map(|x| x.split_once('='))
+        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+        .collect()
 }
 
 fn list<T: std::str::FromStr>(s: &str) -> Vec<T> {
@@ -58,6 +80,7 @@ fn args() -> Args {
         msm: vec![16],
         reps: 5,
         opts: Vec::new(),
+        sets: Vec::new(),
     };
     let v: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
@@ -67,6 +90,7 @@ fn args() -> Args {
             "--ntt" => a.ntt = sizes(&v[i + 1]),
             "--msm" => a.msm = sizes(&v[i + 1]),
             "--reps" => a.reps = v[i + 1].parse().unwrap_or(5),
+            "--set" => a.sets.push(option_set(&v[i + 1])),
             "--opt" => {
                 if let Some((k, val)) = v[i + 1].split_once('=') {
                     a.opts.push((k.into(), val.into()));
@@ -127,17 +151,17 @@ fn stats(mut t: Vec<f64>) -> (f64, f64) {
     (t[t.len() / 2], t[0])
 }
 
-fn main() {
-    let a = args();
-    let t0 = Instant::now();
+/// The backends of one variant, each created with the common options and the variant's.
+fn make_backends(
+    names: &[String],
+    opts: &[(String, String)],
+    set: &[(String, String)],
+) -> Vec<(String, Option<Arc<dyn Backend>>)> {
     let mut cfg = BackendConfig::new();
-    for (k, v) in &a.opts {
+    for (k, v) in opts.iter().chain(set) {
         cfg = cfg.option(k.clone(), v.clone());
     }
-    let reference: Arc<dyn Backend> = Arc::new(bellows_cpu::CpuBackend::new());
-    let mut failed = false;
-    let backends: Vec<(String, Option<Arc<dyn Backend>>)> = a
-        .backends
+    names
         .iter()
         .map(|name| match resolve(name, &cfg) {
             Ok(b) => {
@@ -145,11 +169,43 @@ fn main() {
                 (name.clone(), Some(b))
             }
             Err(e) => {
-                println!("SKIP backend={name}: {e}");
+                println!("SKIP backend={name}{}: {e}", tag(set));
                 (name.clone(), None)
             }
         })
-        .collect();
+        .collect()
+}
+
+/// ` opts=K=V,K=V` for a variant's lines (`opts=default` for none); nothing without `--set`.
+fn tag(set: &[(String, String)]) -> String {
+    if SWEEP.load(std::sync::atomic::Ordering::Relaxed) {
+        let s: Vec<String> = set.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        if s.is_empty() {
+            " opts=default".into()
+        } else {
+            format!(" opts={}", s.join(","))
+        }
+    } else {
+        String::new()
+    }
+}
+
+/// Whether `--set` was given (lines then carry `opts=`).
+static SWEEP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+fn main() {
+    let a = args();
+    let t0 = Instant::now();
+    SWEEP.store(!a.sets.is_empty(), std::sync::atomic::Ordering::Relaxed);
+    let sets = if a.sets.is_empty() {
+        vec![Vec::new()]
+    } else {
+        a.sets.clone()
+    };
+    let reference: Arc<dyn Backend> = Arc::new(bellows_cpu::CpuBackend::new());
+    let mut failed = false;
+    // Without variants the backends are made once, as before; with them, per variant and size.
+    let single = (sets.len() == 1).then(|| make_backends(&a.backends, &a.opts, &sets[0]));
     for &k in &a.ntt {
         progress(t0, format_args!("ntt 2^{k}: inputs and the CPU reference"));
         let input = scalars(1 << k, k as u64);
@@ -157,32 +213,48 @@ fn main() {
         reference
             .ntt(&mut want, k, &NttConfig::forward())
             .expect("reference NTT");
-        for (name, b) in &backends {
-            let Some(b) = b else { continue };
-            progress(
-                t0,
-                format_args!("ntt 2^{k} on {name}: checking, then {} timed calls", a.reps),
-            );
-            let mut got = input.clone();
-            if let Err(e) = b.ntt(&mut got, k, &NttConfig::forward()) {
-                println!("SKIP backend={name} op=ntt log={k}: {e}");
-                continue;
+        for set in &sets {
+            let made;
+            let backends = match &single {
+                Some(b) => b,
+                None => {
+                    made = make_backends(&a.backends, &a.opts, set);
+                    &made
+                }
+            };
+            let tag = tag(set);
+            for (name, b) in backends {
+                let Some(b) = b else { continue };
+                progress(
+                    t0,
+                    format_args!(
+                        "ntt 2^{k} on {name}{tag}: checking, then {} timed calls",
+                        a.reps
+                    ),
+                );
+                let mut got = input.clone();
+                if let Err(e) = b.ntt(&mut got, k, &NttConfig::forward()) {
+                    println!("SKIP backend={name} op=ntt log={k}{tag}: {e}");
+                    continue;
+                }
+                if got != want {
+                    println!("MISMATCH backend={name} op=ntt log={k}{tag}");
+                    failed = true;
+                    continue;
+                }
+                let times: Vec<f64> = (0..a.reps)
+                    .map(|_| {
+                        let mut d = input.clone();
+                        let t = Instant::now();
+                        b.ntt(&mut d, k, &NttConfig::forward()).expect("NTT");
+                        t.elapsed().as_secs_f64() * 1e3
+                    })
+                    .collect();
+                let (med, min) = stats(times);
+                println!(
+                    "RESULT backend={name} op=ntt log={k} median_ms={med:.2} min_ms={min:.2}{tag}"
+                );
             }
-            if got != want {
-                println!("MISMATCH backend={name} op=ntt log={k}");
-                failed = true;
-                continue;
-            }
-            let times: Vec<f64> = (0..a.reps)
-                .map(|_| {
-                    let mut d = input.clone();
-                    let t = Instant::now();
-                    b.ntt(&mut d, k, &NttConfig::forward()).expect("NTT");
-                    t.elapsed().as_secs_f64() * 1e3
-                })
-                .collect();
-            let (med, min) = stats(times);
-            println!("RESULT backend={name} op=ntt log={k} median_ms={med:.2} min_ms={min:.2}");
         }
     }
     for &k in &a.msm {
@@ -200,47 +272,60 @@ fn main() {
             reference.free_bases(h).ok();
             G1Projective::from(out[0]).to_affine()
         };
-        for (name, b) in &backends {
-            let Some(b) = b else { continue };
-            progress(
-                t0,
-                format_args!(
-                    "msm 2^{k} on {name}: bases, checking, then {} timed calls",
-                    a.reps
-                ),
-            );
-            let h = match b.load_bases_g1(pts.clone()) {
-                Ok(h) => h,
-                Err(e) => {
-                    println!("SKIP backend={name} op=msm-g1 log={k}: {e}");
-                    continue;
+        for set in &sets {
+            let made;
+            let backends = match &single {
+                Some(b) => b,
+                None => {
+                    made = make_backends(&a.backends, &a.opts, set);
+                    &made
                 }
             };
-            let mut out = [G1Jacobian::default()];
-            match b.msm_g1(h, &job, &mut out) {
-                Ok(()) if G1Projective::from(out[0]).to_affine() == want => {}
-                Ok(()) => {
-                    println!("MISMATCH backend={name} op=msm-g1 log={k}");
-                    failed = true;
-                    b.free_bases(h).ok();
-                    continue;
+            let tag = tag(set);
+            for (name, b) in backends {
+                let Some(b) = b else { continue };
+                progress(
+                    t0,
+                    format_args!(
+                        "msm 2^{k} on {name}{tag}: bases, checking, then {} timed calls",
+                        a.reps
+                    ),
+                );
+                let h = match b.load_bases_g1(pts.clone()) {
+                    Ok(h) => h,
+                    Err(e) => {
+                        println!("SKIP backend={name} op=msm-g1 log={k}{tag}: {e}");
+                        continue;
+                    }
+                };
+                let mut out = [G1Jacobian::default()];
+                match b.msm_g1(h, &job, &mut out) {
+                    Ok(()) if G1Projective::from(out[0]).to_affine() == want => {}
+                    Ok(()) => {
+                        println!("MISMATCH backend={name} op=msm-g1 log={k}{tag}");
+                        failed = true;
+                        b.free_bases(h).ok();
+                        continue;
+                    }
+                    Err(e) => {
+                        println!("SKIP backend={name} op=msm-g1 log={k}{tag}: {e}");
+                        b.free_bases(h).ok();
+                        continue;
+                    }
                 }
-                Err(e) => {
-                    println!("SKIP backend={name} op=msm-g1 log={k}: {e}");
-                    b.free_bases(h).ok();
-                    continue;
-                }
+                let times: Vec<f64> = (0..a.reps)
+                    .map(|_| {
+                        let t = Instant::now();
+                        b.msm_g1(h, &job, &mut out).expect("MSM");
+                        t.elapsed().as_secs_f64() * 1e3
+                    })
+                    .collect();
+                b.free_bases(h).ok();
+                let (med, min) = stats(times);
+                println!(
+                    "RESULT backend={name} op=msm-g1 log={k} median_ms={med:.2} min_ms={min:.2}{tag}"
+                );
             }
-            let times: Vec<f64> = (0..a.reps)
-                .map(|_| {
-                    let t = Instant::now();
-                    b.msm_g1(h, &job, &mut out).expect("MSM");
-                    t.elapsed().as_secs_f64() * 1e3
-                })
-                .collect();
-            b.free_bases(h).ok();
-            let (med, min) = stats(times);
-            println!("RESULT backend={name} op=msm-g1 log={k} median_ms={med:.2} min_ms={min:.2}");
         }
     }
     progress(t0, format_args!("done"));
