@@ -73,7 +73,8 @@ impl WgpuBackend {
             let g2_on_device = g2_option(cfg)?;
             let int64 = int64_option(cfg)?;
             let (tuning, msm_wg, profile) = msm_options(cfg)?;
-            let msm_straight = msm_arith_option(cfg)?;
+            let msm_straight = msm_arith_option(cfg)?
+                .unwrap_or(all[selected].adapter.get_info().device_type != wgpu::DeviceType::Cpu);
             let gpu = Gpu::open_with(
                 &all[selected].adapter,
                 &DeviceOptions {
@@ -303,16 +304,20 @@ fn msm_options(cfg: &BackendConfig) -> Result<(MsmTuning, u32, Profile)> {
     Ok((t, wg, profile))
 }
 
-/// Option `msm-arith` (`loops` or `straight`): the MSM kernels' field multiplication, product
-/// batches and point loads as written in field.wgsl and curve.wgsl (loops with constant bounds,
-/// which compilers are expected to unroll) or generated as straight-line code with constant
-/// indices only (see [`crate::shader::field_mul_straight`]).
-fn msm_arith_option(cfg: &BackendConfig) -> Result<bool> {
+/// Option `msm-arith` (`auto`, `loops` or `straight`): the MSM kernels' field multiplication,
+/// product batches and point loads as written in field.wgsl and curve.wgsl (loops with constant
+/// bounds, which compilers are expected to unroll) or generated as straight-line code with
+/// constant indices only (see [`crate::shader::field_mul_straight`]). `None` (`auto`, the
+/// default): straight on hardware adapters — on the H200 the loops were not unrolled by
+/// NVIDIA's compiler and the G1 MSM ran 4.2× slower with them (run 33, docs/wgpu.md) — and
+/// loops on software ones, where Mesa's lavapipe compiles the straight kernels for minutes.
+fn msm_arith_option(cfg: &BackendConfig) -> Result<Option<bool>> {
     match cfg.get_option("msm-arith").map(str::trim) {
-        None | Some("") | Some("loops") => Ok(false),
-        Some("straight") => Ok(true),
+        None | Some("") | Some("auto") => Ok(None),
+        Some("loops") => Ok(Some(false)),
+        Some("straight") => Ok(Some(true)),
         Some(other) => Err(Error::invalid(format!(
-            "option msm-arith={other:?}: give `loops` or `straight`"
+            "option msm-arith={other:?}: give `auto`, `loops` or `straight`"
         ))),
     }
 }
