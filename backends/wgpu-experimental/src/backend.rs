@@ -73,8 +73,11 @@ impl WgpuBackend {
             let g2_on_device = g2_option(cfg)?;
             let int64 = int64_option(cfg)?;
             let (tuning, msm_wg, profile) = msm_options(cfg)?;
-            let msm_straight = msm_arith_option(cfg)?
-                .unwrap_or(all[selected].adapter.get_info().device_type != wgpu::DeviceType::Cpu);
+            let hardware = all[selected].adapter.get_info().device_type != wgpu::DeviceType::Cpu;
+            let (msm_straight, msm_straight_g2) = match msm_arith_option(cfg)? {
+                Some(straight) => (straight, straight),
+                None => (hardware, false),
+            };
             let gpu = Gpu::open_with(
                 &all[selected].adapter,
                 &DeviceOptions {
@@ -82,6 +85,7 @@ impl WgpuBackend {
                     timestamps: profile != Profile::Off && profile != Profile::Host,
                     msm_wg,
                     msm_straight,
+                    msm_straight_g2,
                 },
             )?;
             let tuning = check_msm_tuning(&gpu, tuning, profile)?;
@@ -307,10 +311,12 @@ fn msm_options(cfg: &BackendConfig) -> Result<(MsmTuning, u32, Profile)> {
 /// Option `msm-arith` (`auto`, `loops` or `straight`): the MSM kernels' field multiplication,
 /// product batches and point loads as written in field.wgsl and curve.wgsl (loops with constant
 /// bounds, which compilers are expected to unroll) or generated as straight-line code with
-/// constant indices only (see [`crate::shader::field_mul_straight`]). `None` (`auto`, the
-/// default): straight on hardware adapters — on the H200 the loops were not unrolled by
-/// NVIDIA's compiler and the G1 MSM ran 4.2× slower with them (run 33, docs/wgpu.md) — and
-/// loops on software ones, where Mesa's lavapipe compiles the straight kernels for minutes.
+/// constant indices only (see [`crate::shader::field_mul_straight`]); `straight` and `loops`
+/// apply to G1's and G2's kernels. `None` (`auto`, the default): G1's straight on hardware
+/// adapters — on the H200 the loops were not unrolled by NVIDIA's compiler and the G1 MSM ran
+/// 4.2× slower with them (run 33, docs/wgpu.md) — and loops on software ones, where Mesa's
+/// lavapipe compiles the straight kernels for minutes; G2's loops everywhere (G2 runs on the
+/// host by default; its straight kernels were not run on a GPU).
 fn msm_arith_option(cfg: &BackendConfig) -> Result<Option<bool>> {
     match cfg.get_option("msm-arith").map(str::trim) {
         None | Some("") | Some("auto") => Ok(None),

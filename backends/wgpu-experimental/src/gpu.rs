@@ -44,12 +44,16 @@ impl Module {
     /// The WGSL text (`wide`: with 64-bit integer limb products; `msm_wg`: threads per
     /// workgroup of the MSM's one-thread-per-item kernels; `msm_straight`: the MSM's arithmetic
     /// as straight-line code).
-    fn source(self, wide: bool, msm_wg: u32, msm_straight: bool) -> String {
+    fn source(self, wide: bool, msm_wg: u32, msm_straight: (bool, bool)) -> String {
         match self {
             Module::Ntt => shader::ntt_module(wide),
             Module::Scan => shader::scan_module(wide),
             Module::Msm(g) => {
-                shader::with_workgroup(&shader::msm_module_with(g, wide, msm_straight), msm_wg)
+                let straight = match g {
+                    shader::GroupKind::G1 => msm_straight.0,
+                    shader::GroupKind::G2 => msm_straight.1,
+                };
+                shader::with_workgroup(&shader::msm_module_with(g, wide, straight), msm_wg)
             }
             Module::Testing(g) => shader::testing_module(g, wide),
         }
@@ -674,8 +678,10 @@ pub struct DeviceOptions {
     /// Threads per workgroup of the MSM's one-thread-per-item kernels (option `msm-wg`).
     pub msm_wg: u32,
     /// The MSM's field multiplication, product batches and point loads as straight-line code
-    /// (option `msm-arith=straight`, [`shader::field_mul_straight`]).
+    /// (option `msm-arith`, [`shader::field_mul_straight`]): G1's kernels.
     pub msm_straight: bool,
+    /// The same for G2's kernels.
+    pub msm_straight_g2: bool,
 }
 
 impl Default for DeviceOptions {
@@ -685,6 +691,7 @@ impl Default for DeviceOptions {
             timestamps: false,
             msm_wg: WG,
             msm_straight: false,
+            msm_straight_g2: false,
         }
     }
 }
@@ -711,8 +718,10 @@ pub struct Gpu {
     pub timestamps: bool,
     /// Threads per workgroup of the MSM's one-thread-per-item kernels (option `msm-wg`).
     pub msm_wg: u32,
-    /// Whether the MSM's arithmetic is straight-line code (option `msm-arith=straight`).
+    /// Whether the G1 MSM's arithmetic is straight-line code (option `msm-arith`).
     pub msm_straight: bool,
+    /// Whether the G2 MSM's arithmetic is straight-line code (option `msm-arith`).
+    pub msm_straight_g2: bool,
     /// Buffers kept across calls, by role (see [`Gpu::scratch`], [`Batch::upload`],
     /// [`Batch::download`]).
     cache: Mutex<HashMap<&'static str, wgpu::Buffer>>,
@@ -801,6 +810,7 @@ impl Gpu {
             timestamps,
             msm_wg: opts.msm_wg,
             msm_straight: opts.msm_straight,
+            msm_straight_g2: opts.msm_straight_g2,
             cache: Mutex::new(HashMap::new()),
             kernels: Mutex::new(HashMap::new()),
             modules: Mutex::new(HashMap::new()),
@@ -874,7 +884,11 @@ impl Gpu {
                         label: Some(entry),
                         source: wgpu::ShaderSource::Wgsl(
                             module
-                                .source(self.int64, self.msm_wg, self.msm_straight)
+                                .source(
+                                    self.int64,
+                                    self.msm_wg,
+                                    (self.msm_straight, self.msm_straight_g2),
+                                )
                                 .into(),
                         ),
                     })
