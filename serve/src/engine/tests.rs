@@ -947,16 +947,21 @@ impl Backend for Trimming {
     }
 }
 
+/// A trim-counting CPU backend adding to `trims`.
+fn trimming(trims: &Arc<std::sync::atomic::AtomicUsize>) -> Arc<dyn Backend> {
+    Arc::new(Trimming {
+        inner: CpuBackend::new(),
+        trims: trims.clone(),
+    })
+}
+
 #[test]
 fn an_idle_device_trims_its_backends_pools_once_after_proving() {
     use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
     let f = Fixture::new("trim", 8);
     let ev = Events::default();
     let trims = Arc::new(AtomicUsize::new(0));
-    let backend = Arc::new(Trimming {
-        inner: CpuBackend::new(),
-        trims: trims.clone(),
-    });
+    let backend = trimming(&trims);
     let e = engine(vec![device("cpu", backend, 2, false)], &ev, |c| {
         c.idle_trim = Some(Duration::from_millis(100));
     });
@@ -994,10 +999,7 @@ fn a_device_that_never_proved_is_not_trimmed_and_zero_turns_trimming_off() {
     let f = Fixture::new("notrim", 8);
     let ev = Events::default();
     let trims = Arc::new(AtomicUsize::new(0));
-    let backend = Arc::new(Trimming {
-        inner: CpuBackend::new(),
-        trims: trims.clone(),
-    });
+    let backend = trimming(&trims);
     // Trimming on, but nothing proved: nothing to return.
     let e = engine(vec![device("cpu", backend, 1, false)], &ev, |c| {
         c.idle_trim = Some(Duration::from_millis(50));
@@ -1006,10 +1008,7 @@ fn a_device_that_never_proved_is_not_trimmed_and_zero_turns_trimming_off() {
     assert_eq!(trims.load(SeqCst), 0, "a device that never proved");
     drop(e);
     // Trimming off: a proof, then idle.
-    let backend = Arc::new(Trimming {
-        inner: CpuBackend::new(),
-        trims: trims.clone(),
-    });
+    let backend = trimming(&trims);
     let e = engine(vec![device("cpu", backend, 1, false)], &ev, |c| {
         c.idle_trim = None;
     });

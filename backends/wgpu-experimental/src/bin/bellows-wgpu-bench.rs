@@ -156,7 +156,7 @@ fn make_backends(
     names: &[String],
     opts: &[(String, String)],
     set: &[(String, String)],
-) -> Vec<(String, Option<Arc<dyn Backend>>)> {
+) -> Backends {
     let mut cfg = BackendConfig::new();
     for (k, v) in opts.iter().chain(set) {
         cfg = cfg.option(k.clone(), v.clone());
@@ -177,6 +177,23 @@ fn make_backends(
 }
 
 /// ` opts=K=V,K=V` for a variant's lines (`opts=default` for none); nothing without `--set`.
+/// Backends by name (`None`: could not be made; the reason was printed).
+type Backends = Vec<(String, Option<Arc<dyn Backend>>)>;
+
+/// The backends of variant `set`: those made once for every variant (`single`), or fresh ones,
+/// kept in `made` for as long as the caller uses them.
+fn backends_for<'a>(
+    single: &'a Option<Backends>,
+    made: &'a mut Option<Backends>,
+    a: &Args,
+    set: &[(String, String)],
+) -> &'a Backends {
+    match single {
+        Some(b) => b,
+        None => made.insert(make_backends(&a.backends, &a.opts, set)),
+    }
+}
+
 fn tag(set: &[(String, String)]) -> String {
     if SWEEP.load(std::sync::atomic::Ordering::Relaxed) {
         let s: Vec<String> = set.iter().map(|(k, v)| format!("{k}={v}")).collect();
@@ -214,14 +231,8 @@ fn main() {
             .ntt(&mut want, k, &NttConfig::forward())
             .expect("reference NTT");
         for set in &sets {
-            let made;
-            let backends = match &single {
-                Some(b) => b,
-                None => {
-                    made = make_backends(&a.backends, &a.opts, set);
-                    &made
-                }
-            };
+            let mut made = None;
+            let backends = backends_for(&single, &mut made, &a, set);
             let tag = tag(set);
             for (name, b) in backends {
                 let Some(b) = b else { continue };
@@ -273,14 +284,8 @@ fn main() {
             G1Projective::from(out[0]).to_affine()
         };
         for set in &sets {
-            let made;
-            let backends = match &single {
-                Some(b) => b,
-                None => {
-                    made = make_backends(&a.backends, &a.opts, set);
-                    &made
-                }
-            };
+            let mut made = None;
+            let backends = backends_for(&single, &mut made, &a, set);
             let tag = tag(set);
             for (name, b) in backends {
                 let Some(b) = b else { continue };
