@@ -55,7 +55,15 @@ impl Module {
                 };
                 shader::with_workgroup(&shader::msm_module_with(g, wide, straight), msm_wg)
             }
-            Module::Testing(g) => shader::testing_module(g, wide),
+            // The element-by-element checks run the arithmetic in the form the MSM uses.
+            Module::Testing(g) => shader::testing_module_with(
+                g,
+                wide,
+                match g {
+                    shader::GroupKind::G1 => msm_straight.0,
+                    shader::GroupKind::G2 => msm_straight.1,
+                },
+            ),
         }
     }
     /// Storage buffers its kernels bind.

@@ -474,7 +474,13 @@ fn coord_access_straight(name: &str, buf: &str, g: GroupKind) -> String {
 /// The module of element-wise test kernels of a group (field and curve operations one thread per
 /// item, for the tests that compare them with blst).
 pub fn testing_module(g: GroupKind, wide: bool) -> String {
-    let mut s = group_arith(g, wide, false);
+    testing_module_with(g, wide, false)
+}
+
+/// [`testing_module`] with the MSM's arithmetic as straight-line code when `straight` (so the
+/// element-by-element checks also cover `msm-arith=straight`).
+pub fn testing_module_with(g: GroupKind, wide: bool, straight: bool) -> String {
+    let mut s = group_arith(g, wide, straight);
     s.push_str(&group_template(TESTING, g));
     s.push_str(&coord_access("outp", "outp", g));
     s.push_str(match g {

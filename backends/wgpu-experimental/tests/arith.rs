@@ -149,6 +149,16 @@ fn fp_arithmetic_matches_blst_with_the_other_products() {
     fp_arithmetic(&b);
 }
 
+/// Fp with the MSM's other arithmetic form (`msm-arith`; straight-line code on lavapipe, the
+/// default form of GPUs).
+#[test]
+fn fp_arithmetic_matches_blst_with_the_other_arithmetic() {
+    let Some(b) = common::other_arith() else {
+        return;
+    };
+    fp_arithmetic(&b);
+}
+
 /// The kernels use 64-bit integer limb products by default exactly on hardware adapters that
 /// offer them: not on Mesa's lavapipe (a software adapter, whose compiler is far slower on
 /// them), so CI runs the portable path by default and the 64-bit one in the `…other_products`
@@ -339,4 +349,15 @@ curve_test!(
     G2Affine,
     Fp2,
     G2Jacobian
+);
+curve_test!(
+    g1_arithmetic_matches_blst_with_the_other_arithmetic,
+    common::other_arith_curves,
+    G1,
+    g1_points,
+    blstrs::G1Projective,
+    blstrs::G1Affine,
+    G1Affine,
+    Fp,
+    G1Jacobian
 );

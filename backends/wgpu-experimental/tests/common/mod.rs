@@ -51,6 +51,47 @@ pub fn other_products() -> Option<WgpuBackend> {
     Some(other)
 }
 
+/// The backend with G1's MSM arithmetic in the other form than the default's (option
+/// `msm-arith`): `straight` where the default runs loops (software adapters, CI), `loops` where
+/// it runs straight-line code (GPUs). The element-by-element checks follow that form.
+#[allow(dead_code)]
+pub fn other_arith() -> Option<WgpuBackend> {
+    let b = backend()?;
+    let want = if b.gpu().msm_straight {
+        "loops"
+    } else {
+        "straight"
+    };
+    let cfg = bellows_core::BackendConfig::new().option("msm-arith", want);
+    let other = WgpuBackend::with_config(&cfg).expect("the adapter again");
+    assert_ne!(
+        other.gpu().msm_straight,
+        b.gpu().msm_straight,
+        "msm-arith={want} switches the form"
+    );
+    Some(other)
+}
+
+/// [`other_arith`] for the curve kernels, whose straight-line form Mesa's lavapipe compiles in
+/// about five minutes: on a software adapter only with `BELLOWS_WGPU_MSM_VARIANTS=1` (the
+/// variable of the MSM's other kernel texts, tests/msm.rs).
+#[allow(dead_code)]
+pub fn other_arith_curves() -> Option<WgpuBackend> {
+    let b = backend()?;
+    if b.gpu().device_type == wgpu::DeviceType::Cpu
+        && std::env::var("BELLOWS_WGPU_MSM_VARIANTS").as_deref() != Ok("1")
+    {
+        eprintln!(
+            "SKIPPED on the software adapter {}: set BELLOWS_WGPU_MSM_VARIANTS=1 (about five \
+             minutes of compiling)",
+            b.gpu().name
+        );
+        return None;
+    }
+    drop(b);
+    other_arith()
+}
+
 /// The backend for tests of the G2 kernels: where the default adapter runs G2 on the device
 /// (GPUs), or where `BELLOWS_WGPU_G2=1` asks for it on a software adapter (whose compiler takes
 /// minutes over the G2 kernels, so CI leaves them out there: `g2=host` is the default on it).
