@@ -4,7 +4,6 @@
 //!
 //! ```text
 //! bellows-cuda-msm [--log-n 20,22,24,26] [--check 10,16,20] [--iters 5] [--g2-log-n 20,24]
-//!                 
 //! ```
 //!
 //! Checks (each against blst's CPU Pippenger): random scalars; scalars that are all 0 or 1 (a
@@ -88,7 +87,6 @@ fn main() -> ExitCode {
             "--check" => check_ns = list(&v),
             "--iters" => iters = v.parse().unwrap_or(5).max(1),
             "--tiers" => tier_log = v.parse().ok(),
-
             _ => {
                 eprintln!("usage: bellows-cuda-msm [--log-n L,..] [--g2-log-n L,..] [--check L,..] [--iters N]");
                 return ExitCode::from(2);
@@ -291,68 +289,66 @@ fn main() -> ExitCode {
             t.elapsed().as_secs_f64()
         );
         let b2 = dev.upload(g2_affine_slice(&pts2)).expect("upload G2 bases");
-        {
-            // Checks at 2^12 against blst: random scalars, and a Filecoin-like mix (mostly 0 and
-            // 1, which runs the sum of the bases whose scalar is 1, and some random ones).
-            let n = 1 << 12.min(max2);
-            let mixed: Vec<Scalar> = sc[..n]
-                .iter()
-                .enumerate()
-                .map(|(i, x)| match i % 10 {
-                    0..=4 => Scalar::ONE,
-                    5..=7 => Scalar::ZERO,
-                    _ => *x,
-                })
-                .collect();
-            for (what, s) in [("random", &sc[..n]), ("0/1 mostly", &mixed[..])] {
-                let want = host_msm::msm_g2(g2_affine_slice(&pts2[..n]), fr_slice(s));
-                let got = dev.msm::<G2>(
+        // Checks at 2^12 against blst: random scalars, and a Filecoin-like mix (mostly 0 and
+        // 1, which runs the sum of the bases whose scalar is 1, and some random ones).
+        let n = 1 << 12.min(max2);
+        let mixed: Vec<Scalar> = sc[..n]
+            .iter()
+            .enumerate()
+            .map(|(i, x)| match i % 10 {
+                0..=4 => Scalar::ONE,
+                5..=7 => Scalar::ZERO,
+                _ => *x,
+            })
+            .collect();
+        for (what, s) in [("random", &sc[..n]), ("0/1 mostly", &mixed[..])] {
+            let want = host_msm::msm_g2(g2_affine_slice(&pts2[..n]), fr_slice(s));
+            let got = dev.msm::<G2>(
+                BaseSource::Device(&b2),
+                0,
+                ScalarSource::Host(fr_slice(s)),
+                None,
+                usize::MAX,
+            );
+            let ok = got.as_ref().is_ok_and(|g| {
+                G2Projective::from(*g).to_affine() == G2Projective::from(want).to_affine()
+            });
+            println!(
+                "check {:<28} n={n:<8} {}",
+                format!("G2 {what}"),
+                if ok { "ok" } else { "MISMATCH" }
+            );
+            if !ok {
+                failures += 1;
+            }
+        }
+        for &l in &g2_log_ns {
+            let n = 1usize << l;
+            let mut times = Vec::new();
+            for i in 0..=iters.min(3) {
+                let t = Instant::now();
+                let r: Result<G2Jacobian, _> = dev.msm::<G2>(
                     BaseSource::Device(&b2),
                     0,
-                    ScalarSource::Host(fr_slice(s)),
+                    ScalarSource::Host(fr_slice(&sc[..n])),
                     None,
                     usize::MAX,
                 );
-                let ok = got.as_ref().is_ok_and(|g| {
-                    G2Projective::from(*g).to_affine() == G2Projective::from(want).to_affine()
-                });
-                println!(
-                    "check {:<28} n={n:<8} {}",
-                    format!("G2 {what}"),
-                    if ok { "ok" } else { "MISMATCH" }
-                );
-                if !ok {
+                if let Err(e) = r {
+                    println!("G2 2^{l}: ERROR {e}");
                     failures += 1;
+                    break;
+                }
+                if i > 0 {
+                    times.push(t.elapsed().as_secs_f64() * 1e3);
                 }
             }
-            for &l in &g2_log_ns {
-                let n = 1usize << l;
-                let mut times = Vec::new();
-                for i in 0..=iters.min(3) {
-                    let t = Instant::now();
-                    let r: Result<G2Jacobian, _> = dev.msm::<G2>(
-                        BaseSource::Device(&b2),
-                        0,
-                        ScalarSource::Host(fr_slice(&sc[..n])),
-                        None,
-                        usize::MAX,
-                    );
-                    if let Err(e) = r {
-                        println!("G2 2^{l}: ERROR {e}");
-                        failures += 1;
-                        break;
-                    }
-                    if i > 0 {
-                        times.push(t.elapsed().as_secs_f64() * 1e3);
-                    }
-                }
-                if !times.is_empty() {
-                    println!(
-                        "RESULT msm=G2 log_n={l} median_ms={:.2} window={}",
-                        median(&mut times),
-                        bellows_cuda::msm::window_bits(n)
-                    );
-                }
+            if !times.is_empty() {
+                println!(
+                    "RESULT msm=G2 log_n={l} median_ms={:.2} window={}",
+                    median(&mut times),
+                    bellows_cuda::msm::window_bits(n)
+                );
             }
         }
     }
