@@ -41,14 +41,24 @@ pub fn other_products() -> Option<WgpuBackend> {
         return None;
     }
     let want = if b.gpu().int64 { "off" } else { "on" };
-    let cfg = bellows_core::BackendConfig::new().option("int64", want);
+    Some(switched(&b, "int64", want, |g| g.int64))
+}
+
+/// The default backend again with option `key=value`, which must change what `what` reads.
+fn switched<T: PartialEq + std::fmt::Debug>(
+    default: &WgpuBackend,
+    key: &str,
+    value: &str,
+    what: impl Fn(&bellows_wgpu::gpu::Gpu) -> T,
+) -> WgpuBackend {
+    let cfg = bellows_core::BackendConfig::new().option(key, value);
     let other = WgpuBackend::with_config(&cfg).expect("the adapter again");
     assert_ne!(
-        other.gpu().int64,
-        b.gpu().int64,
-        "int64={want} switches the path"
+        what(other.gpu()),
+        what(default.gpu()),
+        "{key}={value} switches the path"
     );
-    Some(other)
+    other
 }
 
 /// The backend with G1's MSM arithmetic in the other form than the default's (option
@@ -62,14 +72,7 @@ pub fn other_arith() -> Option<WgpuBackend> {
     } else {
         "straight"
     };
-    let cfg = bellows_core::BackendConfig::new().option("msm-arith", want);
-    let other = WgpuBackend::with_config(&cfg).expect("the adapter again");
-    assert_ne!(
-        other.gpu().msm_straight,
-        b.gpu().msm_straight,
-        "msm-arith={want} switches the form"
-    );
-    Some(other)
+    Some(switched(&b, "msm-arith", want, |g| g.msm_straight))
 }
 
 /// [`other_arith`] for the curve kernels, whose straight-line form Mesa's lavapipe compiles in
