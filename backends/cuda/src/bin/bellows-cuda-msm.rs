@@ -67,6 +67,15 @@ fn scalars(n: usize, seed: u64) -> Vec<Scalar> {
         .collect()
 }
 
+/// Prints one check's line; 1 when it failed.
+fn report(what: &str, n: usize, ok: bool) -> usize {
+    println!(
+        "check {what:<28} n={n:<8} {}",
+        if ok { "ok" } else { "MISMATCH" }
+    );
+    usize::from(!ok)
+}
+
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
     v[v.len() / 2]
@@ -228,14 +237,7 @@ fn main() -> ExitCode {
         let ok = got.as_ref().is_ok_and(|g| {
             G1Projective::from(*g).to_affine() == G1Projective::from(want).to_affine()
         });
-        println!(
-            "check {:<28} n=1000     {}",
-            "repeated/identity/negated",
-            if ok { "ok" } else { "MISMATCH" }
-        );
-        if !ok {
-            failures += 1;
-        }
+        failures += report("repeated/identity/negated", 1000, ok);
     }
     for &l in &log_ns {
         let n = 1usize << l;
@@ -313,14 +315,7 @@ fn main() -> ExitCode {
             let ok = got.as_ref().is_ok_and(|g| {
                 G2Projective::from(*g).to_affine() == G2Projective::from(want).to_affine()
             });
-            println!(
-                "check {:<28} n={n:<8} {}",
-                format!("G2 {what}"),
-                if ok { "ok" } else { "MISMATCH" }
-            );
-            if !ok {
-                failures += 1;
-            }
+            failures += report(&format!("G2 {what}"), n, ok);
         }
         for &l in &g2_log_ns {
             let n = 1usize << l;
