@@ -267,6 +267,19 @@ extern "C" __global__ void bellows_popcount(const uint64_t* density, uint64_t wo
     for (uint64_t t = global_thread(); t < words; t += grid_threads()) msm::popcount_body(density, words, t, out);
 }
 
+extern "C" __global__ void bellows_msm_pad_counts(uint32_t* counts, uint32_t keys, uint32_t q) {
+    for (uint64_t t = global_thread(); t < keys; t += grid_threads()) msm::pad_counts_body(counts, keys, q, t);
+}
+
+extern "C" __global__ void bellows_msm_shift_offsets(const uint32_t* in, uint64_t n, uint32_t shift,
+                                                     uint32_t* out) {
+    for (uint64_t t = global_thread(); t < n; t += grid_threads()) msm::shift_offsets_body(in, n, shift, t, out);
+}
+
+extern "C" __global__ void bellows_fill_u32(uint32_t* p, uint64_t n, uint32_t v) {
+    for (uint64_t t = global_thread(); t < n; t += grid_threads()) p[t] = v;
+}
+
 extern "C" __global__ void bellows_msm_digits(const msm::DigitArgs a, uint32_t scatter) {
     for (uint64_t i = global_thread(); i < a.n; i += grid_threads()) msm::digits_body(a, i, scatter != 0);
 }
@@ -304,6 +317,27 @@ __device__ void fixup_big_kernel(const uint32_t* offsets, uint32_t chunk, const 
         uint32_t chunk, uint64_t threads, Xyzz<F>* buckets, Xyzz<F>* heads, Xyzz<F>* tails) {        \
         uint64_t t = global_thread();                                                                \
         if (t < threads) msm::accumulate_body<F>(bases, entries, offsets, keys, chunk, t, buckets, heads, tails); \
+    }                                                                                                \
+    extern "C" __global__ void __launch_bounds__(128, ACC_BLOCKS) bellows_msm_##G##_accumulate_points( \
+        const Affine<F>* points, const uint32_t* offsets, uint32_t keys, uint32_t chunk,             \
+        uint64_t threads, Xyzz<F>* buckets, Xyzz<F>* heads, Xyzz<F>* tails) {                         \
+        uint64_t t = global_thread();                                                                \
+        if (t < threads)                                                                             \
+            msm::accumulate_body<F, true>(points, nullptr, offsets, keys, chunk, t, buckets, heads, tails); \
+    }                                                                                                \
+    extern "C" __global__ void __launch_bounds__(128) bellows_msm_##G##_affine_first(                 \
+        const Affine<F>* bases, const uint32_t* entries, const uint32_t* total, uint64_t threads,    \
+        uint32_t per, Affine<F>* out) {                                                              \
+        uint64_t t = global_thread();                                                                \
+        if (t < threads)                                                                             \
+            msm::affine_round_body<F, true>(bases, entries, nullptr, total, 0, threads, per, t, out); \
+    }                                                                                                \
+    extern "C" __global__ void __launch_bounds__(128) bellows_msm_##G##_affine_round(                 \
+        const Affine<F>* in, const uint32_t* total, uint32_t shift, uint64_t threads, uint32_t per,  \
+        Affine<F>* out) {                                                                            \
+        uint64_t t = global_thread();                                                                \
+        if (t < threads)                                                                             \
+            msm::affine_round_body<F, false>(nullptr, nullptr, in, total, shift, threads, per, t, out); \
     }                                                                                                \
     extern "C" __global__ void bellows_msm_##G##_fixup(const uint32_t* offsets, uint32_t keys,       \
                                                        uint32_t chunk, const Xyzz<F>* heads,         \

@@ -193,9 +193,11 @@ void bellows_emu_ntt_pass_radix2(const NttPass* pass, uint64_t batch) {
 // `chunk` is the accumulation chunk (small values exercise the head/tail fixups). Writes the
 // window sums to window_out[0..windows) and the sum of the scalars equal to 1 to
 // window_out[windows], as Jacobian points; the caller runs Horner's rule.
+// `rounds` batch-affine rounds (0: none) run with `round_threads` threads each.
 template <class F>
 static void emu_msm(const Affine<F>* bases, const Fr* scalars, uint64_t n, const uint64_t* density,
-                    uint32_t c, uint32_t chunk, uint32_t seg_len, Jacobian<F>* window_out) {
+                    uint32_t c, uint32_t chunk, uint32_t seg_len, uint32_t rounds,
+                    uint32_t round_threads, Jacobian<F>* window_out) {
     using namespace msm;
     const uint32_t windows = (256 + c - 1) / c, half = 1u << (c - 1), keys = windows * half;
     std::vector<uint32_t> rank;
@@ -209,11 +211,15 @@ static void emu_msm(const Affine<F>* bases, const Fr* scalars, uint64_t n, const
             acc += pc;
         }
     }
-    std::vector<uint32_t> counts(keys + 1, 0), entries(n * windows + 1), ones(n + 1);
+    const uint32_t q = 1u << rounds;
+    const uint64_t max_entries = n * windows + (uint64_t)keys * (q - 1);
+    std::vector<uint32_t> counts(keys + 1, 0), entries(max_entries + 1, PAD), ones(n + 1);
     uint32_t ones_count = 0;
     DigitArgs a{scalars, n, 0, density, density ? rank.data() : nullptr, c, windows,
                 counts.data(), entries.data(), ones.data(), &ones_count};
     for (uint64_t i = 0; i < n; i++) digits_body(a, i, false);
+    if (rounds > 0)
+        for (uint64_t t = 0; t < keys; t++) pad_counts_body(counts.data(), keys, q, t);
     uint32_t run = 0;
     for (uint32_t k = 0; k <= keys; k++) {
         uint32_t x = counts[k];
@@ -222,12 +228,37 @@ static void emu_msm(const Affine<F>* bases, const Fr* scalars, uint64_t n, const
     }
     std::vector<uint32_t> offsets(counts);
     for (uint64_t i = 0; i < n; i++) digits_body(a, i, true);
-    const uint64_t max_entries = n * windows;
-    const uint64_t threads = (max_entries + chunk - 1) / chunk;
+    // Batch-affine rounds: arrays of half, then a quarter of the (maximal) padded entries,
+    // alternating, as src/msm.rs allocates them.
+    std::vector<Affine<F>> half_buf(rounds ? max_entries / 2 + 1 : 0), quarter_buf(rounds ? max_entries / 4 + 1 : 0);
+    const Affine<F>* points = nullptr;
+    const uint32_t total = offsets[keys];
+    for (uint32_t r = 1; r <= rounds; r++) {
+        Affine<F>* out = (r % 2) ? half_buf.data() : quarter_buf.data();
+        const uint64_t pairs_max = (max_entries >> (r - 1)) / 2;
+        const uint64_t threads = round_threads < pairs_max ? round_threads : (pairs_max ? pairs_max : 1);
+        const uint32_t per = (uint32_t)((pairs_max + threads - 1) / threads);
+        for (uint64_t t = 0; t < threads; t++) {
+            if (r == 1)
+                affine_round_body<F, true>(bases, entries.data(), nullptr, &total, 0, threads, per, t, out);
+            else
+                affine_round_body<F, false>(nullptr, nullptr, points, &total, r - 1, threads, per, t, out);
+        }
+        points = out;
+    }
+    if (rounds > 0)
+        for (uint32_t k = 0; k <= keys; k++) shift_offsets_body(offsets.data(), keys + 1, rounds, k, offsets.data());
+    const uint64_t acc_entries = max_entries >> rounds;
+    const uint64_t threads = (acc_entries + chunk - 1) / chunk;
     std::vector<Xyzz<F>> buckets(keys, Xyzz<F>::identity()), heads(threads), tails(threads);
-    for (uint64_t t = 0; t < threads; t++)
-        accumulate_body<F>(bases, entries.data(), offsets.data(), keys, chunk, t, buckets.data(),
-                           heads.data(), tails.data());
+    for (uint64_t t = 0; t < threads; t++) {
+        if (rounds > 0)
+            accumulate_body<F, true>(points, nullptr, offsets.data(), keys, chunk, t, buckets.data(),
+                                     heads.data(), tails.data());
+        else
+            accumulate_body<F>(bases, entries.data(), offsets.data(), keys, chunk, t, buckets.data(),
+                               heads.data(), tails.data());
+    }
     std::vector<uint32_t> big(threads / 32 + 2);
     uint32_t big_count = 0;
     for (uint64_t k = 0; k < keys; k++)
@@ -270,13 +301,13 @@ extern "C" {
 // group: 1 = G1, 2 = G2.
 void bellows_emu_msm(uint32_t group, const void* bases, const void* scalars, uint64_t n,
                      const uint64_t* density, uint32_t c, uint32_t chunk, uint32_t seg_len,
-                     void* window_out) {
+                     uint32_t rounds, uint32_t round_threads, void* window_out) {
     if (group == 1)
         emu_msm<Fp>((const G1Affine*)bases, (const Fr*)scalars, n, density, c, chunk, seg_len,
-                    (G1Jacobian*)window_out);
+                    rounds, round_threads, (G1Jacobian*)window_out);
     else
         emu_msm<Fp2>((const G2Affine*)bases, (const Fr*)scalars, n, density, c, chunk, seg_len,
-                     (G2Jacobian*)window_out);
+                     rounds, round_threads, (G2Jacobian*)window_out);
 }
 
 }  // extern "C"

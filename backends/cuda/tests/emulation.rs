@@ -34,8 +34,19 @@ type CurveFn =
 type ExpandFn = unsafe extern "C" fn(*mut u64, *const u64, *const u64, u32, u64);
 type BitrevFn = unsafe extern "C" fn(*mut u64, u32, u64);
 type PassFn = unsafe extern "C" fn(*const NttPassArgs, u64);
-type MsmFn =
-    unsafe extern "C" fn(u32, *const u64, *const u64, u64, *const u64, u32, u32, u32, *mut u64);
+type MsmFn = unsafe extern "C" fn(
+    u32,
+    *const u64,
+    *const u64,
+    u64,
+    *const u64,
+    u32,
+    u32,
+    u32,
+    u32,
+    u32,
+    *mut u64,
+);
 type CurveResult<A, J> = Result<(Vec<A>, Vec<J>)>;
 
 struct Emu {
@@ -370,18 +381,43 @@ fn bit_reversals_are_the_permutation() {
 
 // ---- MSM (kernels/msm.cuh) ----------------------------------------------------------------------
 
+/// Shape of one emulated MSM: window bits, accumulation chunk, window segment, batch-affine
+/// rounds and the threads each round runs with.
+#[derive(Clone, Copy, Debug)]
+struct Shape {
+    c: u32,
+    chunk: u32,
+    seg: u32,
+    rounds: u32,
+    round_threads: u32,
+}
+
+fn shape(c: u32, chunk: u32) -> Shape {
+    Shape {
+        c,
+        chunk,
+        seg: 8,
+        rounds: 0,
+        round_threads: 1,
+    }
+}
+
 /// Runs the emulated device MSM and finishes it as the host does (Horner's rule).
-#[allow(clippy::too_many_arguments)]
 fn emulated_msm<G: bellows_cuda::msm::MsmGroup>(
     e: &Emu,
     group: u32,
     bases: &[G::Affine],
     scalars: &[Fr],
     density: Option<&[u64]>,
-    c: u32,
-    chunk: u32,
-    seg: u32,
+    s: Shape,
 ) -> G::Jacobian {
+    let Shape {
+        c,
+        chunk,
+        seg,
+        rounds,
+        round_threads,
+    } = s;
     let windows = 256u32.div_ceil(c) as usize;
     let mut out = vec![G::Jacobian::default(); windows + 1];
     // SAFETY: bases hold every index the scalars (and density) reach; out has windows + 1
@@ -396,6 +432,8 @@ fn emulated_msm<G: bellows_cuda::msm::MsmGroup>(
             c,
             chunk,
             seg,
+            rounds,
+            round_threads,
             words_mut(&mut out).as_mut_ptr(),
         )
     };
@@ -454,22 +492,25 @@ fn msm_matches_blst() {
         let want = G1Projective::from(host_msm::msm_g1(bases, fr_slice_of(sc))).to_affine();
         // Window widths with a full and a nearly empty top window; chunks from 1 entry (every
         // bucket spans chunks) to more than the whole array.
-        for (c, chunk) in [(4, 1), (9, 3), (10, 7), (13, 64), (16, 100_000)] {
-            let got = emulated_msm::<bellows_cuda::msm::G1>(
-                e,
-                1,
-                bases,
-                fr_slice_of(sc),
-                None,
-                c,
-                chunk,
-                8,
-            );
-            assert_eq!(
-                G1Projective::from(got).to_affine(),
-                want,
-                "{name}: c = {c}, chunk = {chunk}"
-            );
+        // Batch-affine rounds: one round, several (a thread taking one pair or many), and
+        // more rounds than most buckets have entries (mostly padding).
+        let mut shapes: Vec<Shape> = [(4, 1), (9, 3), (10, 7), (13, 64), (16, 100_000)]
+            .into_iter()
+            .map(|(c, chunk)| shape(c, chunk))
+            .collect();
+        for (c, chunk, rounds, round_threads) in
+            [(4, 1, 1, 1), (6, 3, 3, 5), (9, 2, 2, 1000), (10, 5, 5, 3)]
+        {
+            shapes.push(Shape {
+                rounds,
+                round_threads,
+                ..shape(c, chunk)
+            });
+        }
+        for s in shapes {
+            let got =
+                emulated_msm::<bellows_cuda::msm::G1>(e, 1, bases, fr_slice_of(sc), None, s);
+            assert_eq!(G1Projective::from(got).to_affine(), want, "{name}: {s:?}");
         }
     }
     // A density bitmap: scalar i used iff bit i is set; base index = set bits before it.
@@ -482,17 +523,90 @@ fn msm_matches_blst() {
         .collect();
     let want =
         G1Projective::from(host_msm::msm_g1(&bases[..used.len()], fr_slice_of(&used))).to_affine();
-    let got = emulated_msm::<bellows_cuda::msm::G1>(
-        e,
-        1,
-        bases,
-        fr_slice_of(&random),
-        Some(&dens),
-        8,
-        5,
-        4,
-    );
-    assert_eq!(G1Projective::from(got).to_affine(), want, "density");
+    for rounds in [0, 2] {
+        let s = Shape {
+            seg: 4,
+            rounds,
+            round_threads: 7,
+            ..shape(8, 5)
+        };
+        let got = emulated_msm::<bellows_cuda::msm::G1>(
+            e,
+            1,
+            bases,
+            fr_slice_of(&random),
+            Some(&dens),
+            s,
+        );
+        assert_eq!(G1Projective::from(got).to_affine(), want, "density: {s:?}");
+    }
+}
+
+/// Bases that meet every exceptional case of an addition inside a bucket: the identity, a
+/// point twice (doubling), a point and its negation (the identity), and sums that meet again
+/// in later rounds; with and without the batch-affine rounds.
+#[test]
+fn msm_exceptional_bases_match_blst() {
+    use bellows_core::{groth16::host_msm, layout::g1_affine_slice};
+    use blstrs::{G1Affine, G1Projective, Scalar};
+    use ff::Field;
+    use group::{prime::PrimeCurveAffine, Curve, Group};
+    let Some(e) = emu() else { return };
+    let mut rng = ChaCha8Rng::seed_from_u64(13);
+    let p = G1Projective::random(&mut rng);
+    let q = G1Projective::random(&mut rng);
+    let cycle = [
+        G1Projective::identity(),
+        p,
+        -p,
+        p,
+        p.double(),
+        q,
+        -q,
+        q,
+        p + q,
+    ];
+    let n = 300;
+    let proj: Vec<G1Projective> = (0..n).map(|i| cycle[i % cycle.len()]).collect();
+    let mut pts = vec![G1Affine::identity(); n];
+    G1Projective::batch_normalize(&proj, &mut pts);
+    let bases = g1_affine_slice(&pts);
+    let k = Scalar::random(&mut rng);
+    let cases: Vec<(&str, Vec<Scalar>)> = vec![
+        ("all equal", vec![k; n]),
+        ("random", (0..n).map(|_| Scalar::random(&mut rng)).collect()),
+        (
+            "two values",
+            (0..n)
+                .map(|i| if i % 2 == 0 { k } else { -k })
+                .collect(),
+        ),
+    ];
+    for (name, sc) in &cases {
+        let want = G1Projective::from(host_msm::msm_g1(bases, fr_slice_of(sc))).to_affine();
+        for s in [
+            shape(8, 4),
+            Shape {
+                rounds: 1,
+                round_threads: 3,
+                ..shape(8, 4)
+            },
+            Shape {
+                rounds: 4,
+                round_threads: 2,
+                ..shape(5, 3)
+            },
+            Shape {
+                rounds: 7,
+                round_threads: 64,
+                ..shape(12, 1)
+            },
+        ] {
+            let got =
+                emulated_msm::<bellows_cuda::msm::G1>(e, 1, bases, fr_slice_of(sc), None, s);
+            assert_eq!(G1Projective::from(got).to_affine(), want, "{name}: {s:?}");
+        }
+    }
 }
 
 fn fr_slice_of(s: &[blstrs::Scalar]) -> &[Fr] {
@@ -532,22 +646,18 @@ fn msm_g2_matches_blst() {
     ];
     for (name, sc) in &cases {
         let want = G2Projective::from(host_msm::msm_g2(bases, fr_slice_of(sc))).to_affine();
-        for (c, chunk) in [(5, 2), (11, 40)] {
-            let got = emulated_msm::<bellows_cuda::msm::G2>(
-                e,
-                2,
-                bases,
-                fr_slice_of(sc),
-                None,
-                c,
-                chunk,
-                8,
-            );
-            assert_eq!(
-                G2Projective::from(got).to_affine(),
-                want,
-                "{name}: c = {c}, chunk = {chunk}"
-            );
+        for s in [
+            shape(5, 2),
+            shape(11, 40),
+            Shape {
+                rounds: 3,
+                round_threads: 4,
+                ..shape(6, 3)
+            },
+        ] {
+            let got =
+                emulated_msm::<bellows_cuda::msm::G2>(e, 2, bases, fr_slice_of(sc), None, s);
+            assert_eq!(G2Projective::from(got).to_affine(), want, "{name}: {s:?}");
         }
     }
 }
