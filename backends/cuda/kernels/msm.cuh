@@ -306,15 +306,23 @@ BL_HD void affine_round_body(const Affine<F>* bases, const uint32_t* entries, co
                              uint64_t t, Affine<F>* out) {
     const uint64_t pairs = (uint64_t)(*total >> shift) / 2;
     if (t >= pairs) return;
+    // Pairs t, t + threads, … below `pairs`: this thread's batch.
+    uint32_t count = (uint32_t)((pairs - 1 - t) / threads + 1);
+    if (count > per) count = per;
+    // Each sweep loads the next pair's coordinates before working on the current one, so the
+    // loads (random reads of the bases in the first round) overlap the products.
     F acc = F::one();
-    uint32_t n = 0;
-    for (; n < per; n++) {
+    F px = slot_x<F, FIRST>(bases, entries, in, 2 * t);
+    F qx = slot_x<F, FIRST>(bases, entries, in, 2 * t + 1);
+    for (uint32_t n = 0; n < count; n++) {
         const uint64_t i = t + (uint64_t)n * threads;
-        if (i >= pairs) break;
-        F px = slot_x<F, FIRST>(bases, entries, in, 2 * i);
-        F qx = slot_x<F, FIRST>(bases, entries, in, 2 * i + 1);
         F d = F::sub(qx, px);
-        if (px.is_zero() || qx.is_zero() || d.is_zero()) {
+        const bool exact = px.is_zero() || qx.is_zero() || d.is_zero();
+        if (n + 1 < count) {
+            px = slot_x<F, FIRST>(bases, entries, in, 2 * (i + threads));
+            qx = slot_x<F, FIRST>(bases, entries, in, 2 * (i + threads) + 1);
+        }
+        if (exact) {
             Affine<F> p = slot_point<F, FIRST>(bases, entries, in, 2 * i);
             Affine<F> q = slot_point<F, FIRST>(bases, entries, in, 2 * i + 1);
             classify_pair(p, q, d);
@@ -323,12 +331,18 @@ BL_HD void affine_round_body(const Affine<F>* bases, const uint32_t* entries, co
         out[i].x = acc;
     }
     F inv = F::inv(acc);
-    while (n-- > 0) {
+    uint32_t n = count - 1;
+    Affine<F> p = slot_point<F, FIRST>(bases, entries, in, 2 * (t + (uint64_t)n * threads));
+    Affine<F> q = slot_point<F, FIRST>(bases, entries, in, 2 * (t + (uint64_t)n * threads) + 1);
+    while (true) {
         const uint64_t i = t + (uint64_t)n * threads;
-        Affine<F> p = slot_point<F, FIRST>(bases, entries, in, 2 * i);
-        Affine<F> q = slot_point<F, FIRST>(bases, entries, in, 2 * i + 1);
+        const Affine<F> cp = p, cq = q;
+        if (n > 0) {
+            p = slot_point<F, FIRST>(bases, entries, in, 2 * (i - threads));
+            q = slot_point<F, FIRST>(bases, entries, in, 2 * (i - threads) + 1);
+        }
         F d;
-        const uint32_t kind = classify_pair(p, q, d);
+        const uint32_t kind = classify_pair(cp, cq, d);
         const F before = n > 0 ? out[i - threads].x : F::one();
         const F dinv = F::mul(inv, before);  // 1/d
         inv = F::mul(inv, d);                // 1/(d_0 ⋯ d_(n−1))
@@ -336,18 +350,20 @@ BL_HD void affine_round_body(const Affine<F>* bases, const uint32_t* entries, co
         if (kind <= PAIR_DBL) {
             F num;
             if (kind == PAIR_ADD) {
-                num = F::sub(q.y, p.y);
+                num = F::sub(cq.y, cp.y);
             } else {
-                F x2 = F::sqr(p.x);
+                F x2 = F::sqr(cp.x);
                 num = F::add(F::dbl(x2), x2);
             }
             F l = F::mul(num, dinv);
-            F x3 = F::sub(F::sub(F::sqr(l), p.x), q.x);
-            r = Affine<F>{x3, F::sub(F::mul(l, F::sub(p.x, x3)), p.y)};
+            F x3 = F::sub(F::sub(F::sqr(l), cp.x), cq.x);
+            r = Affine<F>{x3, F::sub(F::mul(l, F::sub(cp.x, x3)), cp.y)};
         } else {
-            r = kind == PAIR_P ? p : kind == PAIR_Q ? q : Affine<F>::identity();
+            r = kind == PAIR_P ? cp : kind == PAIR_Q ? cq : Affine<F>::identity();
         }
         out[i] = r;
+        if (n == 0) break;
+        n--;
     }
 }
 

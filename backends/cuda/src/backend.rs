@@ -382,6 +382,22 @@ impl CudaBackend {
         Ok(points.min(crate::msm::MAX_POINTS_PER_PASS as u64) as usize)
     }
 
+    /// The pass size of an MSM of `n` scalars on GPU `k` ([`Self::pass_points`]) and the room
+    /// left beside its passes for the batch-affine rounds' scratch.
+    fn msm_room(
+        &self,
+        k: usize,
+        group: usize,
+        streamed: bool,
+        point_bytes: u64,
+        n: usize,
+    ) -> Result<(usize, u64)> {
+        let pass = self.pass_points(k, group, streamed, point_bytes)?;
+        let room = self.room(k)? / self.streams() as u64;
+        let per = PASS_BYTES_PER_POINT[group] + if streamed { point_bytes } else { 0 };
+        Ok((pass, room.saturating_sub(n.min(pass) as u64 * per)))
+    }
+
     /// Loads a set of bases on GPU `k` at the best tier its room allows (a full, partial or
     /// streaming residency instead of an out-of-memory failure), through the lane `held`.
     fn load_on<T: Plain>(
@@ -514,8 +530,8 @@ impl CudaBackend {
                    sc: ScalarSource<'_>,
                    density: Option<&[u64]>|
          -> Result<G1Jacobian> {
-            let pass = self.pass_points(k, 0, s.tier != Tier::Full, 96)?;
-            dev.msm::<G1>(s.source(), start, sc, density, pass)
+            let (pass, room) = self.msm_room(k, 0, s.tier != Tier::Full, 96, sc.len())?;
+            dev.msm::<G1>(s.source(), start, sc, density, pass, room)
         };
         let add = |x: G1Jacobian, y: G1Jacobian| -> G1Jacobian {
             (blstrs::G1Projective::from(x) + blstrs::G1Projective::from(y)).into()
@@ -698,14 +714,16 @@ impl CudaBackend {
         self.spread(jobs, out, |held, jobs, out| {
             let k = held.k;
             let set = set_of(&r[k]);
-            let pass = self.pass_points(k, g, set.tier != Tier::Full, point_bytes)?;
             for (job, o) in jobs.iter().zip(out.iter_mut()) {
+                let (pass, room) =
+                    self.msm_room(k, g, set.tier != Tier::Full, point_bytes, job.scalars.len())?;
                 *o = held.dev.msm::<G>(
                     set.source(),
                     job.start,
                     ScalarSource::Host(job.scalars),
                     job.density,
                     pass,
+                    room,
                 )?;
             }
             Ok(())

@@ -75,6 +75,9 @@ pub(crate) struct Kernels {
     pub scan_add: CudaFunction,
     pub popcount: CudaFunction,
     pub msm_digits: CudaFunction,
+    pub msm_pad_counts: CudaFunction,
+    pub msm_shift_offsets: CudaFunction,
+    pub fill_u32: CudaFunction,
     pub msm_g1: crate::msm::GroupKernels,
     pub msm_g2: crate::msm::GroupKernels,
 }
@@ -201,6 +204,9 @@ impl CudaDevice {
             let k = |op: &str| f(&format!("bellows_msm_{g}_{op}"));
             Ok(crate::msm::GroupKernels {
                 accumulate: k("accumulate")?,
+                accumulate_points: k("accumulate_points")?,
+                affine_first: k("affine_first")?,
+                affine_round: k("affine_round")?,
                 fixup: k("fixup")?,
                 fixup_big: k("fixup_big")?,
                 window_segments: k("window_segments")?,
@@ -220,6 +226,9 @@ impl CudaDevice {
             scan_add: f(names::SCAN_ADD)?,
             popcount: f(names::POPCOUNT)?,
             msm_digits: f(names::MSM_DIGITS)?,
+            msm_pad_counts: f(names::MSM_PAD_COUNTS)?,
+            msm_shift_offsets: f(names::MSM_SHIFT_OFFSETS)?,
+            fill_u32: f(names::FILL_U32)?,
             msm_g1: group_kernels("g1")?,
             msm_g2: group_kernels("g2")?,
             _module: module,
@@ -347,6 +356,18 @@ impl CudaDevice {
             (names::EXPAND_TABLE, &k.expand_table),
             ("bellows_msm_g1_accumulate", &k.msm_g1.accumulate),
             ("bellows_msm_g2_accumulate", &k.msm_g2.accumulate),
+            (
+                "bellows_msm_g1_accumulate_points",
+                &k.msm_g1.accumulate_points,
+            ),
+            (
+                "bellows_msm_g2_accumulate_points",
+                &k.msm_g2.accumulate_points,
+            ),
+            ("bellows_msm_g1_affine_first", &k.msm_g1.affine_first),
+            ("bellows_msm_g1_affine_round", &k.msm_g1.affine_round),
+            ("bellows_msm_g2_affine_first", &k.msm_g2.affine_first),
+            ("bellows_msm_g2_affine_round", &k.msm_g2.affine_round),
             ("bellows_msm_g2_window_segments", &k.msm_g2.window_segments),
         ];
         #[cfg(feature = "testing")]

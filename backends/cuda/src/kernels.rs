@@ -70,6 +70,9 @@ pub(crate) mod names {
     pub const SCAN_ADD: &str = "bellows_scan_add";
     pub const POPCOUNT: &str = "bellows_popcount";
     pub const MSM_DIGITS: &str = "bellows_msm_digits";
+    pub const MSM_PAD_COUNTS: &str = "bellows_msm_pad_counts";
+    pub const MSM_SHIFT_OFFSETS: &str = "bellows_msm_shift_offsets";
+    pub const FILL_U32: &str = "bellows_fill_u32";
 }
 
 /// Entry points of the test-kernel fatbin.

@@ -84,6 +84,9 @@ impl<'a> Phases<'a> {
 #[derive(Clone)]
 pub(crate) struct GroupKernels {
     pub accumulate: CudaFunction,
+    pub accumulate_points: CudaFunction,
+    pub affine_first: CudaFunction,
+    pub affine_round: CudaFunction,
     pub fixup: CudaFunction,
     pub fixup_big: CudaFunction,
     pub window_segments: CudaFunction,
@@ -185,6 +188,41 @@ pub fn window_bits(n: usize) -> u32 {
     } else {
         log.saturating_sub(3).clamp(4, 16)
     }
+}
+
+/// Threads of a batch-affine round at most (`BELLOWS_MSM_AFFINE_THREADS` overrides): each
+/// inverts once for its `per` pairs, so fewer threads with more pairs each spend less on
+/// inversions; this fills the H200's 132 multiprocessors with 8 blocks of 128 threads.
+const AFFINE_THREADS: u64 = 132 * 1024;
+/// Fewest pairs per thread in a batch-affine round: the Fermat inversion (~570 products)
+/// spread over at least this many additions of ~6 products.
+const AFFINE_MIN_PER: u64 = 128;
+/// Most batch-affine rounds.
+pub const MAX_AFFINE_ROUNDS: u32 = 8;
+
+/// Batch-affine rounds (`BELLOWS_MSM_AFFINE_ROUNDS`, 0..=8; default 0, none).
+///
+/// Off by default: on the H200 (2026-12-01, runs 36–41 in docs/benchmarks.md) every round count
+/// was slower than the XYZZ accumulation alone — G1 at 2^24 138 ms without rounds, 195–226 ms
+/// with 2 to 6; G2 407 ms against 499–545 ms. Nsight Compute put a round at ~4,050
+/// instructions a pair against ~4,190 a mixed XYZZ addition: the ~4 products saved go to the
+/// second read of both points, the prefix products' stores and loads, the exact-case checks
+/// and the inversion. The rounds stay selectable for that comparison (and are checked against
+/// blst by the emulation tests and `bellows-cuda-msm`).
+pub fn affine_rounds() -> u32 {
+    std::env::var("BELLOWS_MSM_AFFINE_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse::<u32>().ok())
+        .filter(|r| *r <= MAX_AFFINE_ROUNDS)
+        .unwrap_or(0)
+}
+
+fn affine_threads() -> u64 {
+    std::env::var("BELLOWS_MSM_AFFINE_THREADS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .filter(|t| *t > 0)
+        .unwrap_or(AFFINE_THREADS)
 }
 
 /// A 1-D launch of `threads` threads in blocks of `block`.
@@ -306,7 +344,9 @@ impl CudaDevice {
     /// [`BaseSource`]); scalars are in host memory or already on the device. Work is split into
     /// passes of at most `pass_points` scalars (and [`MAX_POINTS_PER_PASS`]); a streamed pass's
     /// bases upload on the copy stream while the previous pass computes, and every pass's
-    /// result is read back once, at the end (one synchronisation).
+    /// result is read back once, at the end (one synchronisation). `affine_room`: device bytes
+    /// the batch-affine rounds may take as scratch (a pass whose rounds need more runs without
+    /// them; `u64::MAX`: whatever the driver gives).
     pub fn msm<G: MsmGroup>(
         &self,
         bases: BaseSource<'_, G::Affine>,
@@ -314,6 +354,7 @@ impl CudaDevice {
         scalars: ScalarSource<'_>,
         density: Option<&[u64]>,
         pass_points: usize,
+        affine_room: u64,
     ) -> Result<G::Jacobian> {
         let n = scalars.len();
         let used = used_count(n, density)?;
@@ -354,15 +395,27 @@ impl CudaDevice {
                 let sc = scalars.range(p0, p1);
                 if consumed > 0 {
                     let r = match bases.resident(self, base_off, consumed) {
-                        Some(dev_ptr) => {
-                            self.msm_pass::<G>(dev_ptr, sc, dens, first_bit as u64, consumed)?
-                        }
+                        Some(dev_ptr) => self.msm_pass::<G>(
+                            dev_ptr,
+                            sc,
+                            dens,
+                            first_bit as u64,
+                            consumed,
+                            affine_room,
+                        )?,
                         None => {
                             let host = bases.host_range(base_off, consumed)?;
                             let mut scratch = self.alloc_uninit::<G::Affine>(consumed)?;
                             self.upload_staged(host, &mut scratch, |_, _| Ok(()))?;
                             let p = ptr_mut(&mut scratch, self);
-                            let r = self.msm_pass::<G>(p, sc, dens, first_bit as u64, consumed)?;
+                            let r = self.msm_pass::<G>(
+                                p,
+                                sc,
+                                dens,
+                                first_bit as u64,
+                                consumed,
+                                affine_room,
+                            )?;
                             // Freed in stream order, after the pass that reads it.
                             drop(scratch);
                             r
@@ -396,6 +449,7 @@ impl CudaDevice {
         density: Option<&[u64]>,
         first_bit: u64,
         used: usize,
+        affine_room: u64,
     ) -> Result<Option<(DeviceVec<G::Jacobian>, u32)>> {
         let n = scalars.len() as u64;
         if n == 0 || used == 0 {
@@ -429,7 +483,31 @@ impl CudaDevice {
             }
             None => (None, None),
         };
-        let max_entries = n * windows as u64;
+        // Batch-affine rounds: every bucket padded to a multiple of 2^rounds entries; their
+        // scratch (a half and a quarter of the padded entries, as points) must fit the room.
+        let point_bytes = (G::Affine::WORDS * 8) as u64;
+        let mut rounds = affine_rounds();
+        let padded = |r: u32| used as u64 * windows as u64 + keys as u64 * ((1u64 << r) - 1);
+        let scratch = |r: u32| (padded(r) / 2 + padded(r) / 4 + 2) * point_bytes;
+        if rounds > 0 && (scratch(rounds) > affine_room || padded(rounds) > u32::MAX as u64) {
+            rounds = 0;
+        }
+        let mut affine_bufs = if rounds > 0 {
+            let a = self.alloc_uninit::<G::Affine>((padded(rounds) / 2 + 1) as usize);
+            let b = self.alloc_uninit::<G::Affine>((padded(rounds) / 4 + 1) as usize);
+            match (a, b) {
+                (Ok(a), Ok(b)) => Some((a, b)),
+                // Out of memory for the scratch: the pass runs without the rounds.
+                (Err(Error::OutOfMemory { .. }), _) | (_, Err(Error::OutOfMemory { .. })) => {
+                    rounds = 0;
+                    None
+                }
+                (Err(e), _) | (_, Err(e)) => return Err(e),
+            }
+        } else {
+            None
+        };
+        let max_entries = padded(rounds);
         let mut counts = U32Buf::zeroed(self, keys as u64 + 1)?;
         let mut offsets = U32Buf::uninit(self, keys as u64 + 1)?;
         let mut entries = U32Buf::uninit(self, max_entries)?;
@@ -479,8 +557,21 @@ impl CudaDevice {
             _ => digits(&args, 0)?,
         }
         ph.mark("upload+count");
-        // Offsets: exclusive scan of the histogram (its extra last slot, zero, becomes the total).
         let counts_ptr = args.counts;
+        if rounds > 0 {
+            let q = 1u32 << rounds;
+            let mut l = self.stream().launch_builder(&self.k.msm_pad_counts);
+            l.arg(&counts_ptr).arg(&keys).arg(&q);
+            // SAFETY: rounds counts[k] up for k < keys (keys + 1 values allocated).
+            unsafe { l.launch(stride_cfg(keys as u64)) }.map_err(|e| self.err(e))?;
+            let pad = PAD;
+            let entries_ptr = args.entries;
+            let mut l = self.stream().launch_builder(&self.k.fill_u32);
+            l.arg(&entries_ptr).arg(&max_entries).arg(&pad);
+            // SAFETY: writes the max_entries u32 of `entries` (allocated with that length).
+            unsafe { l.launch(stride_cfg(max_entries)) }.map_err(|e| self.err(e))?;
+        }
+        // Offsets: exclusive scan of the histogram (its extra last slot, zero, becomes the total).
         self.scan_u32(counts_ptr, keys as u64 + 1)?;
         self.stream()
             .memcpy_dtod(&counts.buf.buf, &mut offsets.buf.buf)
@@ -490,25 +581,94 @@ impl CudaDevice {
         digits(&args, 1)?;
         ph.mark("scatter");
 
+        // Batch-affine rounds: round r halves every (padded) bucket into the half or quarter
+        // buffer, alternately; the accumulation then reads the last round's points, over the
+        // offsets divided by 2^rounds.
+        let offsets_ptr = offsets.ptr(self);
+        let mut points_ptr = 0u64;
+        let mut shifted = None;
+        if let Some((half_buf, quarter_buf)) = affine_bufs.as_mut() {
+            let total_ptr = offsets_ptr + keys as u64 * 4;
+            let (half_ptr, quarter_ptr) = (ptr_mut(half_buf, self), ptr_mut(quarter_buf, self));
+            let max_threads = affine_threads();
+            for r in 1..=rounds {
+                let pairs = (max_entries >> (r - 1)) / 2;
+                let threads = pairs.div_ceil(AFFINE_MIN_PER).clamp(1, max_threads);
+                let per = u32::try_from(pairs.div_ceil(threads))
+                    .map_err(|_| Error::invalid("MSM too large"))?;
+                let out = if r % 2 == 1 { half_ptr } else { quarter_ptr };
+                if r == 1 {
+                    let mut l = self.stream().launch_builder(&kern.affine_first);
+                    l.arg(&bases_ptr)
+                        .arg(&args.entries)
+                        .arg(&total_ptr)
+                        .arg(&threads)
+                        .arg(&per)
+                        .arg(&out);
+                    // SAFETY: pair i < *total / 2 reads entries 2i, 2i + 1 (below the padded
+                    // total ≤ max_entries), the bases they name (below start + used), and
+                    // writes out[i] (the half buffer holds max_entries / 2 + 1 points).
+                    unsafe { l.launch(launch_cfg(threads, BLOCK)) }.map_err(|e| self.err(e))?;
+                } else {
+                    let shift = r - 1;
+                    let mut l = self.stream().launch_builder(&kern.affine_round);
+                    l.arg(&points_ptr)
+                        .arg(&total_ptr)
+                        .arg(&shift)
+                        .arg(&threads)
+                        .arg(&per)
+                        .arg(&out);
+                    // SAFETY: pair i < (*total >> (r − 1)) / 2 reads points 2i, 2i + 1 of the
+                    // previous round's buffer (written by it) and writes out[i]; round r's
+                    // output (max_entries >> r points at most) fits its buffer (a half for odd
+                    // r, a quarter for even r), which is not the one it reads.
+                    unsafe { l.launch(launch_cfg(threads, BLOCK)) }.map_err(|e| self.err(e))?;
+                }
+                points_ptr = out;
+                const ROUND_NAMES: [&str; MAX_AFFINE_ROUNDS as usize] = [
+                    "affine-1", "affine-2", "affine-3", "affine-4", "affine-5", "affine-6",
+                    "affine-7", "affine-8",
+                ];
+                ph.mark(ROUND_NAMES[r as usize - 1]);
+            }
+            let mut sh = U32Buf::uninit(self, keys as u64 + 1)?;
+            let sh_ptr = sh.ptr(self);
+            let n_off = keys as u64 + 1;
+            let mut l = self.stream().launch_builder(&self.k.msm_shift_offsets);
+            l.arg(&offsets_ptr).arg(&n_off).arg(&rounds).arg(&sh_ptr);
+            // SAFETY: reads and writes keys + 1 values of two distinct buffers of that length.
+            unsafe { l.launch(stride_cfg(n_off)) }.map_err(|e| self.err(e))?;
+            shifted = Some(sh);
+        }
+        let acc_entries = max_entries >> rounds;
+
         // Accumulation in chunks of L entries.
-        let chunk = max_entries.div_ceil(TARGET_THREADS).max(MIN_CHUNK);
+        let chunk = acc_entries.div_ceil(TARGET_THREADS).max(MIN_CHUNK);
         let chunk32 = u32::try_from(chunk).map_err(|_| Error::invalid("MSM too large"))?;
-        let threads = max_entries.div_ceil(chunk);
+        let threads = acc_entries.div_ceil(chunk);
         let mut buckets = self.alloc::<G::Xyzz>(keys as usize)?;
         ph.mark("alloc");
         let mut heads = self.alloc_uninit::<G::Xyzz>(threads as usize)?;
         let mut tails = self.alloc_uninit::<G::Xyzz>(threads as usize)?;
-        let offsets_ptr = offsets.ptr(self);
+        let offsets_ptr = match shifted.as_mut() {
+            Some(sh) => sh.ptr(self),
+            None => offsets_ptr,
+        };
         let entries_ptr = args.entries;
         let (b_ptr, h_ptr, t_ptr) = (
             ptr_mut(&mut buckets, self),
             ptr_mut(&mut heads, self),
             ptr_mut(&mut tails, self),
         );
-        let mut l = self.stream().launch_builder(&kern.accumulate);
-        l.arg(&bases_ptr)
-            .arg(&entries_ptr)
-            .arg(&offsets_ptr)
+        let mut l;
+        if rounds > 0 {
+            l = self.stream().launch_builder(&kern.accumulate_points);
+            l.arg(&points_ptr);
+        } else {
+            l = self.stream().launch_builder(&kern.accumulate);
+            l.arg(&bases_ptr).arg(&entries_ptr);
+        }
+        l.arg(&offsets_ptr)
             .arg(&keys)
             .arg(&chunk32)
             .arg(&threads)
@@ -516,8 +676,9 @@ impl CudaDevice {
             .arg(&h_ptr)
             .arg(&t_ptr);
         // SAFETY: thread t reads entries [t·L, (t+1)·L) below the total, the offsets (keys + 1),
-        // bases below start + used (checked by the caller), and writes buckets[key < keys],
-        // heads[t], tails[t] (threads long).
+        // bases below start + used (checked by the caller) — or, after the rounds, the last
+        // round's points below the shifted total — and writes buckets[key < keys], heads[t],
+        // tails[t] (threads long).
         unsafe { l.launch(launch_cfg(threads, BLOCK)) }.map_err(|e| self.err(e))?;
         ph.mark("accumulate");
         // Buckets spanning more than 32 chunks are listed for a warp each; there are at most
@@ -552,8 +713,9 @@ impl CudaDevice {
         // memory each (static).
         unsafe { l.launch(launch_cfg(big_cap * 32, 64)) }.map_err(|e| self.err(e))?;
         drop((big, big_count));
-        drop((heads, tails, entries));
         ph.mark("fixup");
+        drop((heads, tails, entries, affine_bufs, shifted));
+        ph.mark("free");
 
         // Window sums: segments, then a tree reduction per window. out[w] for w < windows,
         // out[windows] = the sum of the bases whose scalar is 1.
@@ -618,6 +780,9 @@ impl CudaDevice {
         Ok(Some((jac, c)))
     }
 }
+
+/// The empty slot of a padded bucket (`msm::PAD` in kernels/msm.cuh).
+const PAD: u32 = u32::MAX;
 
 /// Density words padded into whole Fr values (4 words each) for upload.
 fn words_as_fr(d: &[u64]) -> Vec<Fr> {

@@ -508,8 +508,7 @@ fn msm_matches_blst() {
             });
         }
         for s in shapes {
-            let got =
-                emulated_msm::<bellows_cuda::msm::G1>(e, 1, bases, fr_slice_of(sc), None, s);
+            let got = emulated_msm::<bellows_cuda::msm::G1>(e, 1, bases, fr_slice_of(sc), None, s);
             assert_eq!(G1Projective::from(got).to_affine(), want, "{name}: {s:?}");
         }
     }
@@ -577,9 +576,7 @@ fn msm_exceptional_bases_match_blst() {
         ("random", (0..n).map(|_| Scalar::random(&mut rng)).collect()),
         (
             "two values",
-            (0..n)
-                .map(|i| if i % 2 == 0 { k } else { -k })
-                .collect(),
+            (0..n).map(|i| if i % 2 == 0 { k } else { -k }).collect(),
         ),
     ];
     for (name, sc) in &cases {
@@ -602,8 +599,7 @@ fn msm_exceptional_bases_match_blst() {
                 ..shape(12, 1)
             },
         ] {
-            let got =
-                emulated_msm::<bellows_cuda::msm::G1>(e, 1, bases, fr_slice_of(sc), None, s);
+            let got = emulated_msm::<bellows_cuda::msm::G1>(e, 1, bases, fr_slice_of(sc), None, s);
             assert_eq!(G1Projective::from(got).to_affine(), want, "{name}: {s:?}");
         }
     }
@@ -655,8 +651,7 @@ fn msm_g2_matches_blst() {
                 ..shape(6, 3)
             },
         ] {
-            let got =
-                emulated_msm::<bellows_cuda::msm::G2>(e, 2, bases, fr_slice_of(sc), None, s);
+            let got = emulated_msm::<bellows_cuda::msm::G2>(e, 2, bases, fr_slice_of(sc), None, s);
             assert_eq!(G2Projective::from(got).to_affine(), want, "{name}: {s:?}");
         }
     }

@@ -4,7 +4,11 @@
 //!
 //! ```text
 //! bellows-cuda-msm [--log-n 20,22,24,26] [--check 10,16,20] [--iters 5] [--g2-log-n 20,24]
+//!                  [--scalars host|device]
 //! ```
+//!
+//! `--scalars device` times the G1 MSMs with the scalars uploaded beforehand (as in a proof,
+//! where the assignments are uploaded once for several MSMs); the default times the upload too.
 //!
 //! Checks (each against blst's CPU Pippenger): random scalars; scalars that are all 0 or 1 (a
 //! Filecoin-like witness); a density bitmap with every third scalar dropped; r − 1; a window
@@ -86,6 +90,7 @@ fn main() -> ExitCode {
     let mut g2_log_ns: Vec<u32> = vec![];
     let mut check_ns = vec![0, 1, 10, 16, 20];
     let mut iters = 5usize;
+    let mut device_scalars = false;
     let mut tier_log: Option<u32> = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -95,9 +100,10 @@ fn main() -> ExitCode {
             "--g2-log-n" => g2_log_ns = list(&v),
             "--check" => check_ns = list(&v),
             "--iters" => iters = v.parse().unwrap_or(5).max(1),
+            "--scalars" if v == "host" || v == "device" => device_scalars = v == "device",
             "--tiers" => tier_log = v.parse().ok(),
             _ => {
-                eprintln!("usage: bellows-cuda-msm [--log-n L,..] [--g2-log-n L,..] [--check L,..] [--iters N]");
+                eprintln!("usage: bellows-cuda-msm [--log-n L,..] [--g2-log-n L,..] [--check L,..] [--iters N] [--scalars host|device]");
                 return ExitCode::from(2);
             }
         }
@@ -159,6 +165,7 @@ fn main() -> ExitCode {
             ScalarSource::Host(fr_slice(s)),
             density,
             usize::MAX,
+            u64::MAX,
         );
         let ok = match &got {
             Ok(g) => G1Projective::from(*g).to_affine() == want.to_affine(),
@@ -233,6 +240,7 @@ fn main() -> ExitCode {
             ScalarSource::Host(fr_slice(&sc[..1000])),
             None,
             usize::MAX,
+            u64::MAX,
         );
         let ok = got.as_ref().is_ok_and(|g| {
             G1Projective::from(*g).to_affine() == G1Projective::from(want).to_affine()
@@ -242,6 +250,22 @@ fn main() -> ExitCode {
     for &l in &log_ns {
         let n = 1usize << l;
         let s = fr_slice(&sc[..n]);
+        let on_device = if device_scalars {
+            match dev.upload(s) {
+                Ok(d) => Some(d),
+                Err(e) => {
+                    println!("G1 2^{l}: ERROR {e}");
+                    failures += 1;
+                    continue;
+                }
+            }
+        } else {
+            None
+        };
+        let source = match &on_device {
+            Some(d) => ScalarSource::Device(d, 0, n),
+            None => ScalarSource::Host(s),
+        };
         let mut times = Vec::new();
         let mut first: Option<G1Jacobian> = None;
         let mut same = true;
@@ -250,9 +274,10 @@ fn main() -> ExitCode {
             let r = match dev.msm::<G1>(
                 BaseSource::Device(&bases),
                 0,
-                ScalarSource::Host(s),
+                source,
                 None,
                 usize::MAX,
+                u64::MAX,
             ) {
                 Ok(r) => r,
                 Err(e) => {
@@ -273,12 +298,14 @@ fn main() -> ExitCode {
         if !times.is_empty() {
             let min = times.iter().cloned().fold(f64::MAX, f64::min);
             println!(
-                "RESULT msm=G1 log_n={l} median_ms={:.2} min_ms={:.2} same_result={same} window={}",
+                "RESULT msm=G1 log_n={l} median_ms={:.2} min_ms={:.2} same_result={same} window={} scalars={}",
                 median(&mut times),
                 min,
-                bellows_cuda::msm::window_bits(n)
+                bellows_cuda::msm::window_bits(n),
+                if device_scalars { "device" } else { "host" }
             );
         }
+        drop(on_device);
         let _ = dev.trim_pool();
     }
     drop(bases);
@@ -311,6 +338,7 @@ fn main() -> ExitCode {
                 ScalarSource::Host(fr_slice(s)),
                 None,
                 usize::MAX,
+                u64::MAX,
             );
             let ok = got.as_ref().is_ok_and(|g| {
                 G2Projective::from(*g).to_affine() == G2Projective::from(want).to_affine()
@@ -328,6 +356,7 @@ fn main() -> ExitCode {
                     ScalarSource::Host(fr_slice(&sc[..n])),
                     None,
                     usize::MAX,
+                    u64::MAX,
                 );
                 if let Err(e) = r {
                     println!("G2 2^{l}: ERROR {e}");
