@@ -287,7 +287,7 @@ extern "C" __global__ void bellows_msm_digits(const msm::DigitArgs a, uint32_t s
 // Pass 5b: one warp per bucket listed by the fixup (spans of many chunks): the lanes sum strided
 // chunk partials, then a shared-memory tree adds the 32 lane sums.
 template <class F>
-__device__ void fixup_big_kernel(const uint32_t* offsets, uint32_t chunk, const Xyzz<F>* heads,
+__device__ void fixup_big_kernel(const uint32_t* offsets, uint32_t keys, uint32_t chunk, uint64_t threads, const Xyzz<F>* heads,
                                  const Xyzz<F>* tails, Xyzz<F>* buckets, const uint32_t* big,
                                  const uint32_t* big_count) {
     __shared__ Xyzz<F> sm[64];
@@ -295,6 +295,7 @@ __device__ void fixup_big_kernel(const uint32_t* offsets, uint32_t chunk, const 
     const uint32_t lane = threadIdx.x & 31;
     if (warp >= *big_count) return;  // uniform across the warp
     const uint32_t key = big[warp];
+    chunk = msm::effective_chunk(chunk, offsets, keys, threads);
     const uint32_t t0 = offsets[key] / chunk, t1 = (offsets[key + 1] - 1) / chunk;
     Xyzz<F> acc = Xyzz<F>::identity();
     for (uint32_t t = t0 + lane; t <= t1; t += 32) acc = Xyzz<F>::add(acc, t == t0 ? tails[t] : heads[t]);
@@ -316,14 +317,17 @@ __device__ void fixup_big_kernel(const uint32_t* offsets, uint32_t chunk, const 
         const Affine<F>* bases, const uint32_t* entries, const uint32_t* offsets, uint32_t keys,     \
         uint32_t chunk, uint64_t threads, Xyzz<F>* buckets, Xyzz<F>* heads, Xyzz<F>* tails) {        \
         uint64_t t = global_thread();                                                                \
-        if (t < threads) msm::accumulate_body<F>(bases, entries, offsets, keys, chunk, t, buckets, heads, tails); \
+        if (t < threads)                                                                             \
+            msm::accumulate_body<F>(bases, entries, offsets, keys,                                   \
+                                    msm::effective_chunk(chunk, offsets, keys, threads), t, buckets, heads, tails); \
     }                                                                                                \
     extern "C" __global__ void __launch_bounds__(128, ACC_BLOCKS) bellows_msm_##G##_accumulate_points( \
         const Affine<F>* points, const uint32_t* offsets, uint32_t keys, uint32_t chunk,             \
         uint64_t threads, Xyzz<F>* buckets, Xyzz<F>* heads, Xyzz<F>* tails) {                         \
         uint64_t t = global_thread();                                                                \
         if (t < threads)                                                                             \
-            msm::accumulate_body<F, true>(points, nullptr, offsets, keys, chunk, t, buckets, heads, tails); \
+            msm::accumulate_body<F, true>(points, nullptr, offsets, keys,                            \
+                                          msm::effective_chunk(chunk, offsets, keys, threads), t, buckets, heads, tails); \
     }                                                                                                \
     extern "C" __global__ void __launch_bounds__(128) bellows_msm_##G##_affine_first(                 \
         const Affine<F>* bases, const uint32_t* entries, const uint32_t* total, uint64_t threads,    \
@@ -340,16 +344,17 @@ __device__ void fixup_big_kernel(const uint32_t* offsets, uint32_t chunk, const 
             msm::affine_round_body<F, false>(nullptr, nullptr, in, total, shift, threads, per, t, out); \
     }                                                                                                \
     extern "C" __global__ void bellows_msm_##G##_fixup(const uint32_t* offsets, uint32_t keys,       \
-                                                       uint32_t chunk, const Xyzz<F>* heads,         \
+                                                       uint32_t chunk, uint64_t threads, const Xyzz<F>* heads, \
                                                        const Xyzz<F>* tails, Xyzz<F>* buckets,       \
                                                        uint32_t* big, uint32_t* big_count) {         \
         uint64_t t = global_thread();                                                                \
-        if (t < keys) msm::fixup_body<F>(offsets, keys, chunk, t, heads, tails, buckets, big, big_count); \
+        if (t < keys)                                                                                \
+            msm::fixup_body<F>(offsets, keys, msm::effective_chunk(chunk, offsets, keys, threads), t, heads, tails, buckets, big, big_count); \
     }                                                                                                \
     extern "C" __global__ void __launch_bounds__(64) bellows_msm_##G##_fixup_big(                    \
-        const uint32_t* offsets, uint32_t chunk, const Xyzz<F>* heads, const Xyzz<F>* tails,         \
+        const uint32_t* offsets, uint32_t keys, uint32_t chunk, uint64_t threads, const Xyzz<F>* heads, const Xyzz<F>* tails, \
         Xyzz<F>* buckets, const uint32_t* big, const uint32_t* big_count) {                          \
-        fixup_big_kernel<F>(offsets, chunk, heads, tails, buckets, big, big_count);                  \
+        fixup_big_kernel<F>(offsets, keys, chunk, threads, heads, tails, buckets, big, big_count);   \
     }                                                                                                \
     extern "C" __global__ void __launch_bounds__(128) bellows_msm_##G##_window_segments(             \
         const Xyzz<F>* buckets, uint32_t half, uint32_t seg_len, uint32_t windows, Xyzz<F>* out) {   \

@@ -11,6 +11,7 @@
 
 #include <string.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "msm.cuh"
@@ -249,7 +250,11 @@ static void emu_msm(const Affine<F>* bases, const Fr* scalars, uint64_t n, const
     if (rounds > 0)
         for (uint32_t k = 0; k <= keys; k++) shift_offsets_body(offsets.data(), keys + 1, rounds, k, offsets.data());
     const uint64_t acc_entries = max_entries >> rounds;
-    const uint64_t threads = (acc_entries + chunk - 1) / chunk;
+    // chunk = 0: the device's rule (the real count over the threads), with the threads sized as
+    // src/msm.rs sizes them for a GPU of 64 (so that a chunk holds several entries).
+    const uint64_t threads = chunk ? (acc_entries + chunk - 1) / chunk
+                                   : std::min<uint64_t>(64, (acc_entries + MIN_CHUNK - 1) / MIN_CHUNK);
+    chunk = effective_chunk(chunk, offsets.data(), keys, threads ? threads : 1);
     std::vector<Xyzz<F>> buckets(keys, Xyzz<F>::identity()), heads(threads), tails(threads);
     for (uint64_t t = 0; t < threads; t++) {
         if (rounds > 0)

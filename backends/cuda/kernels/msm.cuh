@@ -15,7 +15,8 @@
 //   3. scatter:    every scalar writes (point index | sign bit) of each digit at its bucket's
 //                  cursor: a counting sort of all (window, digit) pairs by bucket.
 //   4. accumulate: the sorted array is cut into equal chunks of L entries, one per thread, so the
-//                  work is balanced whatever the digit distribution; a thread sums each run of
+//                  work is balanced whatever the digit distribution (L from the real number of
+//                  entries, read on the device after the scan: effective_chunk); a thread sums each run of
 //                  one bucket with mixed additions (XYZZ + affine). A run wholly inside the chunk
 //                  is the bucket's sum; a run touching the chunk's ends is kept as its head or
 //                  tail partial sum.
@@ -179,6 +180,17 @@ BL_HD F load_coord(const F* p) {
     for (int i = 0; i < (int)(sizeof(F) / 16); i++) d[i] = __ldg(s + i);
     return r;
 #endif
+}
+
+// The accumulation chunk L: `chunk` when non-zero, else the sorted entries (their number is
+// known only on the device, after the scan) spread evenly over `threads` threads, at least
+// MIN_CHUNK each. Sizing by the real count keeps every thread busy when most digits are zero
+// (a mostly-0/1 witness fills a tenth of the worst-case entries).
+constexpr uint32_t MIN_CHUNK = 8;
+BL_HD uint32_t effective_chunk(uint32_t chunk, const uint32_t* offsets, uint32_t keys, uint64_t threads) {
+    if (chunk != 0) return chunk;
+    const uint64_t c = ((uint64_t)offsets[keys] + threads - 1) / threads;
+    return c < MIN_CHUNK ? MIN_CHUNK : (uint32_t)c;
 }
 
 // Pass 4, thread t: entries [t·L, (t + 1)·L) of the sorted array, one mixed addition per entry

@@ -30,7 +30,7 @@ use crate::{
 const BLOCK: u32 = 128;
 /// Accumulation threads to aim for: enough to fill an H200 (132 SMs) a few times over.
 const TARGET_THREADS: u64 = 132 * 384 * 4;
-/// Fewest entries one accumulation thread takes.
+/// Fewest entries one accumulation thread takes (`msm::MIN_CHUNK`).
 const MIN_CHUNK: u64 = 8;
 /// Buckets per thread in the window pass.
 const SEGMENT: u32 = 32;
@@ -642,10 +642,10 @@ impl CudaDevice {
         }
         let acc_entries = max_entries >> rounds;
 
-        // Accumulation in chunks of L entries.
-        let chunk = acc_entries.div_ceil(TARGET_THREADS).max(MIN_CHUNK);
-        let chunk32 = u32::try_from(chunk).map_err(|_| Error::invalid("MSM too large"))?;
-        let threads = acc_entries.div_ceil(chunk);
+        // Accumulation in chunks of L entries, L chosen on the device from the real count
+        // (`chunk32 = 0`, msm::effective_chunk): TARGET_THREADS threads, fewer for small MSMs.
+        let chunk32 = 0u32;
+        let threads = acc_entries.div_ceil(MIN_CHUNK).clamp(1, TARGET_THREADS);
         let mut buckets = self.alloc::<G::Xyzz>(keys as usize)?;
         ph.mark("alloc");
         let mut heads = self.alloc_uninit::<G::Xyzz>(threads as usize)?;
@@ -678,7 +678,7 @@ impl CudaDevice {
         // SAFETY: thread t reads entries [t·L, (t+1)·L) below the total, the offsets (keys + 1),
         // bases below start + used (checked by the caller) — or, after the rounds, the last
         // round's points below the shifted total — and writes buckets[key < keys], heads[t],
-        // tails[t] (threads long).
+        // tails[t] (threads long; L = max(⌈total / threads⌉, 8), so threads·L ≥ total).
         unsafe { l.launch(launch_cfg(threads, BLOCK)) }.map_err(|e| self.err(e))?;
         ph.mark("accumulate");
         // Buckets spanning more than 32 chunks are listed for a warp each; there are at most
@@ -691,6 +691,7 @@ impl CudaDevice {
         l.arg(&offsets_ptr)
             .arg(&keys)
             .arg(&chunk32)
+            .arg(&threads)
             .arg(&h_ptr)
             .arg(&t_ptr)
             .arg(&b_ptr)
@@ -702,7 +703,9 @@ impl CudaDevice {
         unsafe { l.launch(launch_cfg(keys as u64, BLOCK)) }.map_err(|e| self.err(e))?;
         let mut l = self.stream().launch_builder(&kern.fixup_big);
         l.arg(&offsets_ptr)
+            .arg(&keys)
             .arg(&chunk32)
+            .arg(&threads)
             .arg(&h_ptr)
             .arg(&t_ptr)
             .arg(&b_ptr)

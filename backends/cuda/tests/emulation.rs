@@ -494,7 +494,8 @@ fn msm_matches_blst() {
         // bucket spans chunks) to more than the whole array.
         // Batch-affine rounds: one round, several (a thread taking one pair or many), and
         // more rounds than most buckets have entries (mostly padding).
-        let mut shapes: Vec<Shape> = [(4, 1), (9, 3), (10, 7), (13, 64), (16, 100_000)]
+        // Chunk 0: the device's rule, the real entry count spread over the threads.
+        let mut shapes: Vec<Shape> = [(4, 1), (9, 3), (10, 7), (13, 64), (16, 100_000), (7, 0)]
             .into_iter()
             .map(|(c, chunk)| shape(c, chunk))
             .collect();
@@ -598,6 +599,12 @@ fn msm_exceptional_bases_match_blst() {
                 round_threads: 64,
                 ..shape(12, 1)
             },
+            shape(6, 0),
+            Shape {
+                rounds: 2,
+                round_threads: 5,
+                ..shape(6, 0)
+            },
         ] {
             let got = emulated_msm::<bellows_cuda::msm::G1>(e, 1, bases, fr_slice_of(sc), None, s);
             assert_eq!(G1Projective::from(got).to_affine(), want, "{name}: {s:?}");
@@ -645,6 +652,7 @@ fn msm_g2_matches_blst() {
         for s in [
             shape(5, 2),
             shape(11, 40),
+            shape(8, 0),
             Shape {
                 rounds: 3,
                 round_threads: 4,
