@@ -192,7 +192,8 @@ pub fn window_bits(n: usize) -> u32 {
 
 /// Threads of a batch-affine round at most (`BELLOWS_MSM_AFFINE_THREADS` overrides): each
 /// inverts once for its `per` pairs, so fewer threads with more pairs each spend less on
-/// inversions; this fills the H200's 132 multiprocessors with 8 blocks of 128 threads.
+/// inversions; 132 × 1024 is about two waves on an H200 at the rounds' occupancy (G1: 126
+/// registers, three blocks of 128 threads a multiprocessor).
 const AFFINE_THREADS: u64 = 132 * 1024;
 /// Fewest pairs per thread in a batch-affine round: the Fermat inversion (~570 products)
 /// spread over at least this many additions of ~6 products.
