@@ -360,15 +360,17 @@ impl CudaBackend {
         })
     }
 
-    /// Scalars per MSM pass that fit the room left on GPU `k` (streamed bases need room too),
-    /// shared by its lanes.
-    fn pass_points(
+    /// For an MSM of `n` scalars on GPU `k`: the scalars per pass that fit the room left there
+    /// (streamed bases need room too), shared by its lanes, and the room left beside those
+    /// passes for the batch-affine rounds' scratch.
+    fn msm_room(
         &self,
         k: usize,
         group: usize,
         streamed: bool,
         point_bytes: u64,
-    ) -> Result<usize> {
+        n: usize,
+    ) -> Result<(usize, u64)> {
         let room = self.room(k)? / self.streams() as u64;
         let per = PASS_BYTES_PER_POINT[group] + if streamed { point_bytes } else { 0 };
         let points = room / per;
@@ -379,22 +381,7 @@ impl CudaBackend {
                 available: room,
             });
         }
-        Ok(points.min(crate::msm::MAX_POINTS_PER_PASS as u64) as usize)
-    }
-
-    /// The pass size of an MSM of `n` scalars on GPU `k` ([`Self::pass_points`]) and the room
-    /// left beside its passes for the batch-affine rounds' scratch.
-    fn msm_room(
-        &self,
-        k: usize,
-        group: usize,
-        streamed: bool,
-        point_bytes: u64,
-        n: usize,
-    ) -> Result<(usize, u64)> {
-        let pass = self.pass_points(k, group, streamed, point_bytes)?;
-        let room = self.room(k)? / self.streams() as u64;
-        let per = PASS_BYTES_PER_POINT[group] + if streamed { point_bytes } else { 0 };
+        let pass = points.min(crate::msm::MAX_POINTS_PER_PASS as u64) as usize;
         Ok((pass, room.saturating_sub(n.min(pass) as u64 * per)))
     }
 
