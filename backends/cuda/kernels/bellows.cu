@@ -372,6 +372,15 @@ __device__ void fixup_big_kernel(const uint32_t* offsets, uint32_t keys, uint32_
         uint64_t t = global_thread();                                                                \
         if (t < threads) msm::sum_listed_body<F>(bases, idx, count, per, t, out);                    \
     }                                                                                                \
+    extern "C" __global__ void __launch_bounds__(128) bellows_msm_##G##_table_double(                \
+        const Affine<F>* prev, uint64_t count, uint32_t c, Xyzz<F>* out) {                           \
+        msm::table_double_body<F>(prev, count, c, global_thread(), out);                             \
+    }                                                                                                \
+    extern "C" __global__ void __launch_bounds__(128) bellows_msm_##G##_batch_to_affine(             \
+        const Xyzz<F>* in, uint64_t count, uint64_t threads, uint32_t per, Affine<F>* out) {         \
+        uint64_t t = global_thread();                                                                \
+        if (t < threads) msm::batch_to_affine_body<F>(in, count, threads, per, t, out);              \
+    }                                                                                                \
     extern "C" __global__ void bellows_msm_##G##_to_jacobian(const Xyzz<F>* in, uint32_t n,          \
                                                              Jacobian<F>* out) {                     \
         uint64_t t = global_thread();                                                                \

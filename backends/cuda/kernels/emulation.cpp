@@ -195,12 +195,36 @@ void bellows_emu_ntt_pass_radix2(const NttPass* pass, uint64_t batch) {
 // window sums to window_out[0..windows) and the sum of the scalars equal to 1 to
 // window_out[windows], as Jacobian points; the caller runs Horner's rule.
 // `rounds` batch-affine rounds (0: none) run with `round_threads` threads each.
+// `table`: non-zero to first build a precomputed table of the `bases_len` bases with windows of
+// c bits, `table_chunk` points per launch pair and `table_per` points per inversion (as
+// CudaDevice::precompute_table does), and run the MSM over it: one shared bucket set, one
+// window sum (window_out[0]) and the ones' sum in window_out[1].
 template <class F>
-static void emu_msm(const Affine<F>* bases, const Fr* scalars, uint64_t n, const uint64_t* density,
-                    uint32_t c, uint32_t chunk, uint32_t seg_len, uint32_t rounds,
-                    uint32_t round_threads, Jacobian<F>* window_out) {
+static void emu_msm(const Affine<F>* bases_in, uint64_t bases_len, const Fr* scalars, uint64_t n,
+                    const uint64_t* density, uint32_t c, uint32_t chunk, uint32_t seg_len,
+                    uint32_t rounds, uint32_t round_threads, uint32_t table, uint32_t table_chunk,
+                    uint32_t table_per, Jacobian<F>* window_out) {
     using namespace msm;
-    const uint32_t windows = (256 + c - 1) / c, half = 1u << (c - 1), keys = windows * half;
+    const uint32_t windows = (256 + c - 1) / c, half = 1u << (c - 1);
+    const uint32_t sum_windows = table ? 1 : windows, keys = sum_windows * half;
+    std::vector<Affine<F>> table_points;
+    const Affine<F>* bases = bases_in;
+    if (table) {
+        table_points.assign(bases_in, bases_in + bases_len);
+        table_points.resize(bases_len * windows);
+        std::vector<Xyzz<F>> scratch(table_chunk);
+        for (uint64_t w = 1; w < windows; w++)
+            for (uint64_t off = 0; off < bases_len; off += table_chunk) {
+                const uint64_t count = std::min<uint64_t>(table_chunk, bases_len - off);
+                const Affine<F>* prev = table_points.data() + (w - 1) * bases_len + off;
+                Affine<F>* out = table_points.data() + w * bases_len + off;
+                for (uint64_t t = 0; t < count; t++) table_double_body<F>(prev, count, c, t, scratch.data());
+                const uint64_t threads = (count + table_per - 1) / table_per;
+                for (uint64_t t = 0; t < threads; t++)
+                    batch_to_affine_body<F>(scratch.data(), count, threads, table_per, t, out);
+            }
+        bases = table_points.data();
+    }
     std::vector<uint32_t> rank;
     if (density) {
         uint64_t words = (n + 63) / 64, acc = 0;
@@ -217,7 +241,7 @@ static void emu_msm(const Affine<F>* bases, const Fr* scalars, uint64_t n, const
     std::vector<uint32_t> counts(keys + 1, 0), entries(max_entries + 1, PAD), ones(n + 1);
     uint32_t ones_count = 0;
     DigitArgs a{scalars, n, 0, density, density ? rank.data() : nullptr, c, windows,
-                counts.data(), entries.data(), ones.data(), &ones_count};
+                counts.data(), entries.data(), ones.data(), &ones_count, table ? bases_len : 0};
     for (uint64_t i = 0; i < n; i++) digits_body(a, i, false);
     if (rounds > 0)
         for (uint64_t t = 0; t < keys; t++) pad_counts_body(counts.data(), keys, q, t);
@@ -277,42 +301,45 @@ static void emu_msm(const Affine<F>* bases, const Fr* scalars, uint64_t n, const
         buckets[key] = acc;
     }
     const uint32_t seg = seg_len < half ? seg_len : half, segs = half / seg;
-    std::vector<Xyzz<F>> seg_out((uint64_t)segs * windows);
+    std::vector<Xyzz<F>> seg_out((uint64_t)segs * sum_windows);
     for (uint64_t t = 0; t < seg_out.size(); t++)
-        window_segment_body<F>(buckets.data(), half, seg, windows, t, seg_out.data());
+        window_segment_body<F>(buckets.data(), half, seg, sum_windows, t, seg_out.data());
     // Tree reduction per window in steps of 32, as reduce_groups does.
     std::vector<Xyzz<F>> cur = seg_out;
     uint32_t len = segs;
     while (true) {
         uint32_t parts = (len + 31) / 32;
-        std::vector<Xyzz<F>> next((uint64_t)windows * parts);
-        for (uint64_t t = 0; t < next.size(); t++) reduce_body<F>(cur.data(), windows, len, 32, t, next.data());
+        std::vector<Xyzz<F>> next((uint64_t)sum_windows * parts);
+        for (uint64_t t = 0; t < next.size(); t++) reduce_body<F>(cur.data(), sum_windows, len, 32, t, next.data());
         cur.swap(next);
         len = parts;
         if (parts == 1) break;
     }
-    for (uint32_t w = 0; w < windows; w++) window_out[w] = Xyzz<F>::to_jacobian(cur[w]);
+    for (uint32_t w = 0; w < sum_windows; w++) window_out[w] = Xyzz<F>::to_jacobian(cur[w]);
     const uint64_t ones_threads = (n + 63) / 64;
     std::vector<Xyzz<F>> ones_out(ones_threads ? ones_threads : 1, Xyzz<F>::identity());
     for (uint64_t t = 0; t < ones_threads; t++)
         sum_listed_body<F>(bases, ones.data(), &ones_count, 64, t, ones_out.data());
     Xyzz<F> o = Xyzz<F>::identity();
     for (auto& x : ones_out) o = Xyzz<F>::add(o, x);
-    window_out[windows] = Xyzz<F>::to_jacobian(o);
+    window_out[sum_windows] = Xyzz<F>::to_jacobian(o);
 }
 
 extern "C" {
 
 // group: 1 = G1, 2 = G2.
-void bellows_emu_msm(uint32_t group, const void* bases, const void* scalars, uint64_t n,
-                     const uint64_t* density, uint32_t c, uint32_t chunk, uint32_t seg_len,
-                     uint32_t rounds, uint32_t round_threads, void* window_out) {
+void bellows_emu_msm(uint32_t group, const void* bases, uint64_t bases_len, const void* scalars,
+                     uint64_t n, const uint64_t* density, uint32_t c, uint32_t chunk,
+                     uint32_t seg_len, uint32_t rounds, uint32_t round_threads, uint32_t table,
+                     uint32_t table_chunk, uint32_t table_per, void* window_out) {
     if (group == 1)
-        emu_msm<Fp>((const G1Affine*)bases, (const Fr*)scalars, n, density, c, chunk, seg_len,
-                    rounds, round_threads, (G1Jacobian*)window_out);
+        emu_msm<Fp>((const G1Affine*)bases, bases_len, (const Fr*)scalars, n, density, c, chunk,
+                    seg_len, rounds, round_threads, table, table_chunk, table_per,
+                    (G1Jacobian*)window_out);
     else
-        emu_msm<Fp2>((const G2Affine*)bases, (const Fr*)scalars, n, density, c, chunk, seg_len,
-                     rounds, round_threads, (G2Jacobian*)window_out);
+        emu_msm<Fp2>((const G2Affine*)bases, bases_len, (const Fr*)scalars, n, density, c, chunk,
+                     seg_len, rounds, round_threads, table, table_chunk, table_per,
+                     (G2Jacobian*)window_out);
 }
 
 }  // extern "C"

@@ -96,7 +96,17 @@ struct DigitArgs {
     uint32_t* entries;        // sorted (point index | sign) entries (scatter pass)
     uint32_t* ones;           // base indices of scalars equal to 1
     uint32_t* ones_count;     // their number
+    uint64_t stride;          // 0, or a precomputed table's window stride (below)
 };
+
+// Precomputed window multiples. With a table Q_{w,i} = 2^(c·w)·P_i stored window-major
+// (Q_{w,i} at bases[w·stride + i], window 0 the bases themselves), Σ_w 2^(c·w)·Σ_i d_{i,w}·P_i
+// = Σ_w Σ_i d_{i,w}·Q_{w,i}: every window's digits fall into one shared set of 2^(c−1)
+// buckets (key = |d| − 1) and name the point w·stride + i, so the windows' running sums and
+// the host's doublings disappear, and a wider c (fewer windows, so fewer additions) pays. This
+// is the fixed-base form of Pippenger's method (Brickell, Gordon, McCurley and Wilson, "Fast
+// exponentiation with precomputation", EUROCRYPT 1992, for the table of powers); the price is
+// memory (windows × the bases) and a one-off c·(windows − 1) doublings per base.
 
 // Pass 1 (scatter = false) counts each digit into its bucket and lists the scalars equal to 1;
 // pass 2 (scatter = true) writes each digit's entry at its bucket's cursor.
@@ -125,9 +135,11 @@ BL_HD void digits_body(const DigitArgs& a, uint64_t i, bool scatter) {
             carry = 0;
         }
         if (mag == 0) continue;
-        uint32_t key = w * half + mag - 1;
+        const uint32_t key = (a.stride ? 0 : w * half) + mag - 1;
         if (scatter) {
-            a.entries[atomic_add(&a.counts[key], 1)] = idx | sign;
+            // The host keeps windows·stride below 2^31, so the sign bit stays free.
+            const uint32_t point = a.stride ? (uint32_t)(w * a.stride) + idx : idx;
+            a.entries[atomic_add(&a.counts[key], 1)] = point | sign;
         } else {
             atomic_add(&a.counts[key], 1);
         }
@@ -458,6 +470,53 @@ BL_HD void sum_listed_body(const Affine<F>* bases, const uint32_t* idx, const ui
     Xyzz<F> acc = Xyzz<F>::identity();
     for (uint64_t j = first; j < first + per && j < n; j++) acc = Xyzz<F>::add_affine(acc, bases[idx[j]]);
     out[t] = acc;
+}
+
+// ---- Building a precomputed table ------------------------------------------------------------
+
+// Thread t < count: 2^c·prev[t] in XYZZ (c doublings of the affine point; the identity stays
+// the identity, as does a point of order two, which the prime-order groups do not hold anyway).
+template <class F>
+BL_HD void table_double_body(const Affine<F>* prev, uint64_t count, uint32_t c, uint64_t t, Xyzz<F>* out) {
+    if (t >= count) return;
+    Xyzz<F> p = Xyzz<F>::dbl_affine(load_affine(prev + t));
+    for (uint32_t k = 1; k < c; k++) p = Xyzz<F>::dbl(p);
+    out[t] = p;
+}
+
+// out[i] = in[i] in affine form for i = t + k·threads (k < per, i < count), with one inversion
+// per thread by Montgomery's trick (P. L. Montgomery, Math. Comp. 48, 1987): the forward sweep
+// keeps the running product of the ZZZ in out[i].x, the backward sweep peels 1/ZZZ_i off the
+// inverted total; then 1/ZZ = (ZZ/ZZZ)² since ZZ³ = ZZZ² (as Xyzz::to_affine). The identity
+// (ZZZ = 0) is left out of the product and written as (0, 0).
+template <class F>
+BL_HD void batch_to_affine_body(const Xyzz<F>* in, uint64_t count, uint64_t threads, uint32_t per,
+                                uint64_t t, Affine<F>* out) {
+    if (t >= count) return;
+    uint64_t m64 = (count - 1 - t) / threads + 1;
+    const uint32_t m = m64 < per ? (uint32_t)m64 : per;
+    F acc = F::one();
+    for (uint32_t k = 0; k < m; k++) {
+        const uint64_t i = t + (uint64_t)k * threads;
+        const F z = load_coord(&in[i].zzz);
+        if (!z.is_zero()) acc = F::mul(acc, z);
+        out[i].x = acc;
+    }
+    F inv = F::inv(acc);  // 1/(ZZZ_0 ⋯ ZZZ_(m−1)) over the non-identity points
+    for (uint32_t k = m; k-- > 0;) {
+        const uint64_t i = t + (uint64_t)k * threads;
+        const Xyzz<F> p = in[i];
+        if (p.zzz.is_zero()) {
+            out[i] = Affine<F>::identity();
+            continue;
+        }
+        // out[i − threads].x still holds the product before i (the sweep runs downwards).
+        const F before = k > 0 ? out[i - threads].x : F::one();
+        const F zi = F::mul(inv, before);  // 1/ZZZ_i
+        inv = F::mul(inv, p.zzz);
+        const F s = F::mul(p.zz, zi);  // ZZ/ZZZ, whose square is 1/ZZ
+        out[i] = Affine<F>{F::mul(p.x, F::sqr(s)), F::mul(p.y, zi)};
+    }
 }
 
 // Set bits of each density word (the rank array is their exclusive prefix sum).

@@ -213,6 +213,8 @@ impl CudaDevice {
                 reduce: k("reduce")?,
                 sum_listed: k("sum_listed")?,
                 to_jacobian: k("to_jacobian")?,
+                table_double: k("table_double")?,
+                batch_to_affine: k("batch_to_affine")?,
             })
         };
         let k = Kernels {
@@ -369,6 +371,10 @@ impl CudaDevice {
             ("bellows_msm_g2_affine_first", &k.msm_g2.affine_first),
             ("bellows_msm_g2_affine_round", &k.msm_g2.affine_round),
             ("bellows_msm_g2_window_segments", &k.msm_g2.window_segments),
+            ("bellows_msm_g1_table_double", &k.msm_g1.table_double),
+            ("bellows_msm_g2_table_double", &k.msm_g2.table_double),
+            ("bellows_msm_g1_batch_to_affine", &k.msm_g1.batch_to_affine),
+            ("bellows_msm_g2_batch_to_affine", &k.msm_g2.batch_to_affine),
         ];
         #[cfg(feature = "testing")]
         {

@@ -93,6 +93,8 @@ pub(crate) struct GroupKernels {
     pub reduce: CudaFunction,
     pub sum_listed: CudaFunction,
     pub to_jacobian: CudaFunction,
+    pub table_double: CudaFunction,
+    pub batch_to_affine: CudaFunction,
 }
 
 /// A group the device MSM runs in.
@@ -162,6 +164,7 @@ struct DigitArgs {
     entries: u64,
     ones: u64,
     ones_count: u64,
+    stride: u64,
 }
 // SAFETY: a #[repr(C)] struct of integers whose layout matches the kernel's parameter type.
 unsafe impl DeviceRepr for DigitArgs {}
@@ -226,6 +229,68 @@ fn affine_threads() -> u64 {
         .unwrap_or(AFFINE_THREADS)
 }
 
+/// Window width of precomputed tables unless told otherwise (`msm-precompute-window`): 12
+/// windows of 22 bits.
+pub const TABLE_WINDOW: u32 = 22;
+/// Points of a table built per launch pair (the XYZZ scratch: 0.8 GB in G1, 1.6 GB in G2).
+const TABLE_CHUNK: usize = 1 << 22;
+/// Points one thread converts to affine per inversion when building a table.
+const TABLE_PER: u32 = 32;
+
+/// Windows of `c` bits that signed digits of a 255-bit scalar need (c·windows ≥ 256).
+pub fn window_count(c: u32) -> u32 {
+    256u32.div_ceil(c)
+}
+
+/// Precomputed window multiples of a resident set of bases (kernels/msm.cuh explains the
+/// method): `windows` blocks of `len` points, block w holding 2^(c·w)·P_i at w·len + i, block 0
+/// the bases themselves.
+pub struct PrecomputedTable<T: Plain> {
+    points: DeviceVec<T>,
+    len: usize,
+    c: u32,
+    windows: u32,
+}
+
+impl<T: Plain> PrecomputedTable<T> {
+    /// Bases per window.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    /// Whether it holds no base.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    /// Window width.
+    pub fn c(&self) -> u32 {
+        self.c
+    }
+    /// Windows (blocks of `len` points).
+    pub fn windows(&self) -> u32 {
+        self.windows
+    }
+    /// Device bytes it takes.
+    pub fn bytes(&self) -> u64 {
+        self.points.bytes() as u64
+    }
+    /// Device bytes a table of `len` points of `point_bytes` each would take with windows of
+    /// `c` bits.
+    pub fn bytes_for(len: usize, point_bytes: u64, c: u32) -> u64 {
+        len as u64 * window_count(c) as u64 * point_bytes
+    }
+}
+
+/// Estimated cost, in mixed additions, of an MSM over `used` scalars: every (scalar, window)
+/// digit is one addition, and every bucket about three more (fixup, running sums). The
+/// precomputed path pays when its fewer windows outweigh its larger shared bucket set.
+fn precomputed_pays(used: usize, table_c: u32) -> bool {
+    let plain_c = window_bits(used);
+    let plain = used as u64 * window_count(plain_c) as u64
+        + 3 * window_count(plain_c) as u64 * (1u64 << (plain_c - 1));
+    let pre = used as u64 * window_count(table_c) as u64 + 3 * (1u64 << (table_c - 1));
+    pre < plain
+}
+
 /// A 1-D launch of `threads` threads in blocks of `block`.
 fn launch_cfg(threads: u64, block: u32) -> LaunchConfig {
     LaunchConfig {
@@ -277,6 +342,75 @@ impl U32Buf {
 }
 
 impl CudaDevice {
+    /// Builds the precomputed table of `bases` with windows of `c` bits (2..=31): window w from
+    /// window w − 1 by c doublings (XYZZ), then to affine with one inversion per
+    /// [`TABLE_PER`] points, [`TABLE_CHUNK`] points at a time. Waits for the device. Fails
+    /// cleanly (the device keeps nothing) when memory runs out.
+    pub fn precompute_table<G: MsmGroup>(
+        &self,
+        bases: &DeviceVec<G::Affine>,
+        c: u32,
+    ) -> Result<PrecomputedTable<G::Affine>> {
+        if !(2..=31).contains(&c) {
+            return Err(Error::invalid(format!(
+                "precomputed window of {c} bits (2 to 31)"
+            )));
+        }
+        let len = bases.len();
+        let windows = window_count(c);
+        if (len as u64) * windows as u64 >= 1u64 << 31 {
+            return Err(Error::invalid(format!(
+                "a precomputed table of {windows} windows of {len} {} points (at most 2^31 \
+                 points in all)",
+                G::NAME
+            )));
+        }
+        let kern = G::kernels(&self.k);
+        let words = G::Affine::WORDS;
+        let size = (words * 8) as u64;
+        let mut table = self.alloc_uninit::<G::Affine>(len * windows as usize)?;
+        if len > 0 {
+            let mut first = table.buf.slice_mut(0..len * words);
+            self.stream()
+                .memcpy_dtod(&bases.buf, &mut first)
+                .map_err(|e| self.err(e))?;
+        }
+        let chunk = TABLE_CHUNK.min(len.max(1));
+        let mut scratch = self.alloc_uninit::<G::Xyzz>(chunk)?;
+        let scratch_ptr = ptr_mut(&mut scratch, self);
+        let table_ptr = ptr_mut(&mut table, self);
+        for w in 1..windows as u64 {
+            for off in (0..len).step_by(chunk) {
+                let count = (len - off).min(chunk) as u64;
+                let prev = table_ptr + ((w - 1) * len as u64 + off as u64) * size;
+                let out = table_ptr + (w * len as u64 + off as u64) * size;
+                let mut l = self.stream().launch_builder(&kern.table_double);
+                l.arg(&prev).arg(&count).arg(&c).arg(&scratch_ptr);
+                // SAFETY: thread t < count reads point t of window w − 1 (written before, in
+                // stream order) and writes scratch[t] (chunk ≥ count points).
+                unsafe { l.launch(launch_cfg(count, BLOCK)) }.map_err(|e| self.err(e))?;
+                let threads = count.div_ceil(TABLE_PER as u64);
+                let mut l = self.stream().launch_builder(&kern.batch_to_affine);
+                l.arg(&scratch_ptr)
+                    .arg(&count)
+                    .arg(&threads)
+                    .arg(&TABLE_PER)
+                    .arg(&out);
+                // SAFETY: thread t reads scratch[i] and writes out[i] for i = t + k·threads
+                // below count: window w's points off .. off + count of the table.
+                unsafe { l.launch(launch_cfg(threads, BLOCK)) }.map_err(|e| self.err(e))?;
+            }
+        }
+        self.synchronize()?;
+        drop(scratch);
+        Ok(PrecomputedTable {
+            points: table,
+            len,
+            c,
+            windows,
+        })
+    }
+
     /// Exclusive prefix sum of `n` u32 values at device address `data`, in place.
     fn scan_u32(&self, data: u64, n: u64) -> Result<()> {
         let blocks = n.div_ceil(1024).max(1);
@@ -375,6 +509,10 @@ impl CudaDevice {
             cuts.push(scalar_index_of_base(n, density, resident - start));
         }
         cuts.push(n);
+        let table = match &bases {
+            BaseSource::Table(t) => Some((t.len as u64, t.c, t.windows)),
+            _ => None,
+        };
         let mut pending: Vec<(DeviceVec<G::Jacobian>, u32)> = Vec::new();
         let mut base_off = start;
         for seg in cuts.windows(2) {
@@ -403,6 +541,7 @@ impl CudaDevice {
                             first_bit as u64,
                             consumed,
                             affine_room,
+                            table.filter(|&(_, c, _)| precomputed_pays(consumed, c)),
                         )?,
                         None => {
                             let host = bases.host_range(base_off, consumed)?;
@@ -416,6 +555,7 @@ impl CudaDevice {
                                 first_bit as u64,
                                 consumed,
                                 affine_room,
+                                None,
                             )?;
                             // Freed in stream order, after the pass that reads it.
                             drop(scratch);
@@ -442,7 +582,10 @@ impl CudaDevice {
     /// (the caller's count of the scalars the density selects) are read; queues everything and
     /// returns the (windows + 1) Jacobian sums still on the device, and c (None when no scalar
     /// is used). `first_bit`: the density bit of the first scalar (the density slice starts at
-    /// its word).
+    /// its word). `table`: (stride, c, windows) of a precomputed table that `bases_ptr` points
+    /// into (window w of base i at index w·stride + i): the digits of every window then share
+    /// one bucket set and the pass returns a single window sum.
+    #[allow(clippy::too_many_arguments)]
     fn msm_pass<G: MsmGroup>(
         &self,
         bases_ptr: u64,
@@ -451,16 +594,24 @@ impl CudaDevice {
         first_bit: u64,
         used: usize,
         affine_room: u64,
+        table: Option<(u64, u32, u32)>,
     ) -> Result<Option<(DeviceVec<G::Jacobian>, u32)>> {
         let n = scalars.len() as u64;
         if n == 0 || used == 0 {
             return Ok(None);
         }
         let kern = G::kernels(&self.k);
-        let c = window_bits(used);
-        let windows = 256u32.div_ceil(c);
+        // `windows`: the digit windows; `sum_windows`: the bucket sets (and window sums).
+        let (c, windows, stride) = match table {
+            Some((stride, c, windows)) => (c, windows, stride),
+            None => {
+                let c = window_bits(used);
+                (c, window_count(c), 0)
+            }
+        };
+        let sum_windows = if stride != 0 { 1 } else { windows };
         let half = 1u32 << (c - 1);
-        let keys = windows * half;
+        let keys = sum_windows * half;
 
         let mut ph = Phases::new(self);
         let mut d_scalars_own = match scalars {
@@ -531,6 +682,7 @@ impl CudaDevice {
             entries: entries.ptr(self),
             ones: ones.ptr(self),
             ones_count: ones_count.ptr(self),
+            stride,
         };
         let digits = |args: &DigitArgs, scatter: u32| -> Result<()> {
             let mut l = self.stream().launch_builder(&self.k.msm_digits);
@@ -725,6 +877,7 @@ impl CudaDevice {
         // out[windows] = the sum of the bases whose scalar is 1.
         let seg = SEGMENT.min(half);
         let segs = half / seg;
+        let windows = sum_windows;
         let mut seg_out = self.alloc_uninit::<G::Xyzz>((segs * windows) as usize)?;
         let seg_ptr = ptr_mut(&mut seg_out, self);
         let mut l = self.stream().launch_builder(&kern.window_segments);
@@ -832,6 +985,9 @@ impl<'a> ScalarSource<'a> {
 pub enum BaseSource<'a, T: Plain> {
     /// Every point resident in device memory.
     Device(&'a DeviceVec<T>),
+    /// Every point resident, with its precomputed window multiples: MSMs large enough for
+    /// them to pay ([`precomputed_pays`]) read the table, smaller ones its first window.
+    Table(&'a PrecomputedTable<T>),
     /// The first `prefix.len()` points resident, the rest streamed from `host` (all points).
     Split {
         /// Resident prefix.
@@ -847,12 +1003,14 @@ impl<T: Plain> BaseSource<'_, T> {
     fn len(&self) -> usize {
         match self {
             BaseSource::Device(d) => d.len(),
+            BaseSource::Table(t) => t.len,
             BaseSource::Split { host, .. } | BaseSource::Host(host) => host.len(),
         }
     }
     fn resident_len(&self) -> usize {
         match self {
             BaseSource::Device(d) => d.len(),
+            BaseSource::Table(t) => t.len,
             BaseSource::Split { prefix, .. } => prefix.len(),
             BaseSource::Host(_) => 0,
         }
@@ -860,6 +1018,9 @@ impl<T: Plain> BaseSource<'_, T> {
     /// Device address of points [a, a + n) when they are all resident.
     fn resident(&self, dev: &CudaDevice, a: usize, n: usize) -> Option<u64> {
         let d = match self {
+            BaseSource::Table(t) => {
+                return (a + n <= t.len).then(|| ptr(&t.points, dev) + (a * T::WORDS * 8) as u64)
+            }
             BaseSource::Device(d) => d,
             BaseSource::Split { prefix, .. } => prefix,
             BaseSource::Host(_) => return None,
@@ -869,7 +1030,9 @@ impl<T: Plain> BaseSource<'_, T> {
     fn host_range(&self, a: usize, n: usize) -> Result<&[T]> {
         match self {
             BaseSource::Split { host, .. } | BaseSource::Host(host) => Ok(&host[a..a + n]),
-            BaseSource::Device(_) => Err(Error::invalid("resident bases have no host copy")),
+            BaseSource::Device(_) | BaseSource::Table(_) => {
+                Err(Error::invalid("resident bases have no host copy"))
+            }
         }
     }
 }

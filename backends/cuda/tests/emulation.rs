@@ -34,12 +34,18 @@ type CurveFn =
 type ExpandFn = unsafe extern "C" fn(*mut u64, *const u64, *const u64, u32, u64);
 type BitrevFn = unsafe extern "C" fn(*mut u64, u32, u64);
 type PassFn = unsafe extern "C" fn(*const NttPassArgs, u64);
+/// bellows_emu_msm(group, bases, bases_len, scalars, n, density, c, chunk, seg, rounds,
+/// round_threads, table, table_chunk, table_per, window_out)
 type MsmFn = unsafe extern "C" fn(
     u32,
     *const u64,
+    u64,
     *const u64,
     u64,
     *const u64,
+    u32,
+    u32,
+    u32,
     u32,
     u32,
     u32,
@@ -382,7 +388,8 @@ fn bit_reversals_are_the_permutation() {
 // ---- MSM (kernels/msm.cuh) ----------------------------------------------------------------------
 
 /// Shape of one emulated MSM: window bits, accumulation chunk, window segment, batch-affine
-/// rounds and the threads each round runs with.
+/// rounds and the threads each round runs with; and whether it runs over a precomputed table
+/// of window multiples (built `table_chunk` points a launch, `table_per` per inversion).
 #[derive(Clone, Copy, Debug)]
 struct Shape {
     c: u32,
@@ -390,6 +397,9 @@ struct Shape {
     seg: u32,
     rounds: u32,
     round_threads: u32,
+    table: bool,
+    table_chunk: u32,
+    table_per: u32,
 }
 
 fn shape(c: u32, chunk: u32) -> Shape {
@@ -399,6 +409,20 @@ fn shape(c: u32, chunk: u32) -> Shape {
         seg: 8,
         rounds: 0,
         round_threads: 1,
+        table: false,
+        table_chunk: 0,
+        table_per: 0,
+    }
+}
+
+/// The same over a precomputed table built in launches of `table_chunk` points, `table_per`
+/// points per inversion.
+fn table_shape(c: u32, chunk: u32, table_chunk: u32, table_per: u32) -> Shape {
+    Shape {
+        table: true,
+        table_chunk,
+        table_per,
+        ..shape(c, chunk)
     }
 }
 
@@ -417,8 +441,12 @@ fn emulated_msm<G: bellows_cuda::msm::MsmGroup>(
         seg,
         rounds,
         round_threads,
+        table,
+        table_chunk,
+        table_per,
     } = s;
-    let windows = 256u32.div_ceil(c) as usize;
+    // A table's windows share one bucket set: one window sum.
+    let windows = if table { 1 } else { 256u32.div_ceil(c) as usize };
     let mut out = vec![G::Jacobian::default(); windows + 1];
     // SAFETY: bases hold every index the scalars (and density) reach; out has windows + 1
     // points of the group's Jacobian layout; density (if any) covers the scalars.
@@ -426,6 +454,7 @@ fn emulated_msm<G: bellows_cuda::msm::MsmGroup>(
         (e.msm)(
             group,
             words(bases).as_ptr(),
+            bases.len() as u64,
             words(scalars).as_ptr(),
             scalars.len() as u64,
             density.map_or(std::ptr::null(), |d| d.as_ptr()),
@@ -434,6 +463,9 @@ fn emulated_msm<G: bellows_cuda::msm::MsmGroup>(
             seg,
             rounds,
             round_threads,
+            table as u32,
+            table_chunk,
+            table_per,
             words_mut(&mut out).as_mut_ptr(),
         )
     };
@@ -508,6 +540,19 @@ fn msm_matches_blst() {
                 ..shape(c, chunk)
             });
         }
+        // Precomputed tables: tables built in several launches (a partial last one) and one,
+        // a thread inverting for one point or many; narrow and wide windows; the device's
+        // chunk rule; with batch-affine rounds over the table's points.
+        for (c, chunk, table_chunk, table_per) in
+            [(4, 3, 64, 1), (8, 0, 100, 7), (11, 5, 700, 32), (16, 0, 256, 3)]
+        {
+            shapes.push(table_shape(c, chunk, table_chunk, table_per));
+        }
+        shapes.push(Shape {
+            rounds: 2,
+            round_threads: 9,
+            ..table_shape(9, 4, 333, 5)
+        });
         for s in shapes {
             let got = emulated_msm::<bellows_cuda::msm::G1>(e, 1, bases, fr_slice_of(sc), None, s);
             assert_eq!(G1Projective::from(got).to_affine(), want, "{name}: {s:?}");
@@ -523,11 +568,14 @@ fn msm_matches_blst() {
         .collect();
     let want =
         G1Projective::from(host_msm::msm_g1(&bases[..used.len()], fr_slice_of(&used))).to_affine();
-    for rounds in [0, 2] {
+    for (rounds, table) in [(0, false), (2, false), (0, true)] {
         let s = Shape {
             seg: 4,
             rounds,
             round_threads: 7,
+            table,
+            table_chunk: 128,
+            table_per: 5,
             ..shape(8, 5)
         };
         let got = emulated_msm::<bellows_cuda::msm::G1>(
@@ -605,6 +653,8 @@ fn msm_exceptional_bases_match_blst() {
                 round_threads: 5,
                 ..shape(6, 0)
             },
+            table_shape(6, 0, 100, 4),
+            table_shape(10, 2, 300, 300),
         ] {
             let got = emulated_msm::<bellows_cuda::msm::G1>(e, 1, bases, fr_slice_of(sc), None, s);
             assert_eq!(G1Projective::from(got).to_affine(), want, "{name}: {s:?}");
@@ -658,6 +708,7 @@ fn msm_g2_matches_blst() {
                 round_threads: 4,
                 ..shape(6, 3)
             },
+            table_shape(9, 0, 64, 6),
         ] {
             let got = emulated_msm::<bellows_cuda::msm::G2>(e, 2, bases, fr_slice_of(sc), None, s);
             assert_eq!(G2Projective::from(got).to_affine(), want, "{name}: {s:?}");
