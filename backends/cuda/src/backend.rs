@@ -17,6 +17,14 @@
 //! default 1): a lane is a compute stream, a copy stream and staging buffers with a lock, so calls
 //! on two lanes of one GPU run concurrently (one's uploads beside the other's kernels). Every
 //! driver failure is an [`Error`], never a panic.
+//!
+//! Precomputed window multiples (option `msm-precompute=on`, window width
+//! `msm-precompute-window`, default [`crate::msm::TABLE_WINDOW`]): a set that is wholly resident
+//! is stored as its table of 2^(c·w)·P_i (kernels/msm.cuh), built on the device when the set is
+//! loaded, so large MSMs over it take fewer additions. It costs memory (⌈256/c⌉ times the bases)
+//! and time at load (c·(windows − 1) doublings a base), so it is off by default and meant for
+//! provers that load their parameters once and prove many times. A set whose table does not
+//! fit (leaving the work reserve) is loaded without one.
 
 use std::sync::{
     atomic::{AtomicUsize, Ordering as AtomicOrdering},
@@ -40,7 +48,7 @@ use ff::Field;
 use crate::{
     host_pool::{DriverHost, HostLender},
     memory::{DeviceVec, Plain},
-    msm::{BaseSource, MsmGroup, ScalarSource, G1, G2},
+    msm::{BaseSource, MsmGroup, PrecomputedTable, ScalarSource, G1, G2},
     ntt::MAX_LOG_N,
     CudaDevice,
 };
@@ -59,12 +67,18 @@ pub const SAFETY_MARGIN: u64 = 1 << 30;
 /// whenever any point is streamed.
 struct ResidentSet<T: Plain> {
     device: Option<DeviceVec<T>>,
+    /// The precomputed table, which holds the bases as its first window (`device` is then
+    /// None).
+    table: Option<PrecomputedTable<T>>,
     host: Option<SharedPoints<T>>,
     tier: Tier,
 }
 
 impl<T: Plain> ResidentSet<T> {
     fn source(&self) -> BaseSource<'_, T> {
+        if let Some(t) = &self.table {
+            return BaseSource::Table(t);
+        }
         match (&self.device, &self.host) {
             (Some(d), None) => BaseSource::Device(d),
             (Some(d), Some(h)) => BaseSource::Split {
@@ -78,6 +92,7 @@ impl<T: Plain> ResidentSet<T> {
     }
     fn device_bytes(&self) -> u64 {
         self.device.as_ref().map_or(0, |d| d.bytes() as u64)
+            + self.table.as_ref().map_or(0, PrecomputedTable::bytes)
     }
 }
 
@@ -158,6 +173,9 @@ pub struct CudaBackend {
     budget: Mutex<Option<u64>>,
     /// Pinned host memory lent to the prover (`alloc_host`).
     host: HostLender<DriverHost>,
+    /// Window width of the precomputed tables built at load (option `msm-precompute`); None:
+    /// no tables.
+    precompute: Option<u32>,
 }
 
 impl std::fmt::Debug for CudaBackend {
@@ -221,6 +239,31 @@ fn stream_count(cfg: &BackendConfig) -> Result<usize> {
     }
 }
 
+/// Options `msm-precompute` (`on` or `off`, default off) and `msm-precompute-window` (bits,
+/// 8 to 28): the window width of the tables to build at load, or None.
+fn precompute_window(cfg: &BackendConfig) -> Result<Option<u32>> {
+    let c = match cfg.get_option("msm-precompute-window").map(str::trim) {
+        None => crate::msm::TABLE_WINDOW,
+        Some(v) => match v.parse::<u32>() {
+            Ok(c) if (8..=28).contains(&c) => c,
+            _ => {
+                return Err(Error::invalid(format!(
+                    "option msm-precompute-window={v:?}: expected a window width in bits from 8 \
+                     to 28"
+                )))
+            }
+        },
+    };
+    match cfg.get_option("msm-precompute").map(str::trim) {
+        None | Some("off") => Ok(None),
+        Some("on") => Ok(Some(c)),
+        Some(v) => Err(Error::invalid(format!(
+            "option msm-precompute={v:?}: expected `on` (tables of window multiples built when \
+             bases are loaded: faster large MSMs for more memory and load time) or `off`"
+        ))),
+    }
+}
+
 /// The GPU ordinals named by option `devices` (`all` or a comma-separated list); without the
 /// option, `device` alone when it is set (non-zero), else every GPU.
 fn device_list(cfg: &BackendConfig) -> Result<Vec<usize>> {
@@ -258,6 +301,7 @@ impl CudaBackend {
     /// device, an old GPU, no kernels in this build, a bad option) are clear.
     pub fn with_config(cfg: &BackendConfig) -> Result<Self> {
         let streams = stream_count(cfg)?;
+        let precompute = precompute_window(cfg)?;
         let ordinals = device_list(cfg)?;
         let gpus = ordinals
             .iter()
@@ -295,6 +339,7 @@ impl CudaBackend {
             bases: BasesTable::new(),
             budget: Mutex::new(budget),
             host,
+            precompute,
         })
     }
 
@@ -387,16 +432,17 @@ impl CudaBackend {
 
     /// Loads a set of bases on GPU `k` at the best tier its room allows (a full, partial or
     /// streaming residency instead of an out-of-memory failure), through the lane `held`.
-    fn load_on<T: Plain>(
+    fn load_on<G: MsmGroup>(
         &self,
         held: &Held<'_>,
-        bases: &SharedPoints<T>,
+        bases: &SharedPoints<G::Affine>,
         group: Group,
-    ) -> Result<ResidentSet<T>> {
+    ) -> Result<ResidentSet<G::Affine>> {
+        type T<G> = <G as MsmGroup>::Affine;
         let (k, dev) = (held.k, held.dev);
         let points = bases.points();
         let len = points.len();
-        let size = (T::WORDS * 8) as u64;
+        let size = (T::<G>::WORDS * 8) as u64;
         let full = len as u64 * size;
         let room = self.room(k)?;
         let reserve = (WORK_RESERVE * self.streams() as u64).min(room / 2);
@@ -408,14 +454,53 @@ impl CudaBackend {
             Tier::Partial(bytes) => ((bytes / size) as usize).min(len),
             Tier::Streaming(_) => 0,
         };
-        let device = if resident_points > 0 {
-            let mut d = dev.alloc_uninit::<T>(resident_points)?;
+        let mut device = if resident_points > 0 {
+            let mut d = dev.alloc_uninit::<T<G>>(resident_points)?;
             dev.upload_staged(&points[..resident_points], &mut d, |_, _| Ok(()))?;
             dev.synchronize()?;
             Some(d)
         } else {
             None
         };
+        // A table where the whole set is resident and the table (with its build scratch and
+        // the bases it is built from) still leaves the work reserve.
+        let mut table = None;
+        if let (Some(c), Tier::Full, Some(d)) = (self.precompute, tier, device.as_ref()) {
+            let bytes = PrecomputedTable::<T<G>>::bytes_for(len, size, c);
+            let scratch = (len.min(1 << 22) as u64) * size * 2;
+            let room = self.room(k)?;
+            if room >= bytes + scratch + reserve {
+                let t0 = std::time::Instant::now();
+                match dev.precompute_table::<G>(d, c) {
+                    Ok(t) => {
+                        tracing::info!(
+                            "{}: {len} {group:?} bases stored with their window multiples (c = \
+                             {c}, {} windows, {:.1} GB), built in {:.2} s",
+                            dev.label(),
+                            t.windows(),
+                            t.bytes() as f64 / 1e9,
+                            t0.elapsed().as_secs_f64()
+                        );
+                        table = Some(t);
+                        device = None;
+                    }
+                    Err(Error::OutOfMemory { .. }) => tracing::info!(
+                        "{}: no device memory for the {group:?} table of {len} bases; loaded \
+                         without it",
+                        dev.label()
+                    ),
+                    Err(e) => return Err(e),
+                }
+            } else {
+                tracing::info!(
+                    "{}: the {group:?} table of {len} bases ({:.1} GB) does not fit beside the \
+                     work reserve ({:.1} GB free); loaded without it",
+                    dev.label(),
+                    bytes as f64 / 1e9,
+                    room as f64 / 1e9
+                );
+            }
+        }
         if tier != Tier::Full {
             tracing::info!(
                 "{}: {len} {group:?} bases at tier {tier:?} ({resident_points} resident, the rest \
@@ -425,22 +510,23 @@ impl CudaBackend {
         }
         Ok(ResidentSet {
             device,
+            table,
             host: (resident_points < len).then(|| bases.clone()),
             tier,
         })
     }
 
-    fn load<T: Plain>(
+    fn load<G: MsmGroup>(
         &self,
-        bases: SharedPoints<T>,
+        bases: SharedPoints<G::Affine>,
         group: Group,
-        wrap: fn(ResidentSet<T>) -> Resident,
+        wrap: fn(ResidentSet<G::Affine>) -> Resident,
     ) -> Result<BasesHandle> {
         let len = bases.points().len();
         let mut sets = Vec::with_capacity(self.gpus.len());
         for k in 0..self.gpus.len() {
             let held = self.pick_on(k);
-            sets.push(wrap(self.load_on(&held, &bases, group)?));
+            sets.push(wrap(self.load_on::<G>(&held, &bases, group)?));
         }
         Ok(self.bases.insert(group, len, Arc::new(sets)))
     }
@@ -644,11 +730,11 @@ impl Ntt for CudaBackend {
 
 impl Msm for CudaBackend {
     fn load_bases_g1(&self, bases: SharedPoints<G1Affine>) -> Result<BasesHandle> {
-        self.load(bases, Group::G1, Resident::G1)
+        self.load::<G1>(bases, Group::G1, Resident::G1)
     }
 
     fn load_bases_g2(&self, bases: SharedPoints<G2Affine>) -> Result<BasesHandle> {
-        self.load(bases, Group::G2, Resident::G2)
+        self.load::<G2>(bases, Group::G2, Resident::G2)
     }
 
     fn free_bases(&self, handle: BasesHandle) -> Result<()> {
@@ -882,6 +968,33 @@ mod tests {
             cfg = cfg.option("streams", bad);
             let e = stream_count(&cfg).unwrap_err().to_string();
             assert!(e.contains("streams"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn precompute_options_parse() {
+        let cfg = BackendConfig::default();
+        assert_eq!(precompute_window(&cfg).unwrap(), None);
+        let on = cfg.clone().option("msm-precompute", "on");
+        assert_eq!(
+            precompute_window(&on).unwrap(),
+            Some(crate::msm::TABLE_WINDOW)
+        );
+        let w = on.clone().option("msm-precompute-window", "22");
+        assert_eq!(precompute_window(&w).unwrap(), Some(22));
+        let off = w.clone().option("msm-precompute", "off");
+        assert_eq!(precompute_window(&off).unwrap(), None);
+        for bad in ["yes", "", "1"] {
+            let e = precompute_window(&cfg.clone().option("msm-precompute", bad))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("msm-precompute"), "{bad}: {e}");
+        }
+        for bad in ["7", "29", "wide", ""] {
+            let e = precompute_window(&on.clone().option("msm-precompute-window", bad))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("msm-precompute-window"), "{bad}: {e}");
         }
     }
 

@@ -229,9 +229,13 @@ fn affine_threads() -> u64 {
         .unwrap_or(AFFINE_THREADS)
 }
 
-/// Window width of precomputed tables unless told otherwise (`msm-precompute-window`): 12
-/// windows of 22 bits.
-pub const TABLE_WINDOW: u32 = 22;
+/// Window width of precomputed tables unless told otherwise (`msm-precompute-window`): 13
+/// windows of 20 bits. On the H200 (run 47, docs/benchmarks.md; scalars on the device) G1 at
+/// 2^24 took 114.3 ms with c = 20, 116.5 with 22 and 133.8 with 24 (136.9 without a table); G2
+/// 338.6 / 339.1 ms with 20 / 22 (406.5 without); at 2^22 c = 20 was the fastest in both.
+/// Wider windows mean fewer additions but a bucket set 2^(c−1) long to sort into and sum, and
+/// larger tables read at random.
+pub const TABLE_WINDOW: u32 = 20;
 /// Points of a table built per launch pair (the XYZZ scratch: 0.8 GB in G1, 1.6 GB in G2).
 const TABLE_CHUNK: usize = 1 << 22;
 /// Points one thread converts to affine per inversion when building a table.
@@ -283,7 +287,15 @@ impl<T: Plain> PrecomputedTable<T> {
 /// Estimated cost, in mixed additions, of an MSM over `used` scalars: every (scalar, window)
 /// digit is one addition, and every bucket about three more (fixup, running sums). The
 /// precomputed path pays when its fewer windows outweigh its larger shared bucket set.
+/// `BELLOWS_MSM_TABLE=always` uses a table for every MSM over it (the checks use this to reach
+/// the table path at small sizes), `never` ignores tables (old-against-new timings in one
+/// process).
 fn precomputed_pays(used: usize, table_c: u32) -> bool {
+    match std::env::var("BELLOWS_MSM_TABLE").as_deref() {
+        Ok("always") => return true,
+        Ok("never") => return false,
+        _ => {}
+    }
     let plain_c = window_bits(used);
     let plain = used as u64 * window_count(plain_c) as u64
         + 3 * window_count(plain_c) as u64 * (1u64 << (plain_c - 1));

@@ -446,7 +446,11 @@ fn emulated_msm<G: bellows_cuda::msm::MsmGroup>(
         table_per,
     } = s;
     // A table's windows share one bucket set: one window sum.
-    let windows = if table { 1 } else { 256u32.div_ceil(c) as usize };
+    let windows = if table {
+        1
+    } else {
+        256u32.div_ceil(c) as usize
+    };
     let mut out = vec![G::Jacobian::default(); windows + 1];
     // SAFETY: bases hold every index the scalars (and density) reach; out has windows + 1
     // points of the group's Jacobian layout; density (if any) covers the scalars.
@@ -543,9 +547,12 @@ fn msm_matches_blst() {
         // Precomputed tables: tables built in several launches (a partial last one) and one,
         // a thread inverting for one point or many; narrow and wide windows; the device's
         // chunk rule; with batch-affine rounds over the table's points.
-        for (c, chunk, table_chunk, table_per) in
-            [(4, 3, 64, 1), (8, 0, 100, 7), (11, 5, 700, 32), (16, 0, 256, 3)]
-        {
+        for (c, chunk, table_chunk, table_per) in [
+            (4, 3, 64, 1),
+            (8, 0, 100, 7),
+            (11, 5, 700, 32),
+            (16, 0, 256, 3),
+        ] {
             shapes.push(table_shape(c, chunk, table_chunk, table_per));
         }
         shapes.push(Shape {

@@ -4,8 +4,12 @@
 //!
 //! ```text
 //! bellows-cuda-msm [--log-n 20,22,24,26] [--check 10,16,20] [--iters 5] [--g2-log-n 20,24]
-//!                  [--scalars host|device]
+//!                  [--scalars host|device] [--precompute C]
 //! ```
+//!
+//! `--precompute C` builds precomputed tables of window multiples (windows of C bits) over the
+//! G1 bases (and the G2 bases) first, times that, and runs every check and timing over them
+//! (`BELLOWS_MSM_TABLE=always` makes the small checks use the table too; `never` ignores it).
 //!
 //! `--scalars device` times the G1 MSMs with the scalars uploaded beforehand (as in a proof,
 //! where the assignments are uploaded once for several MSMs); the default times the upload too.
@@ -92,6 +96,7 @@ fn main() -> ExitCode {
     let mut iters = 5usize;
     let mut device_scalars = false;
     let mut tier_log: Option<u32> = None;
+    let mut precompute = 0u32;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let v = args.next().unwrap_or_default();
@@ -102,8 +107,9 @@ fn main() -> ExitCode {
             "--iters" => iters = v.parse().unwrap_or(5).max(1),
             "--scalars" if v == "host" || v == "device" => device_scalars = v == "device",
             "--tiers" => tier_log = v.parse().ok(),
+            "--precompute" => precompute = v.parse().unwrap_or(0),
             _ => {
-                eprintln!("usage: bellows-cuda-msm [--log-n L,..] [--g2-log-n L,..] [--check L,..] [--iters N] [--scalars host|device]");
+                eprintln!("usage: bellows-cuda-msm [--log-n L,..] [--g2-log-n L,..] [--check L,..] [--iters N] [--scalars host|device] [--precompute C]");
                 return ExitCode::from(2);
             }
         }
@@ -139,6 +145,18 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    let table = if precompute > 0 {
+        match build_table::<G1>(&dev, &bases, precompute) {
+            Ok(t) => Some(t),
+            Err(code) => return code,
+        }
+    } else {
+        None
+    };
+    let g1_source = || match &table {
+        Some(t) => BaseSource::Table(t),
+        None => BaseSource::Device(&bases),
+    };
     let mut failures = 0;
     let mut check = |name: &str, start: usize, s: &[Scalar], density: Option<&[u64]>| {
         // Reference: filter by density on the host, then blst.
@@ -160,7 +178,7 @@ fn main() -> ExitCode {
             fr_slice(&ref_sc),
         ));
         let got = dev.msm::<G1>(
-            BaseSource::Device(&bases),
+            g1_source(),
             start,
             ScalarSource::Host(fr_slice(s)),
             density,
@@ -233,9 +251,16 @@ fn main() -> ExitCode {
         few[10] = G1Affine::identity();
         few[11] = -pts[0];
         let b2 = dev.upload(g1_affine_slice(&few)).expect("upload");
+        let t2 = (precompute > 0).then(|| {
+            dev.precompute_table::<G1>(&b2, precompute)
+                .expect("table of the small base set")
+        });
         let want = host_msm::msm_g1(g1_affine_slice(&few), fr_slice(&sc[..1000]));
         let got = dev.msm::<G1>(
-            BaseSource::Device(&b2),
+            match &t2 {
+                Some(t) => BaseSource::Table(t),
+                None => BaseSource::Device(&b2),
+            },
             0,
             ScalarSource::Host(fr_slice(&sc[..1000])),
             None,
@@ -271,14 +296,7 @@ fn main() -> ExitCode {
         let mut same = true;
         for i in 0..=iters {
             let t = Instant::now();
-            let r = match dev.msm::<G1>(
-                BaseSource::Device(&bases),
-                0,
-                source,
-                None,
-                usize::MAX,
-                u64::MAX,
-            ) {
+            let r = match dev.msm::<G1>(g1_source(), 0, source, None, usize::MAX, u64::MAX) {
                 Ok(r) => r,
                 Err(e) => {
                     println!("G1 2^{l}: ERROR {e}");
@@ -298,16 +316,18 @@ fn main() -> ExitCode {
         if !times.is_empty() {
             let min = times.iter().cloned().fold(f64::MAX, f64::min);
             println!(
-                "RESULT msm=G1 log_n={l} median_ms={:.2} min_ms={:.2} same_result={same} window={} scalars={}",
+                "RESULT msm=G1 log_n={l} median_ms={:.2} min_ms={:.2} same_result={same} window={} scalars={} table={}",
                 median(&mut times),
                 min,
                 bellows_cuda::msm::window_bits(n),
-                if device_scalars { "device" } else { "host" }
+                if device_scalars { "device" } else { "host" },
+                table_env(precompute),
             );
         }
         drop(on_device);
         let _ = dev.trim_pool();
     }
+    drop(table);
     drop(bases);
     if !g2_log_ns.is_empty() {
         let max2 = *g2_log_ns.iter().max().unwrap();
@@ -318,6 +338,18 @@ fn main() -> ExitCode {
             t.elapsed().as_secs_f64()
         );
         let b2 = dev.upload(g2_affine_slice(&pts2)).expect("upload G2 bases");
+        let t2 = if precompute > 0 {
+            match build_table::<G2>(&dev, &b2, precompute) {
+                Ok(t) => Some(t),
+                Err(code) => return code,
+            }
+        } else {
+            None
+        };
+        let g2_source = || match &t2 {
+            Some(t) => BaseSource::Table(t),
+            None => BaseSource::Device(&b2),
+        };
         // Checks at 2^12 against blst: random scalars, and a Filecoin-like mix (mostly 0 and
         // 1, which runs the sum of the bases whose scalar is 1, and some random ones).
         let n = 1 << 12.min(max2);
@@ -333,7 +365,7 @@ fn main() -> ExitCode {
         for (what, s) in [("random", &sc[..n]), ("0/1 mostly", &mixed[..])] {
             let want = host_msm::msm_g2(g2_affine_slice(&pts2[..n]), fr_slice(s));
             let got = dev.msm::<G2>(
-                BaseSource::Device(&b2),
+                g2_source(),
                 0,
                 ScalarSource::Host(fr_slice(s)),
                 None,
@@ -351,7 +383,7 @@ fn main() -> ExitCode {
             for i in 0..=iters.min(3) {
                 let t = Instant::now();
                 let r: Result<G2Jacobian, _> = dev.msm::<G2>(
-                    BaseSource::Device(&b2),
+                    g2_source(),
                     0,
                     ScalarSource::Host(fr_slice(&sc[..n])),
                     None,
@@ -369,9 +401,10 @@ fn main() -> ExitCode {
             }
             if !times.is_empty() {
                 println!(
-                    "RESULT msm=G2 log_n={l} median_ms={:.2} window={}",
+                    "RESULT msm=G2 log_n={l} median_ms={:.2} window={} table={}",
                     median(&mut times),
-                    bellows_cuda::msm::window_bits(n)
+                    bellows_cuda::msm::window_bits(n),
+                    table_env(precompute),
                 );
             }
         }
@@ -385,6 +418,41 @@ fn main() -> ExitCode {
     } else {
         println!("all checks passed");
         ExitCode::SUCCESS
+    }
+}
+
+/// Builds a precomputed table over `bases` and prints how long it took (exit status 1 on error).
+fn build_table<G: bellows_cuda::msm::MsmGroup>(
+    dev: &CudaDevice,
+    bases: &bellows_cuda::memory::DeviceVec<G::Affine>,
+    c: u32,
+) -> Result<bellows_cuda::msm::PrecomputedTable<G::Affine>, ExitCode> {
+    let t = Instant::now();
+    match dev.precompute_table::<G>(bases, c) {
+        Ok(table) => {
+            println!(
+                "RESULT table={} n={} c={c} windows={} bytes={} build_ms={:.1}",
+                G::NAME,
+                bases.len(),
+                table.windows(),
+                table.bytes(),
+                t.elapsed().as_secs_f64() * 1e3
+            );
+            Ok(table)
+        }
+        Err(e) => {
+            eprintln!("error: building the {} table: {e}", G::NAME);
+            Err(ExitCode::from(1))
+        }
+    }
+}
+
+/// The table column of a RESULT line: its window width, and `BELLOWS_MSM_TABLE` when set.
+fn table_env(c: u32) -> String {
+    match (c, std::env::var("BELLOWS_MSM_TABLE")) {
+        (0, _) => "none".into(),
+        (c, Ok(v)) => format!("c{c}-{v}"),
+        (c, Err(_)) => format!("c{c}"),
     }
 }
 
