@@ -469,7 +469,14 @@ impl CudaBackend {
             let bytes = PrecomputedTable::<T<G>>::bytes_for(len, size, c);
             let scratch = (len.min(1 << 22) as u64) * size * 2;
             let room = self.room(k)?;
-            if room >= bytes + scratch + reserve {
+            let windows = crate::msm::window_count(c) as u64;
+            if len as u64 * windows >= 1 << 31 {
+                tracing::info!(
+                    "{}: {len} {group:?} bases are too many for a table of {windows} windows (2^31 \
+                     points at most); loaded without it",
+                    dev.label()
+                );
+            } else if room >= bytes + scratch + reserve {
                 let t0 = std::time::Instant::now();
                 match dev.precompute_table::<G>(d, c) {
                     Ok(t) => {
