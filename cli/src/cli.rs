@@ -215,10 +215,13 @@ bellows verify --vk s14.params --proof batch.proof --inputs batch.json";
 const BENCH_ABOUT: &str = "Benchmark proving. Generates benchmark-only parameters for the circuit \
 (fast, no trusted setup; the proofs do not verify, which a benchmark does not need), loads them on \
 the backend, then R times: synthesises N circuits and proves them as one batch. Reports the \
-median and minimum of each phase: synthesis, the G1 phase (h_poly, the quotient's NTTs, and the G1 \
-MSMs H, L, A, B, in one backend call), G2 MSM (on CPU threads overlapping the G1 phase, or on the \
-backend after it: `--g2`; the row says which), finalize (waiting for G2 plus assembly) and total \
-(synthesis to proofs), and proofs per second from the median total.\n\n\
+median, the minimum and the first repetition of each phase (the first pays for fresh host memory \
+that later ones reuse; `--warmup` excludes it): synthesis, batch buffers (each circuit's a, b, c \
+laid into the batch's buffers), the G1 phase (h_poly, the quotient's NTTs, and the G1 MSMs H, L, \
+A, B, in one backend call), G2 MSM (on CPU threads overlapping the G1 phase, or on the backend \
+after it: `--g2`; the row says which), release (freeing the synthesised circuits), finalize \
+(waiting for G2 plus assembly) and total (synthesis to proofs), and proofs per second from the \
+median total. With RUST_LOG=info each repetition is also logged.\n\n\
 `--json` prints one machine-readable JSON object on stdout instead of the table.\n\n\
 Throughput mode: `--daemon ADDR --count N --concurrency J` submits N jobs (of `--partitions P`) \
 to a `bellows serve` daemon, J at a time, and reports proofs per second, per-phase medians per \

@@ -204,13 +204,17 @@ pub fn spinner(what: &str) -> ProgressBar {
     pb
 }
 
-/// Median and minimum of a set of durations.
+/// Median, minimum and first of a set of durations.
 #[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
 pub struct Stat {
     /// Median in seconds (the mean of the two middle values for an even count).
     pub median_s: f64,
     /// Minimum in seconds.
     pub min_s: f64,
+    /// The first sample in seconds, in the order given: a process's first repetition, which
+    /// pays for what later ones reuse (fresh host memory, pinning), and which neither the median
+    /// nor the minimum of few repetitions shows.
+    pub first_s: f64,
 }
 
 impl Stat {
@@ -220,6 +224,7 @@ impl Stat {
             return Self::default();
         }
         let mut v: Vec<f64> = samples.iter().map(Duration::as_secs_f64).collect();
+        let first_s = v[0];
         v.sort_by(f64::total_cmp);
         let mid = v.len() / 2;
         let median_s = if v.len() % 2 == 1 {
@@ -230,6 +235,7 @@ impl Stat {
         Self {
             median_s,
             min_s: v[0],
+            first_s,
         }
     }
 }
@@ -266,14 +272,16 @@ mod tests {
             Stat::of(&ms(&[30, 10, 20])),
             Stat {
                 median_s: 0.020,
-                min_s: 0.010
+                min_s: 0.010,
+                first_s: 0.030,
             }
         );
         assert_eq!(
             Stat::of(&ms(&[40, 10, 20, 30])),
             Stat {
                 median_s: 0.025,
-                min_s: 0.010
+                min_s: 0.010,
+                first_s: 0.040,
             }
         );
         assert_eq!(Stat::of(&[]), Stat::default());

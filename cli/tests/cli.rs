@@ -543,13 +543,23 @@ fn bench_json_has_every_phase() {
     assert_eq!(v["threads"], 1);
     assert_eq!(v["params_kind"], "benchmark-only");
     assert_eq!(v["g2_on"], "cpu");
-    for phase in ["synthesis", "g1_phase", "msm_g2", "finalize", "total"] {
+    for phase in [
+        "synthesis",
+        "batch_buffers",
+        "g1_phase",
+        "msm_g2",
+        "release",
+        "finalize",
+        "total",
+    ] {
         let p = &v["phases"][phase];
-        let (med, min) = (
+        let (med, min, first) = (
             p["median_s"].as_f64().unwrap(),
             p["min_s"].as_f64().unwrap(),
+            p["first_s"].as_f64().unwrap(),
         );
         assert!(min <= med && min >= 0.0, "{phase}: {p}");
+        assert!(first >= min, "{phase}: {p}");
     }
     assert!(v["proofs_per_sec"].as_f64().unwrap() > 0.0);
     // The table form names the phases.
@@ -559,6 +569,9 @@ fn bench_json_has_every_phase() {
         "h_poly",
         "G1 MSMs",
         "G2 MSM (CPU threads, overlapped)",
+        "batch buffers",
+        "release",
+        "first",
         "finalize",
         "total",
         "proofs/s",

@@ -56,7 +56,7 @@ pub struct BenchReport {
     pub params_load_s: f64,
     /// Where the G2 MSM ran: `"backend"` or `"cpu"` (`--g2`).
     pub g2_on: &'static str,
-    /// Per phase: median and minimum over the repetitions (seconds, for the whole batch).
+    /// Per phase: median, minimum and first of the repetitions (seconds, for the whole batch).
     pub phases: Phases,
     /// `count / median total`.
     pub proofs_per_sec: f64,
@@ -80,6 +80,10 @@ pub struct Phases {
     pub msm_g2: Stat,
     /// Waiting for the G2 MSM plus assembly.
     pub finalize: Stat,
+    /// Host work before the G1 phase: each circuit's a, b, c laid into the batch's buffers.
+    pub batch_buffers: Stat,
+    /// Host work after the device work: freeing the synthesised circuits.
+    pub release: Stat,
     /// Synthesis to finished proofs.
     pub total: Stat,
 }
@@ -141,7 +145,7 @@ pub fn run(args: &BenchArgs, g: &Globals) -> Result<()> {
     let seeds: Vec<u64> = (0..u64::from(args.count))
         .map(|i| witness_seed(args.seed, i))
         .collect();
-    let mut samples: [Vec<Duration>; 5] = Default::default();
+    let mut samples: [Vec<Duration>; 7] = Default::default();
     let pb = progress(u64::from(args.warmup + args.reps), "bench");
     for rep in 0..args.warmup + args.reps {
         let t = Instant::now();
@@ -159,17 +163,35 @@ pub fn run(args: &BenchArgs, g: &Globals) -> Result<()> {
             continue;
         }
         let tm = out.timings;
-        for (v, d) in
-            samples
-                .iter_mut()
-                .zip([out.synthesis, tm.g1_phase, tm.msm_g2, tm.finalize, total])
-        {
+        let row = [
+            out.synthesis,
+            tm.g1_phase,
+            tm.msm_g2,
+            tm.finalize,
+            tm.batch_buffers,
+            tm.release,
+            total,
+        ];
+        for (v, d) in samples.iter_mut().zip(row) {
             v.push(d);
         }
+        tracing::info!(
+            "rep {}/{}: total {}, synthesis {}, batch buffers {}, G1 phase {}, G2 MSM {}, \
+             release {}, finalize {}",
+            rep - args.warmup + 1,
+            args.reps,
+            fmt_duration(total),
+            fmt_duration(out.synthesis),
+            fmt_duration(tm.batch_buffers),
+            fmt_duration(tm.g1_phase),
+            fmt_duration(tm.msm_g2),
+            fmt_duration(tm.release),
+            fmt_duration(tm.finalize)
+        );
     }
     pb.finish_and_clear();
 
-    let [syn, g1, g2s, fin, total] = samples.map(|v| Stat::of(&v));
+    let [syn, g1, g2s, fin, buffers, release, total] = samples.map(|v| Stat::of(&v));
     let report = BenchReport {
         circuit: spec.name().to_string(),
         description: spec.description(),
@@ -193,6 +215,8 @@ pub fn run(args: &BenchArgs, g: &Globals) -> Result<()> {
             g1_phase: g1,
             msm_g2: g2s,
             finalize: fin,
+            batch_buffers: buffers,
+            release,
             total,
         },
         proofs_per_sec: f64::from(args.count) / total.median_s,
@@ -231,21 +255,30 @@ pub fn run(args: &BenchArgs, g: &Globals) -> Result<()> {
             String::new()
         }
     );
-    outln!("  {:<44} {:>10} {:>10}", "phase", "median", "min");
+    outln!(
+        "  {:<44} {:>10} {:>10} {:>10}",
+        "phase",
+        "median",
+        "min",
+        "first"
+    );
     let p = &report.phases;
     let g2_row = format!("G2 MSM ({})", g2_where(g2_on_backend));
     for (name, s) in [
         ("synthesis", p.synthesis),
+        ("batch buffers (a, b, c laid into one)", p.batch_buffers),
         ("G1 phase (h_poly + G1 MSMs H, L, A, B)", p.g1_phase),
         (g2_row.as_str(), p.msm_g2),
+        ("release (freeing the synthesised circuits)", p.release),
         ("finalize", p.finalize),
         ("total", p.total),
     ] {
         outln!(
-            "  {:<44} {:>10} {:>10}",
+            "  {:<44} {:>10} {:>10} {:>10}",
             name,
             fmt_secs(s.median_s),
-            fmt_secs(s.min_s)
+            fmt_secs(s.min_s),
+            fmt_secs(s.first_s)
         );
     }
     outln!("proofs/s: {:.3}", report.proofs_per_sec);

@@ -264,6 +264,12 @@ pub struct ProverTimings {
     pub g2_on_backend: bool,
     /// Waiting in `finalize` for the G2 thread (if any), plus assembly.
     pub finalize: Duration,
+    /// Host work before the G1 phase: laying each circuit's a, b, c into the batch's buffers
+    /// (one slot of n elements a circuit, zero-padded; in place for a single circuit).
+    pub batch_buffers: Duration,
+    /// Host work after the device work: freeing the synthesised circuits' vectors (when the G2
+    /// MSM does not run on a CPU thread that still reads them).
+    pub release: Duration,
 }
 
 /// The G2 sums of a batch: still running on a CPU thread, or already computed by the backend.
@@ -382,6 +388,7 @@ pub fn start_with_randomness(
     // of each circuit (assignments, densities) is shared read-only with the G2 thread.
     let log_n = synthesized[0].log_domain();
     let n = 1usize << log_n;
+    let t_buffers = Instant::now();
     let mut synthesized = synthesized;
     let (a, b, c) = if n_proofs == 1 {
         let syn = &mut synthesized[0];
@@ -416,6 +423,7 @@ pub fn start_with_randomness(
         (a, b, c)
     };
     let (mut a, mut b, mut c) = (a, b, c);
+    let batch_buffers = t_buffers.elapsed();
     let rest = Arc::new(synthesized);
 
     // G2 MSM on CPU threads, overlapping all backend work, unless it belongs to the backend.
@@ -490,6 +498,9 @@ pub fn start_with_randomness(
         g2_time = t.elapsed();
     }
     drop(assignments);
+    let t = Instant::now();
+    drop(rest);
+    let release = t.elapsed();
 
     Ok(PendingProofs {
         params,
@@ -501,6 +512,8 @@ pub fn start_with_randomness(
             g1_phase: g1_time,
             msm_g2: g2_time,
             g2_on_backend: key.b_g2.is_some(),
+            batch_buffers,
+            release,
             ..Default::default()
         },
     })
