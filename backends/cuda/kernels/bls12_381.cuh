@@ -52,6 +52,7 @@ struct FrParams {
     static constexpr int N = 8;
     static constexpr uint32_t M0 = 0xffffffffu;
     static constexpr bool LOW_LIMBS_ONE_FFFFFFFF = true;  // r = 0x...ffffffff00000001
+    static constexpr bool DP_MUL = false;
     static BL_HD uint32_t mod(int i) { return FR_MOD[i]; }
     static BL_HD uint32_t one(int i) { return FR_ONE[i]; }
     static BL_HD uint32_t rr(int i) { return FR_RR[i]; }
@@ -63,6 +64,7 @@ struct FpParams {
     static constexpr int N = 12;
     static constexpr uint32_t M0 = 0xfffcfffdu;
     static constexpr bool LOW_LIMBS_ONE_FFFFFFFF = false;
+    static constexpr bool DP_MUL = false;
     static BL_HD uint32_t mod(int i) { return FP_MOD[i]; }
     static BL_HD uint32_t one(int i) { return FP_ONE[i]; }
     static BL_HD uint32_t rr(int i) { return FP_RR[i]; }
@@ -75,9 +77,16 @@ struct FrGenericParams : FrParams {
     static constexpr bool LOW_LIMBS_ONE_FFFFFFFF = false;
 };
 
+// Fp with its products on the FP64 pipe (fp_dp.cuh): the same values, bit for bit, in the same
+// layout as Fp, from other execution units; code that mixes the two keeps both pipes busy.
+struct FpDpParams : FpParams {
+    static constexpr bool DP_MUL = true;
+};
+
 typedef Mont<FrParams> Fr;
 typedef Mont<FrGenericParams> FrGeneric;
 typedef Mont<FpParams> Fp;
+typedef Mont<FpDpParams> FpD;
 
 // Fp2 = Fp[u]/(u² + 1), element c0 + c1·u; blst_fp2's layout (c0 then c1).
 struct Fp2 {

@@ -48,7 +48,8 @@ struct SwizzledTile {
 
 extern "C" {
 
-// field: 0 = Fr, 1 = Fp, 2 = Fp2, 3 = Fr through the generic reduction.
+// field: 0 = Fr, 1 = Fp, 2 = Fp2, 3 = Fr through the generic reduction, 4 = Fp with its
+// products on the FP64 pipe (FpD, same layout as Fp).
 void bellows_emu_field_op(uint32_t field, uint32_t op, const void* a, const void* b, void* out,
                           uint64_t n) {
     switch (field) {
@@ -56,13 +57,17 @@ void bellows_emu_field_op(uint32_t field, uint32_t op, const void* a, const void
         case 1: field_ops<Fp>(op, (const Fp*)a, (const Fp*)b, (Fp*)out, n); break;
         case 2: field_ops<Fp2>(op, (const Fp2*)a, (const Fp2*)b, (Fp2*)out, n); break;
         case 3: field_ops<FrGeneric>(op, (const FrGeneric*)a, (const FrGeneric*)b, (FrGeneric*)out, n); break;
+        case 4: field_ops<FpD>(op, (const FpD*)a, (const FpD*)b, (FpD*)out, n); break;
     }
 }
 
-// group: 1 = G1, 2 = G2.
+// group: 1 = G1, 2 = G2, 3 = G1 over FpD (the FP64 products; same layout as G1).
 void bellows_emu_curve_op(uint32_t group, uint32_t op, const void* p, const void* q, const void* a,
                           void* out_affine, void* out_jacobian, uint64_t n) {
-    if (group == 1)
+    if (group == 3)
+        curve_ops<FpD>(op, (const Jacobian<FpD>*)p, (const Jacobian<FpD>*)q, (const Affine<FpD>*)a,
+                       (Affine<FpD>*)out_affine, (Jacobian<FpD>*)out_jacobian, n);
+    else if (group == 1)
         curve_ops<Fp>(op, (const G1Jacobian*)p, (const G1Jacobian*)q, (const G1Affine*)a,
                       (G1Affine*)out_affine, (G1Jacobian*)out_jacobian, n);
     else

@@ -24,6 +24,7 @@
 #pragma once
 
 #include "carry.cuh"
+#include "fp_dp.cuh"
 
 namespace bellows {
 
@@ -32,7 +33,8 @@ using namespace cc;
 // A prime field described by P: P::N limbs, P::mod(i) the modulus limbs, P::M0 = −p⁻¹ mod 2^32,
 // P::rr(i) the limbs of R² mod p, P::one(i) those of R mod p (the Montgomery form of 1), and
 // P::pm2(i) those of p − 2 (the Fermat inversion exponent), and P::LOW_LIMBS_ONE_FFFFFFFF
-// whether p ≡ 2^64 − 2^32 + 1 (mod 2^64) (see reduce_row). Limb loops are unrolled, so every
+// whether p ≡ 2^64 − 2^32 + 1 (mod 2^64) (see reduce_row), and P::DP_MUL whether products run
+// on the FP64 pipe (fp_dp.cuh; Fp only). Limb loops are unrolled, so every
 // limb index is a compile-time constant.
 template <class P>
 struct Mont {
@@ -127,8 +129,15 @@ struct Mont {
 
     static BL_HD Mont dbl(const Mont& a) { return add(a, a); }
 
-    // Montgomery product a·b·R⁻¹ mod p (CIOS, even/odd split; see the file comment).
+    // Montgomery product a·b·R⁻¹ mod p (CIOS, even/odd split; see the file comment), or, for a
+    // field whose P::DP_MUL is set, the same product on the FP64 pipe (fp_dp.cuh).
     static BL_HD Mont mul(const Mont& a, const Mont& b) {
+        if constexpr (P::DP_MUL) {
+            static_assert(N == 12, "the FP64 product is written for BLS12-381's Fp");
+            Mont r;
+            dp::mont_mul_fp<P>(a.v, b.v, r.v);
+            return r;
+        }
         uint32_t E[N + 1], O[N];
 
         // Row 0: plain products, no accumulation.

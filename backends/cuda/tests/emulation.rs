@@ -103,6 +103,9 @@ fn emu() -> Option<&'static Emu> {
                 "-fPIC",
                 "-Wall",
                 "-Wno-unknown-pragmas",
+                // The FP64 product (fp_dp.cuh) is exact only as written: no fused a·b + c
+                // the source does not spell out.
+                "-ffp-contract=off",
                 "-o",
             ])
             .arg(&out)
@@ -215,6 +218,23 @@ fn field_arithmetic_matches_blst() {
     assert_eq!(r.len(), 3 * FieldOp::ALL.len());
     assert!(r.iter().all(|c| c.compared > 50));
     let _ = <Fr as FieldCase>::NAME;
+}
+
+#[test]
+fn fp64_product_matches_blst() {
+    // Fp with its products on the FP64 pipe (kernels/fp_dp.cuh): every operation, edge cases
+    // (limb boundaries, p − 1, 2^k ± 1) included, then the G1 formulas built on it.
+    let Some(e) = emu() else { return };
+    let mut rng = ChaCha8Rng::seed_from_u64(21);
+    let mut r = testing::run_field_checks::<Fp>(field_exec(e, 4), &mut rng, 20000);
+    assert!(r.iter().all(|c| c.compared > 50));
+    r.extend(testing::run_g1_checks(
+        curve_exec::<G1Jacobian, G1Affine>(e, 3),
+        &mut rng,
+        256,
+    ));
+    assert_all(&r);
+    assert_eq!(r.len(), FieldOp::ALL.len() + 2 * CurveOp::ALL.len());
 }
 
 #[test]
