@@ -594,10 +594,9 @@ impl CudaBackend {
         let (k, dev) = (held.k, held.dev);
         let n = 1usize << log_n;
         let [sh, sl, sa, sb] = sets;
-        // a, b, c up; the quotient queued on the compute stream.
-        let (mut da, mut db, mut dc) = (upload(dev, a)?, upload(dev, b)?, upload(dev, c)?);
-        h_poly_device(dev, &mut da, &mut db, &mut dc, log_n)?;
-        drop((db, dc));
+        // a, b, c up, each vector's transforms queued after its upload; then the quotient's
+        // pointwise step and last transform.
+        let da = quotient_upload(dev, a, b, c, log_n)?;
         // The assignments upload while the transforms run.
         let mut inputs = Vec::with_capacity(proofs.len());
         let mut aux = Vec::with_capacity(proofs.len());
@@ -658,22 +657,51 @@ fn upload(dev: &CudaDevice, host: &[Fr]) -> Result<DeviceVec<Fr>> {
     Ok(d)
 }
 
-/// The fused quotient on device-resident data (see [`Ntt::h_poly`]); `a` receives h.
-pub fn h_poly_device(
+/// The quotient of host vectors a, b, c (see [`Ntt::h_poly`]), h returned on the device: each
+/// vector is uploaded and its two transforms are queued before the next upload.
+///
+/// This does not yet overlap b's copy with a's transforms: `upload_staged` orders the copy
+/// stream after everything already queued on the compute stream (the destination's
+/// stream-ordered allocation), a's transforms included, so copies and transforms still run one
+/// after the other (run 57: the same 624 ms before the H MSM at 2^27 as queuing all three
+/// uploads first). Allocating the three buffers first and ordering the copies after that point
+/// only is the change that would overlap them (docs/cuda.md, "Known limits").
+fn quotient_upload(
+    dev: &CudaDevice,
+    a: &[Fr],
+    b: &[Fr],
+    c: &[Fr],
+    log_n: u32,
+) -> Result<DeviceVec<Fr>> {
+    let mut da = upload(dev, a)?;
+    quotient_transforms(dev, &mut da, log_n)?;
+    let mut db = upload(dev, b)?;
+    quotient_transforms(dev, &mut db, log_n)?;
+    let mut dc = upload(dev, c)?;
+    quotient_transforms(dev, &mut dc, log_n)?;
+    quotient_finish(dev, &mut da, &mut db, &mut dc, log_n)?;
+    Ok(da)
+}
+
+/// A quotient input's evaluations → its evaluations on the coset (inverse transform, then the
+/// forward coset transform), queued on the compute stream.
+fn quotient_transforms(dev: &CudaDevice, v: &mut DeviceVec<Fr>, log_n: u32) -> Result<()> {
+    let inv = NttConfig::inverse().with_orders(Ordering::Natural, Ordering::BitReversed);
+    let fwd_coset = NttConfig::forward()
+        .with_coset(true)
+        .with_orders(Ordering::BitReversed, Ordering::Natural);
+    dev.ntt_device(v, log_n, &inv)?;
+    dev.ntt_device(v, log_n, &fwd_coset)
+}
+
+/// (a·b − c)/Z on the coset, then the inverse coset transform: `a` receives h.
+fn quotient_finish(
     dev: &CudaDevice,
     a: &mut DeviceVec<Fr>,
     b: &mut DeviceVec<Fr>,
     c: &mut DeviceVec<Fr>,
     log_n: u32,
 ) -> Result<()> {
-    let inv = NttConfig::inverse().with_orders(Ordering::Natural, Ordering::BitReversed);
-    let fwd_coset = NttConfig::forward()
-        .with_coset(true)
-        .with_orders(Ordering::BitReversed, Ordering::Natural);
-    for v in [&mut *a, &mut *b, &mut *c] {
-        dev.ntt_device(v, log_n, &inv)?;
-        dev.ntt_device(v, log_n, &fwd_coset)?;
-    }
     // Z(g·ω^j) = g^n − 1 for every j.
     let n = 1u64 << log_n;
     let z = coset_generator().pow_vartime([n]) - blstrs::Scalar::ONE;
@@ -728,9 +756,7 @@ impl Ntt for CudaBackend {
         }
         let held = self.pick();
         let dev = held.dev;
-        let (mut da, mut db, mut dc) = (upload(dev, a)?, upload(dev, b)?, upload(dev, c)?);
-        h_poly_device(dev, &mut da, &mut db, &mut dc, log_n)?;
-        drop((db, dc));
+        let da = quotient_upload(dev, a, b, c, log_n)?;
         dev.download_into(&da, a)
     }
 }
