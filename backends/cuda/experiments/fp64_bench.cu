@@ -21,16 +21,10 @@ using namespace bellows;
         }                                                                                      \
     } while (0)
 
-template <class F>
-__device__ __forceinline__ F as(const Fp& x) {
-    F r;
-#pragma unroll
-    for (int i = 0; i < 12; i++) r.v[i] = x.v[i];
-    return r;
-}
-template <class F>
-__device__ __forceinline__ Fp back(const F& x) {
-    Fp r;
+// The same twelve limbs as another field type of the same layout (Fp ↔ FpD).
+template <class To, class From>
+__device__ __forceinline__ To as(const From& x) {
+    To r;
 #pragma unroll
     for (int i = 0; i < 12; i++) r.v[i] = x.v[i];
     return r;
@@ -48,17 +42,17 @@ __global__ void __launch_bounds__(128, MINB) mul_kernel(const Fp* in, Fp* out, u
             x0 = Fp::mul(x0, y); x1 = Fp::mul(x1, y); x2 = Fp::mul(x2, y); x3 = Fp::mul(x3, y);
         }
     } else if (MODE == 1 || MODE == 3) {
-        FpD yd = as<FpD>(y), a = as<FpD>(x0), b = as<FpD>(x1), c = as<FpD>(x2), d = as<FpD>(x3);
+        FpD yd = as<FpD, Fp>(y), a = as<FpD, Fp>(x0), b = as<FpD, Fp>(x1), c = as<FpD, Fp>(x2), d = as<FpD, Fp>(x3);
         for (uint32_t i = 0; i < iters; i++) {
             a = FpD::mul(a, yd); b = FpD::mul(b, yd); c = FpD::mul(c, yd); d = FpD::mul(d, yd);
         }
-        x0 = back(a); x1 = back(b); x2 = back(c); x3 = back(d);
+        x0 = as<Fp, FpD>(a); x1 = as<Fp, FpD>(b); x2 = as<Fp, FpD>(c); x3 = as<Fp, FpD>(d);
     } else {
-        FpD yd = as<FpD>(y), c = as<FpD>(x2), d = as<FpD>(x3);
+        FpD yd = as<FpD, Fp>(y), c = as<FpD, Fp>(x2), d = as<FpD, Fp>(x3);
         for (uint32_t i = 0; i < iters; i++) {
             x0 = Fp::mul(x0, y); c = FpD::mul(c, yd); x1 = Fp::mul(x1, y); d = FpD::mul(d, yd);
         }
-        x2 = back(c); x3 = back(d);
+        x2 = as<Fp, FpD>(c); x3 = as<Fp, FpD>(d);
     }
     out[4 * t] = x0; out[4 * t + 1] = x1; out[4 * t + 2] = x2; out[4 * t + 3] = x3;
 }

@@ -137,7 +137,13 @@ struct Mont {
             Mont r;
             dp::mont_mul_fp<P>(a.v, b.v, r.v);
             return r;
+        } else {
+            return mul_int(a, b);
         }
+    }
+
+    // The integer product (CIOS, even/odd split).
+    static BL_HD Mont mul_int(const Mont& a, const Mont& b) {
         uint32_t E[N + 1], O[N];
 
         // Row 0: plain products, no accumulation.
