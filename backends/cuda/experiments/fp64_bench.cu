@@ -75,6 +75,23 @@ __global__ void __launch_bounds__(128, 3) madd_kernel(const G1Affine* pts, uint3
     else madd_loop<FpD>(pts, mask, out, iters, t);
 }
 
+// The fastest of five timed launches after a warm-up one (device events), in ms.
+template <class L>
+static float fastest(cudaEvent_t e0, cudaEvent_t e1, L launch) {
+    float best = 1e30f;
+    for (int r = 0; r < 6; r++) {
+        CK(cudaEventRecord(e0));
+        launch();
+        CK(cudaEventRecord(e1));
+        CK(cudaEventSynchronize(e1));
+        CK(cudaGetLastError());
+        float ms;
+        CK(cudaEventElapsedTime(&ms, e0, e1));
+        if (r > 0 && ms < best) best = ms;
+    }
+    return best;
+}
+
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 static uint32_t rnd32() {
     rng_state ^= rng_state << 13; rng_state ^= rng_state >> 7; rng_state ^= rng_state << 17;
@@ -112,17 +129,7 @@ int main(int argc, char** argv) {
     for (int m = 0; m < 8; m++) {
         cudaFuncAttributes fa;
         CK(cudaFuncGetAttributes(&fa, kernels[m]));
-        float best = 1e30f;
-        for (int r = 0; r < 6; r++) {
-            CK(cudaEventRecord(e0));
-            kernels[m]<<<blocks, threads>>>(din, dout, iters);
-            CK(cudaEventRecord(e1));
-            CK(cudaEventSynchronize(e1));
-            CK(cudaGetLastError());
-            float ms;
-            CK(cudaEventElapsedTime(&ms, e0, e1));
-            if (r > 0 && ms < best) best = ms;
-        }
+        const float best = fastest(e0, e1, [&] { kernels[m]<<<blocks, threads>>>(din, dout, iters); });
         CK(cudaMemcpy(m == 0 ? ref.data() : got.data(), dout, 4 * nt * sizeof(Fp), cudaMemcpyDeviceToHost));
         bool same = m == 0 || memcmp(ref.data(), got.data(), ref.size() * 4) == 0;
         const double products = (double)nt * 4 * iters;
@@ -151,17 +158,7 @@ int main(int argc, char** argv) {
     for (int m = 0; m < 3; m++) {
         cudaFuncAttributes fa;
         CK(cudaFuncGetAttributes(&fa, mk[m]));
-        float best = 1e30f;
-        for (int r = 0; r < 6; r++) {
-            CK(cudaEventRecord(e0));
-            mk[m]<<<mblocks, mthreads>>>(dpts, table - 1, dacc, miters);
-            CK(cudaEventRecord(e1));
-            CK(cudaEventSynchronize(e1));
-            CK(cudaGetLastError());
-            float ms;
-            CK(cudaEventElapsedTime(&ms, e0, e1));
-            if (r > 0 && ms < best) best = ms;
-        }
+        const float best = fastest(e0, e1, [&] { mk[m]<<<mblocks, mthreads>>>(dpts, table - 1, dacc, miters); });
         CK(cudaMemcpy(m == 0 ? mref.data() : mgot.data(), dacc, mt * sizeof(G1Xyzz), cudaMemcpyDeviceToHost));
         bool same = m == 0 || memcmp(mref.data(), mgot.data(), mref.size() * 4) == 0;
         printf("RESULT madd %-16s regs=%3d spill=%zu %8.3f ms  %6.3f G additions/s  same=%s\n", mnames[m], fa.numRegs,
