@@ -78,7 +78,8 @@ struct FrGenericParams : FrParams {
 };
 
 // Fp with its products on the FP64 pipe (fp_dp.cuh): the same values, bit for bit, in the same
-// layout as Fp, from other execution units; code that mixes the two keeps both pipes busy.
+// layout as Fp. Measured slower than Fp on the H200, alone and mixed with it (docs/cuda.md,
+// runs 53–54), so no production kernel uses it; kept as the tested record of that attempt.
 struct FpDpParams : FpParams {
     static constexpr bool DP_MUL = true;
 };

@@ -3,8 +3,10 @@
 // Why. The integer product (field.cuh) is bound by the multiprocessor's integer multiply-add
 // pipe (IMAD.WIDE at 32 a clock), and leaves the double-precision pipe (64 DFMA a clock on a
 // Hopper multiprocessor) and two thirds of the issue slots idle. A product written in FP64
-// arithmetic runs on that idle pipe, so code that mixes the two forms (some products in each, or
-// some warps in each) can keep both pipes busy. The idea of exact multi-precision products
+// arithmetic was meant to run on that idle pipe, beside the integer form (some products in each,
+// or some warps in each). Measured on the H200 (runs 53–54, experiments/fp64_bench.cu), it does
+// not: 20.9 G products/s alone against the integer form's 26.5, and 23.6–24.9 mixed, so the two
+// contend for the same issue capacity and nothing in production uses this. The idea of exact multi-precision products
 // through DFMA is that of N. Emmart, J. Zheng and C. Weems, "Faster modular exponentiation using
 // double precision floating point arithmetic on the GPU" (ARITH 25, 2018); the arrangement
 // below (radix 2^48, chained high parts, column-wise Montgomery reduction) is ours.

@@ -597,7 +597,9 @@ impl CudaBackend {
         // a, b, c up, each vector's transforms queued after its upload; then the quotient's
         // pointwise step and last transform.
         let da = quotient_upload(dev, a, b, c, log_n)?;
-        // The assignments upload while the transforms run.
+        // The assignments upload after the transforms: their buffers are allocated (in the
+        // compute stream's order) once b and c are freed, and `upload_staged` orders each copy
+        // after that point.
         let mut inputs = Vec::with_capacity(proofs.len());
         let mut aux = Vec::with_capacity(proofs.len());
         for p in proofs {
