@@ -53,6 +53,7 @@ struct FrParams {
     static constexpr uint32_t M0 = 0xffffffffu;
     static constexpr bool LOW_LIMBS_ONE_FFFFFFFF = true;  // r = 0x...ffffffff00000001
     static constexpr bool DP_MUL = false;
+    static constexpr bool WIDE_MUL = false;
     static BL_HD uint32_t mod(int i) { return FR_MOD[i]; }
     static BL_HD uint32_t one(int i) { return FR_ONE[i]; }
     static BL_HD uint32_t rr(int i) { return FR_RR[i]; }
@@ -65,6 +66,7 @@ struct FpParams {
     static constexpr uint32_t M0 = 0xfffcfffdu;
     static constexpr bool LOW_LIMBS_ONE_FFFFFFFF = false;
     static constexpr bool DP_MUL = false;
+    static constexpr bool WIDE_MUL = true;  // Karatsuba product and a separate reduction
     static BL_HD uint32_t mod(int i) { return FP_MOD[i]; }
     static BL_HD uint32_t one(int i) { return FP_ONE[i]; }
     static BL_HD uint32_t rr(int i) { return FP_RR[i]; }
@@ -84,10 +86,17 @@ struct FpDpParams : FpParams {
     static constexpr bool DP_MUL = true;
 };
 
+// Fp through the interleaved CIOS product (mul_int) instead of the wide one: kept to measure
+// what the Karatsuba product gains (bellows_bench_fp_mul_cios, bellows_bench_g1_madd_cios).
+struct FpCiosParams : FpParams {
+    static constexpr bool WIDE_MUL = false;
+};
+
 typedef Mont<FrParams> Fr;
 typedef Mont<FrGenericParams> FrGeneric;
 typedef Mont<FpParams> Fp;
 typedef Mont<FpDpParams> FpD;
+typedef Mont<FpCiosParams> FpCios;
 
 // Fp2 = Fp[u]/(u² + 1), element c0 + c1·u; blst_fp2's layout (c0 then c1).
 struct Fp2 {
@@ -109,6 +118,11 @@ struct Fp2 {
         Fp t1 = Fp::mul_call(a.c1, b.c1);
         Fp t2 = Fp::mul_call(a.c0 + a.c1, b.c0 + b.c1);
         return Fp2{t0 - t1, t2 - t0 - t1};
+    }
+
+    // a·b − c·d (the Fp form saves a reduction; here two products and a subtraction).
+    static BL_HD Fp2 mul_sub(const Fp2& a, const Fp2& b, const Fp2& c, const Fp2& d) {
+        return sub(mul(a, b), mul(c, d));
     }
 
     // (a0 + a1u)² = (a0 + a1)(a0 − a1) + 2a0a1·u.

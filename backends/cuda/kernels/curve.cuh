@@ -74,7 +74,7 @@ struct Xyzz {
         F x2 = F::sqr(p.x);
         F m = F::add(F::dbl(x2), x2);
         F x3 = F::sub(F::sqr(m), F::dbl(s));
-        F y3 = F::sub(F::mul(m, F::sub(s, x3)), F::mul(w, p.y));
+        F y3 = F::mul_sub(m, F::sub(s, x3), w, p.y);
         return Xyzz{x3, y3, F::mul(v, p.zz), F::mul(w, p.zzz)};
     }
 
@@ -88,7 +88,7 @@ struct Xyzz {
         F x2 = F::sqr(q.x);
         F m = F::add(F::dbl(x2), x2);
         F x3 = F::sub(F::sqr(m), F::dbl(s));
-        F y3 = F::sub(F::mul(m, F::sub(s, x3)), F::mul(w, q.y));
+        F y3 = F::mul_sub(m, F::sub(s, x3), w, q.y);
         return Xyzz{x3, y3, v, w};
     }
 
@@ -114,7 +114,7 @@ struct Xyzz {
         F ppp = F::mul(h, pp);
         F qq = F::mul(p.x, pp);
         F x3 = F::sub(F::sub(F::sqr(r), ppp), F::dbl(qq));
-        F y3 = F::sub(F::mul(r, F::sub(qq, x3)), F::mul(p.y, ppp));
+        F y3 = F::mul_sub(r, F::sub(qq, x3), p.y, ppp);
         return Xyzz{x3, y3, F::mul(p.zz, pp), F::mul(p.zzz, ppp)};
     }
 
@@ -138,7 +138,7 @@ struct Xyzz {
         F ppp = F::mul(h, pp);
         F qq = F::mul(u1, pp);
         F x3 = F::sub(F::sub(F::sqr(r), ppp), F::dbl(qq));
-        F y3 = F::sub(F::mul(r, F::sub(qq, x3)), F::mul(s1, ppp));
+        F y3 = F::mul_sub(r, F::sub(qq, x3), s1, ppp);
         return Xyzz{x3, y3, F::mul(F::mul(p.zz, q.zz), pp), F::mul(F::mul(p.zzz, q.zzz), ppp)};
     }
 };

@@ -137,8 +137,31 @@ struct Mont {
             Mont r;
             dp::mont_mul_fp<P>(a.v, b.v, r.v);
             return r;
+        } else if constexpr (P::WIDE_MUL) {
+            uint32_t t[2 * N];
+            mul_wide(a.v, b.v, t);
+            return redc(t);
         } else {
             return mul_int(a, b);
+        }
+    }
+
+    // a·b − c·d mod p with one reduction instead of two, for fields whose products are formed
+    // wide (P::WIDE_MUL): the two double-width products a·b and (p − c)·d are added and reduced
+    // once. Both are below p², so their sum is below 2p² < p·R, the bound redc needs. Otherwise
+    // (the CIOS and FP64 products) it is two products and a subtraction.
+    static BL_HD Mont mul_sub(const Mont& a, const Mont& b, const Mont& c, const Mont& d) {
+        if constexpr (P::WIDE_MUL && !P::DP_MUL) {
+            uint32_t t[2 * N], u[2 * N];
+            mul_wide(a.v, b.v, t);
+            mul_wide(neg(c).v, d.v, u);
+            t[0] = add_cc(t[0], u[0]);
+#pragma unroll
+            for (int j = 1; j < 2 * N - 1; j++) t[j] = addc_cc(t[j], u[j]);
+            t[2 * N - 1] = addc(t[2 * N - 1], u[2 * N - 1]);
+            return redc(t);
+        } else {
+            return sub(mul(a, b), mul(c, d));
         }
     }
 
@@ -241,6 +264,188 @@ struct Mont {
     }
 
 private:
+    // ---- Double-width products and a separate reduction (fields with P::WIDE_MUL) ----
+    //
+    // The product a·b is formed in full (2N limbs) by one level of Karatsuba's method
+    // (A. Karatsuba and Yu. Ofman, "Multiplication of multidigit numbers on automata", Soviet
+    // Physics Doklady 7, 1963): with a = a0 + 2^(32H)·a1, b likewise, H = N/2,
+    // a·b = a0·b0 + 2^(32H)·((a0 + a1)(b0 + b1) − a0·b0 − a1·b1) + 2^(64H)·a1·b1,
+    // three H × H products (3·H² limb products) instead of N² = 4·H², the rest additions. The
+    // reduction (redc) is then Montgomery's on the 2N-limb value, N rows of m·p as in CIOS. On the
+    // GPU every limb product is a multiply-add on the integer pipe, the pipe the MSM is bound by,
+    // while additions run on the ALU pipe beside it; for Fp (N = 12) a product takes 216 + 300
+    // multiply-adds instead of 288 + 300 (mul_int), and a·b − c·d (mul_sub) 732 instead of 1176.
+    static_assert(!P::WIDE_MUL || N % 4 == 0, "the wide product splits N into two even halves");
+    static constexpr int H = N / 2;
+
+    // t = a·b, H × H limbs → 2H limbs, schoolbook by rows with the even/odd split of mul_int:
+    // E collects the products of a's even limbs (row i covers positions i … i + H − 1), O those
+    // of its odd limbs (positions i + 1 … i + H), both indexed by position; each row's final
+    // carry goes to the next, not yet written, position. The product is below 2^(64H), so
+    // neither accumulator's last row carries out.
+    static BL_HD void mul_half(const uint32_t (&a)[H], const uint32_t (&b)[H], uint32_t (&t)[2 * H]) {
+        uint32_t E[2 * H], O[2 * H];
+#pragma unroll
+        for (int j = 0; j < H; j += 2) {
+            E[j] = mul_lo(a[j], b[0]);
+            E[j + 1] = mul_hi(a[j], b[0]);
+            O[j + 1] = mul_lo(a[j + 1], b[0]);
+            O[j + 2] = mul_hi(a[j + 1], b[0]);
+        }
+#pragma unroll
+        for (int k = H; k < 2 * H; k++) E[k] = 0;
+        O[0] = 0;
+#pragma unroll
+        for (int k = H + 1; k < 2 * H; k++) O[k] = 0;
+#pragma unroll
+        for (int i = 1; i < H; i++) {
+            uint32_t bi = b[i];
+            E[i] = mad_lo_cc(a[0], bi, E[i]);
+            E[i + 1] = madc_hi_cc(a[0], bi, E[i + 1]);
+#pragma unroll
+            for (int j = 2; j < H; j += 2) {
+                E[i + j] = madc_lo_cc(a[j], bi, E[i + j]);
+                E[i + j + 1] = madc_hi_cc(a[j], bi, E[i + j + 1]);
+            }
+            if (i + H < 2 * H) E[i + H] = addc(E[i + H], 0);
+            O[i + 1] = mad_lo_cc(a[1], bi, O[i + 1]);
+            O[i + 2] = madc_hi_cc(a[1], bi, O[i + 2]);
+#pragma unroll
+            for (int j = 3; j < H; j += 2) {
+                O[i + j] = madc_lo_cc(a[j], bi, O[i + j]);
+                O[i + j + 1] = madc_hi_cc(a[j], bi, O[i + j + 1]);
+            }
+            if (i + H + 1 < 2 * H) O[i + H + 1] = addc(O[i + H + 1], 0);
+        }
+        t[0] = E[0];
+        t[1] = add_cc(E[1], O[1]);
+#pragma unroll
+        for (int k = 2; k < 2 * H - 1; k++) t[k] = addc_cc(E[k], O[k]);
+        t[2 * H - 1] = addc(E[2 * H - 1], O[2 * H - 1]);
+    }
+
+    // t = a·b in full (2N limbs), one level of Karatsuba (see above). With a0 + a1 = s_a +
+    // 2^(32H)·c_a (c_a a bit), (a0 + a1)(b0 + b1) = s_a·s_b + 2^(32H)·(c_a·s_b + c_b·s_a) +
+    // 2^(64H)·c_a·c_b, the corrections added under masks. The middle term a0·b1 + a1·b0 is
+    // below 2^(64H + 1) and is kept in 2H + 1 limbs.
+    static BL_HD void mul_wide(const uint32_t (&a)[N], const uint32_t (&b)[N], uint32_t (&t)[2 * N]) {
+        uint32_t a0[H], a1[H], b0[H], b1[H], sa[H], sb[H];
+#pragma unroll
+        for (int k = 0; k < H; k++) {
+            a0[k] = a[k];
+            a1[k] = a[H + k];
+            b0[k] = b[k];
+            b1[k] = b[H + k];
+        }
+        sa[0] = add_cc(a0[0], a1[0]);
+#pragma unroll
+        for (int k = 1; k < H; k++) sa[k] = addc_cc(a0[k], a1[k]);
+        uint32_t ca = addc(0, 0);
+        sb[0] = add_cc(b0[0], b1[0]);
+#pragma unroll
+        for (int k = 1; k < H; k++) sb[k] = addc_cc(b0[k], b1[k]);
+        uint32_t cb = addc(0, 0);
+
+        uint32_t z0[2 * H], z1[2 * H], z2[2 * H];
+        mul_half(a0, b0, z0);
+        mul_half(a1, b1, z2);
+        mul_half(sa, sb, z1);
+
+        // z1 (2H + 1 limbs) += 2^(32H)·(c_a·s_b + c_b·s_a) + 2^(64H)·c_a·c_b
+        uint32_t cam = 0u - ca, cbm = 0u - cb;
+        uint32_t top = ca & cb;
+        z1[H] = add_cc(z1[H], sb[0] & cam);
+#pragma unroll
+        for (int k = 1; k < H; k++) z1[H + k] = addc_cc(z1[H + k], sb[k] & cam);
+        top = addc(top, 0);
+        z1[H] = add_cc(z1[H], sa[0] & cbm);
+#pragma unroll
+        for (int k = 1; k < H; k++) z1[H + k] = addc_cc(z1[H + k], sa[k] & cbm);
+        top = addc(top, 0);
+
+        // mid = z1 − z0 − z2 = a0·b1 + a1·b0 ≥ 0
+        z1[0] = sub_cc(z1[0], z0[0]);
+#pragma unroll
+        for (int k = 1; k < 2 * H; k++) z1[k] = subc_cc(z1[k], z0[k]);
+        top = subc(top, 0);
+        z1[0] = sub_cc(z1[0], z2[0]);
+#pragma unroll
+        for (int k = 1; k < 2 * H; k++) z1[k] = subc_cc(z1[k], z2[k]);
+        top = subc(top, 0);
+
+        // t = z0 + 2^(32H)·mid + 2^(64H)·z2
+#pragma unroll
+        for (int k = 0; k < H; k++) t[k] = z0[k];
+        t[H] = add_cc(z0[H], z1[0]);
+#pragma unroll
+        for (int k = 1; k < H; k++) t[H + k] = addc_cc(z0[H + k], z1[k]);
+#pragma unroll
+        for (int k = 0; k < H; k++) t[2 * H + k] = addc_cc(z2[k], z1[H + k]);
+        t[3 * H] = addc_cc(z2[H], top);
+#pragma unroll
+        for (int k = 1; k < H - 1; k++) t[3 * H + k] = addc_cc(z2[H + k], 0);
+        t[4 * H - 1] = addc(z2[2 * H - 1], 0);
+    }
+
+    // Montgomery's reduction of a 2N-limb t < p·R: t·R⁻¹ mod p, fully reduced. With
+    // t = t_lo + R·t_hi, the N reduction rows run over t_lo alone (state E + 2^32·O, as in
+    // mul_int, with each row's shift by one limb folded into the next row's chains as mul_int
+    // folds it into the next a·b_i), giving s = (t_lo + M·p)/R ≤ p; then s + t_hi < 2p, as
+    // t_hi < p, and one conditional subtraction finishes. The state stays below 2^(32(N+1))
+    // (t_lo < R, plus m·p < 2^32·p each row, then divided by 2^32), so, as in mul_int, O never
+    // carries out.
+    static BL_HD Mont redc(const uint32_t (&t)[2 * N]) {
+        static_assert(!P::LOW_LIMBS_ONE_FFFFFFFF, "redc is written for a general modulus");
+        uint32_t E[N + 1], O[N];
+#pragma unroll
+        for (int j = 0; j < N; j++) {
+            E[j] = t[j];
+            O[j] = 0;
+        }
+        E[N] = 0;
+        reduce_row(E, O);
+#pragma unroll
+        for (int i = 1; i < N; i++) {
+            uint32_t E2[N + 1], O2[N];
+            // Divide by 2^32: the new lowest limb is O[0] + E[1]; its carry enters the chain
+            // that builds the new O = (E >> 64) + m·p_odd, m taken from that lowest limb.
+            E2[0] = add_cc(O[0], E[1]);
+            uint32_t m = mul_lo(E2[0], P::M0);
+#pragma unroll
+            for (int j = 1; j < N - 1; j += 2) {
+                O2[j - 1] = madc_lo_cc(m, P::mod(j), E[j + 1]);
+                O2[j] = madc_hi_cc(m, P::mod(j), E[j + 2]);
+            }
+            O2[N - 2] = madc_lo_cc(m, P::mod(N - 1), E[N]);
+            O2[N - 1] = madc_hi(m, P::mod(N - 1), 0);
+#pragma unroll
+            for (int j = 1; j < N; j++) E2[j] = O[j];
+            E2[0] = mad_lo_cc(m, P::mod(0), E2[0]);
+            E2[1] = madc_hi_cc(m, P::mod(0), E2[1]);
+#pragma unroll
+            for (int j = 2; j < N; j += 2) {
+                E2[j] = madc_lo_cc(m, P::mod(j), E2[j]);
+                E2[j + 1] = madc_hi_cc(m, P::mod(j), E2[j + 1]);
+            }
+            E2[N] = addc(0, 0);
+#pragma unroll
+            for (int j = 0; j <= N; j++) E[j] = E2[j];
+#pragma unroll
+            for (int j = 0; j < N; j++) O[j] = O2[j];
+        }
+        // s = (E + 2^32·O) / 2^32, then s + t_hi.
+        Mont r;
+        r.v[0] = add_cc(O[0], E[1]);
+#pragma unroll
+        for (int j = 1; j < N - 1; j++) r.v[j] = addc_cc(O[j], E[j + 1]);
+        r.v[N - 1] = addc(O[N - 1], E[N]);
+        r.v[0] = add_cc(r.v[0], t[N]);
+#pragma unroll
+        for (int j = 1; j < N - 1; j++) r.v[j] = addc_cc(r.v[j], t[N + j]);
+        r.v[N - 1] = addc(r.v[N - 1], t[2 * N - 1]);
+        return reduce_once(r);
+    }
+
     // One Montgomery reduction step: m = E[0]·M0 mod 2^32, then E += m·p_even, O += m·p_odd,
     // which makes E[0] zero.
     //

@@ -17,6 +17,7 @@ enum FieldOpCode : uint32_t {
     OP_INV = 6,
     OP_TO_MONT = 7,
     OP_FROM_MONT = 8,
+    OP_MUL_SUB = 9,  // a·b − (a + b)·(a − b)
 };
 
 template <class F>
@@ -31,6 +32,7 @@ BL_HD F field_apply(uint32_t op, const F& a, const F& b) {
         case OP_INV: return F::inv(a);
         case OP_TO_MONT: return F::to_mont(a);
         case OP_FROM_MONT: return F::from_mont(a);
+        case OP_MUL_SUB: return F::mul_sub(a, b, F::add(a, b), F::sub(a, b));
         default: return F::zero();
     }
 }

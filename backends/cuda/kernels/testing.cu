@@ -93,12 +93,20 @@ extern "C" __global__ void bellows_bench_fr_mul_generic(const FrGeneric* in, FrG
 extern "C" __global__ void bellows_bench_fp_mul(const Fp* in, Fp* out, uint32_t iters) {
     bench_mul_kernel<Fp>(in, out, iters);
 }
+// The interleaved CIOS product the wide (Karatsuba) one replaced, same layout.
+extern "C" __global__ void bellows_bench_fp_mul_cios(const FpCios* in, FpCios* out, uint32_t iters) {
+    bench_mul_kernel<FpCios>(in, out, iters);
+}
 extern "C" __global__ void bellows_bench_fp2_mul(const Fp2* in, Fp2* out, uint32_t iters) {
     bench_mul_kernel<Fp2>(in, out, iters);
 }
 extern "C" __global__ void bellows_bench_g1_madd(const G1Affine* pts, uint32_t mask, G1Xyzz* out,
                                                  uint32_t iters) {
     bench_madd_kernel<Fp>(pts, mask, out, iters);
+}
+extern "C" __global__ void bellows_bench_g1_madd_cios(const Affine<FpCios>* pts, uint32_t mask,
+                                                      Xyzz<FpCios>* out, uint32_t iters) {
+    bench_madd_kernel<FpCios>(pts, mask, out, iters);
 }
 extern "C" __global__ void bellows_bench_g2_madd(const G2Affine* pts, uint32_t mask, G2Xyzz* out,
                                                  uint32_t iters) {

@@ -32,6 +32,9 @@ pub enum BenchField {
     FrGeneric,
     /// The base field (12 limbs).
     Fp,
+    /// The base field through the interleaved CIOS product that the wide (Karatsuba) product
+    /// replaced, for comparison.
+    FpCios,
     /// The quadratic extension (Karatsuba, 3 Fp products).
     Fp2,
 }
@@ -41,6 +44,8 @@ pub enum BenchField {
 pub enum BenchGroup {
     /// G1 over Fp.
     G1,
+    /// G1 over Fp's CIOS product (`BenchField::FpCios`), for comparison.
+    G1Cios,
     /// G2 over Fp2.
     G2,
 }
@@ -160,6 +165,16 @@ impl CudaDevice {
                 let v: Vec<Fp> = (0..2 * t).map(|_| Fp::random(&mut rng)).collect();
                 self.bench_kernel::<Fp, Fp>(&self.test_kernels()?.bench_fp_mul, &v, None, t, shape)?
             }
+            BenchField::FpCios => {
+                let v: Vec<Fp> = (0..2 * t).map(|_| Fp::random(&mut rng)).collect();
+                self.bench_kernel::<Fp, Fp>(
+                    &self.test_kernels()?.bench_fp_mul_cios,
+                    &v,
+                    None,
+                    t,
+                    shape,
+                )?
+            }
             BenchField::Fp2 => {
                 let v: Vec<Fp2> = (0..2 * t).map(|_| Fp2::random(&mut rng)).collect();
                 self.bench_kernel::<Fp2, Fp2>(
@@ -203,7 +218,7 @@ impl CudaDevice {
         let mut rng = ChaCha8Rng::seed_from_u64(43);
         let mask = table - 1;
         let ms = match group {
-            BenchGroup::G1 => {
+            BenchGroup::G1 | BenchGroup::G1Cios => {
                 let pts: Vec<G1Affine> = (0..table)
                     .map(|_| {
                         (blstrs::G1Projective::generator() * blstrs::Scalar::random(&mut rng))
@@ -211,8 +226,13 @@ impl CudaDevice {
                             .into()
                     })
                     .collect();
+                let k = self.test_kernels()?;
                 self.bench_kernel::<G1Affine, G1Xyzz>(
-                    &self.test_kernels()?.bench_g1_madd,
+                    if group == BenchGroup::G1 {
+                        &k.bench_g1_madd
+                    } else {
+                        &k.bench_g1_madd_cios
+                    },
                     &pts,
                     Some(mask),
                     t,

@@ -94,8 +94,10 @@ pub(crate) struct TestKernels {
     pub bench_fr_mul: CudaFunction,
     pub bench_fr_mul_generic: CudaFunction,
     pub bench_fp_mul: CudaFunction,
+    pub bench_fp_mul_cios: CudaFunction,
     pub bench_fp2_mul: CudaFunction,
     pub bench_g1_madd: CudaFunction,
+    pub bench_g1_madd_cios: CudaFunction,
     pub bench_g2_madd: CudaFunction,
 }
 
@@ -307,8 +309,10 @@ impl CudaDevice {
             bench_fr_mul: f(names::BENCH_FR_MUL)?,
             bench_fr_mul_generic: f(names::BENCH_FR_MUL_GENERIC)?,
             bench_fp_mul: f(names::BENCH_FP_MUL)?,
+            bench_fp_mul_cios: f(names::BENCH_FP_MUL_CIOS)?,
             bench_fp2_mul: f(names::BENCH_FP2_MUL)?,
             bench_g1_madd: f(names::BENCH_G1_MADD)?,
+            bench_g1_madd_cios: f(names::BENCH_G1_MADD_CIOS)?,
             bench_g2_madd: f(names::BENCH_G2_MADD)?,
             _module: module,
         };
@@ -383,8 +387,10 @@ impl CudaDevice {
                 (names::BENCH_FR_MUL, &t.bench_fr_mul),
                 (names::BENCH_FR_MUL_GENERIC, &t.bench_fr_mul_generic),
                 (names::BENCH_FP_MUL, &t.bench_fp_mul),
+                (names::BENCH_FP_MUL_CIOS, &t.bench_fp_mul_cios),
                 (names::BENCH_FP2_MUL, &t.bench_fp2_mul),
                 (names::BENCH_G1_MADD, &t.bench_g1_madd),
+                (names::BENCH_G1_MADD_CIOS, &t.bench_g1_madd_cios),
                 (names::BENCH_G2_MADD, &t.bench_g2_madd),
                 (names::FR_OP, &t.fr_op),
                 (names::FP_OP, &t.fp_op),

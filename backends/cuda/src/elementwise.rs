@@ -38,11 +38,14 @@ pub enum FieldOp {
     ToMontgomery = 7,
     /// Montgomery form → canonical integer limbs.
     FromMontgomery = 8,
+    /// a·b − (a + b)·(a − b), through the field's `mul_sub` (one reduction for Fp's wide
+    /// product).
+    MulSub = 9,
 }
 
 impl FieldOp {
     /// Every operation.
-    pub const ALL: [FieldOp; 9] = [
+    pub const ALL: [FieldOp; 10] = [
         FieldOp::Add,
         FieldOp::Sub,
         FieldOp::Neg,
@@ -52,6 +55,7 @@ impl FieldOp {
         FieldOp::Inverse,
         FieldOp::ToMontgomery,
         FieldOp::FromMontgomery,
+        FieldOp::MulSub,
     ];
 }
 

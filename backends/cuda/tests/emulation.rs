@@ -238,6 +238,20 @@ fn fp64_product_matches_blst() {
 }
 
 #[test]
+fn fp_wide_and_cios_products_match_blst() {
+    // Fp's Karatsuba product with its separate reduction (the production form, field 1) on many
+    // more inputs than field_arithmetic_matches_blst gives it, and the interleaved CIOS product it
+    // replaced (field 5, kept for the kernel check's timings), edge cases included.
+    let Some(e) = emu() else { return };
+    let mut rng = ChaCha8Rng::seed_from_u64(22);
+    let mut r = testing::run_field_checks::<Fp>(field_exec(e, 1), &mut rng, 40000);
+    r.extend(testing::run_field_checks::<Fp>(field_exec(e, 5), &mut rng, 4000));
+    assert!(r.iter().all(|c| c.compared > 50));
+    assert_all(&r);
+    assert_eq!(r.len(), 2 * FieldOp::ALL.len());
+}
+
+#[test]
 fn curve_arithmetic_matches_blst() {
     let Some(e) = emu() else { return };
     let mut rng = ChaCha8Rng::seed_from_u64(12);

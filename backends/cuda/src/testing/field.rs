@@ -137,6 +137,7 @@ impl FieldCase for Fr {
             FieldOp::Inverse => x.invert().unwrap_or(Scalar::ZERO),
             FieldOp::ToMontgomery => fr_from_int(&a.0),
             FieldOp::FromMontgomery => return fr_int(x),
+            FieldOp::MulSub => x * y - (x + y) * (x - y),
         };
         Fr::from(r)
     }
@@ -298,6 +299,10 @@ impl FieldCase for Fp {
             FieldOp::Inverse => fp_inverse(&x),
             FieldOp::ToMontgomery => fp_to_mont(&x),
             FieldOp::FromMontgomery => fp_from_mont(&x),
+            FieldOp::MulSub => fp_sub(
+                &fp_mul(&x, &y),
+                &fp_mul(&fp_add(&x, &y), &fp_sub(&x, &y)),
+            ),
         })
     }
 }
@@ -367,6 +372,10 @@ impl FieldCase for Fp2 {
             FieldOp::Square => fp2_sqr(&x),
             FieldOp::Inverse if fp_is_zero(&x.fp[0]) && fp_is_zero(&x.fp[1]) => x,
             FieldOp::Inverse => fp2_inverse(&x),
+            FieldOp::MulSub => fp2_sub(
+                &fp2_mul(&x, &y),
+                &fp2_mul(&fp2_add(&x, &y), &fp2_sub(&x, &y)),
+            ),
             FieldOp::ToMontgomery | FieldOp::FromMontgomery => {
                 return Fp2 {
                     c0: Fp::expected(op, a.c0, b.c0),
@@ -378,7 +387,7 @@ impl FieldCase for Fp2 {
 }
 
 fn is_binary(op: FieldOp) -> bool {
-    matches!(op, FieldOp::Add | FieldOp::Sub | FieldOp::Mul)
+    matches!(op, FieldOp::Add | FieldOp::Sub | FieldOp::Mul | FieldOp::MulSub)
 }
 
 /// Inputs for `op`: every pair of edge cases for binary operations (each edge case once for
