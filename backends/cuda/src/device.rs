@@ -645,6 +645,28 @@ impl CudaDevice {
         &self,
         host: &[T],
         dst: &mut DeviceVec<T>,
+        after_chunk: impl FnMut(usize, usize) -> Result<()>,
+    ) -> Result<()> {
+        check_len(host.len(), dst.len)?;
+        if host.is_empty() {
+            return Ok(());
+        }
+        // The destination was allocated in the compute stream's order: the copies wait for it.
+        let ready = self.stream.record_event(None).map_err(|e| self.err(e))?;
+        self.upload_staged_after(host, dst, &ready, after_chunk)
+    }
+
+    /// [`CudaDevice::upload_staged`] with the copies ordered after `ready`, an event recorded on
+    /// the compute stream once every destination was allocated, instead of after everything
+    /// queued on the compute stream so far: so uploads made this way in turn with kernels
+    /// between them (each vector's transforms queued after its own upload) do not wait for
+    /// those kernels, and the copy engine runs under them. The compute stream still waits for
+    /// each chunk's copy before anything queued on it afterwards.
+    pub fn upload_staged_after<T: Plain>(
+        &self,
+        host: &[T],
+        dst: &mut DeviceVec<T>,
+        ready: &CudaEvent,
         mut after_chunk: impl FnMut(usize, usize) -> Result<()>,
     ) -> Result<()> {
         use rayon::prelude::*;
@@ -658,8 +680,7 @@ impl CudaDevice {
                 use cudarc::driver::DevicePtrMut;
                 dst.buf.device_ptr_mut(&self.stream).0
             };
-            let ready = self.stream.record_event(None).map_err(|e| self.err(e))?;
-            self.copy_stream.wait(&ready).map_err(|e| self.err(e))?;
+            self.copy_stream.wait(ready).map_err(|e| self.err(e))?;
             for (k, chunk) in host.chunks(per_chunk).enumerate() {
                 let offset = (k * per_chunk * T::WORDS * 8) as u64;
                 // SAFETY: the source is page-locked memory this process's lender handed out,
@@ -682,9 +703,7 @@ impl CudaDevice {
             use cudarc::driver::DevicePtrMut;
             dst.buf.device_ptr_mut(&self.stream).0
         };
-        // The destination was allocated in the compute stream's order: the copies wait for it.
-        let ready = self.stream.record_event(None).map_err(|e| self.err(e))?;
-        self.copy_stream.wait(&ready).map_err(|e| self.err(e))?;
+        self.copy_stream.wait(ready).map_err(|e| self.err(e))?;
         for (k, chunk) in host.chunks(per_chunk).enumerate() {
             let i = k % 2;
             if let Some(ev) = st.done[i].take() {
