@@ -53,7 +53,7 @@ struct FrParams {
     static constexpr uint32_t M0 = 0xffffffffu;
     static constexpr bool LOW_LIMBS_ONE_FFFFFFFF = true;  // r = 0x...ffffffff00000001
     static constexpr bool DP_MUL = false;
-    static constexpr bool WIDE_MUL = false;
+    static constexpr bool SQR_SUB = false;
     static BL_HD uint32_t mod(int i) { return FR_MOD[i]; }
     static BL_HD uint32_t one(int i) { return FR_ONE[i]; }
     static BL_HD uint32_t rr(int i) { return FR_RR[i]; }
@@ -66,7 +66,7 @@ struct FpParams {
     static constexpr uint32_t M0 = 0xfffcfffdu;
     static constexpr bool LOW_LIMBS_ONE_FFFFFFFF = false;
     static constexpr bool DP_MUL = false;
-    static constexpr bool WIDE_MUL = true;  // Karatsuba product and a separate reduction
+    static constexpr bool SQR_SUB = true;  // dedicated squaring, a·b − c·d reduced once
     static BL_HD uint32_t mod(int i) { return FP_MOD[i]; }
     static BL_HD uint32_t one(int i) { return FP_ONE[i]; }
     static BL_HD uint32_t rr(int i) { return FP_RR[i]; }
@@ -86,17 +86,17 @@ struct FpDpParams : FpParams {
     static constexpr bool DP_MUL = true;
 };
 
-// Fp through the interleaved CIOS product (mul_int) instead of the wide one: kept to measure
-// what the Karatsuba product gains (bellows_bench_fp_mul_cios, bellows_bench_g1_madd_cios).
-struct FpCiosParams : FpParams {
-    static constexpr bool WIDE_MUL = false;
+// Fp with squares as products and a·b − c·d as two products: kept to measure what the dedicated
+// squaring and mul_sub gain (bellows_bench_fp_sqr_plain, bellows_bench_g1_madd_plain).
+struct FpPlainParams : FpParams {
+    static constexpr bool SQR_SUB = false;
 };
 
 typedef Mont<FrParams> Fr;
 typedef Mont<FrGenericParams> FrGeneric;
 typedef Mont<FpParams> Fp;
 typedef Mont<FpDpParams> FpD;
-typedef Mont<FpCiosParams> FpCios;
+typedef Mont<FpPlainParams> FpPlain;
 
 // Fp2 = Fp[u]/(u² + 1), element c0 + c1·u; blst_fp2's layout (c0 then c1).
 struct Fp2 {

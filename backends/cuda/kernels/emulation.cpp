@@ -49,8 +49,8 @@ struct SwizzledTile {
 extern "C" {
 
 // field: 0 = Fr, 1 = Fp, 2 = Fp2, 3 = Fr through the generic reduction, 4 = Fp with its
-// products on the FP64 pipe (FpD, same layout as Fp), 5 = Fp through the interleaved CIOS product
-// (FpCios, same layout).
+// products on the FP64 pipe (FpD, same layout as Fp), 5 = Fp with squares as products and
+// a·b − c·d as two products (FpPlain, same layout).
 void bellows_emu_field_op(uint32_t field, uint32_t op, const void* a, const void* b, void* out,
                           uint64_t n) {
     switch (field) {
@@ -59,7 +59,7 @@ void bellows_emu_field_op(uint32_t field, uint32_t op, const void* a, const void
         case 2: field_ops<Fp2>(op, (const Fp2*)a, (const Fp2*)b, (Fp2*)out, n); break;
         case 3: field_ops<FrGeneric>(op, (const FrGeneric*)a, (const FrGeneric*)b, (FrGeneric*)out, n); break;
         case 4: field_ops<FpD>(op, (const FpD*)a, (const FpD*)b, (FpD*)out, n); break;
-        case 5: field_ops<FpCios>(op, (const FpCios*)a, (const FpCios*)b, (FpCios*)out, n); break;
+        case 5: field_ops<FpPlain>(op, (const FpPlain*)a, (const FpPlain*)b, (FpPlain*)out, n); break;
     }
 }
 

@@ -137,29 +137,16 @@ struct Mont {
             Mont r;
             dp::mont_mul_fp<P>(a.v, b.v, r.v);
             return r;
-        } else if constexpr (P::WIDE_MUL) {
-            uint32_t t[2 * N];
-            mul_wide(a.v, b.v, t);
-            return redc(t);
         } else {
             return mul_int(a, b);
         }
     }
 
-    // a·b − c·d mod p with one reduction instead of two, for fields whose products are formed
-    // wide (P::WIDE_MUL): the two double-width products a·b and (p − c)·d are added and reduced
-    // once. Both are below p², so their sum is below 2p² < p·R, the bound redc needs. Otherwise
-    // (the CIOS and FP64 products) it is two products and a subtraction.
+    // a·b − c·d mod p. For a field with P::SQR_SUB, one interleaved pass (mul_sub_int) with a
+    // single reduction instead of two products and a subtraction.
     static BL_HD Mont mul_sub(const Mont& a, const Mont& b, const Mont& c, const Mont& d) {
-        if constexpr (P::WIDE_MUL && !P::DP_MUL) {
-            uint32_t t[2 * N], u[2 * N];
-            mul_wide(a.v, b.v, t);
-            mul_wide(neg(c).v, d.v, u);
-            t[0] = add_cc(t[0], u[0]);
-#pragma unroll
-            for (int j = 1; j < 2 * N - 1; j++) t[j] = addc_cc(t[j], u[j]);
-            t[2 * N - 1] = addc(t[2 * N - 1], u[2 * N - 1]);
-            return redc(t);
+        if constexpr (P::SQR_SUB && !P::DP_MUL) {
+            return mul_sub_int(a, b, neg(c), d);
         } else {
             return sub(mul(a, b), mul(c, d));
         }
@@ -224,7 +211,14 @@ struct Mont {
         return reduce_once(r);
     }
 
-    static BL_HD Mont sqr(const Mont& a) { return mul(a, a); }
+    // a². For a field with P::SQR_SUB, the dedicated squaring (sqr_int); otherwise a product.
+    static BL_HD Mont sqr(const Mont& a) {
+        if constexpr (P::SQR_SUB && !P::DP_MUL) {
+            return sqr_int(a);
+        } else {
+            return mul(a, a);
+        }
+    }
 
     // The same product, compiled once and called: for code with dozens of products (Fp2 and G2
     // arithmetic), where inlining every one costs far more compile time and registers than the
@@ -264,185 +258,174 @@ struct Mont {
     }
 
 private:
-    // ---- Double-width products and a separate reduction (fields with P::WIDE_MUL) ----
+    // ---- Squaring and a·b − c·d in the CIOS order (fields with P::SQR_SUB) ----
     //
-    // The product a·b is formed in full (2N limbs) by one level of Karatsuba's method
-    // (A. Karatsuba and Yu. Ofman, "Multiplication of multidigit numbers on automata", Soviet
-    // Physics Doklady 7, 1963): with a = a0 + 2^(32H)·a1, b likewise, H = N/2,
-    // a·b = a0·b0 + 2^(32H)·((a0 + a1)(b0 + b1) − a0·b0 − a1·b1) + 2^(64H)·a1·b1,
-    // three H × H products (3·H² limb products) instead of N² = 4·H², the rest additions. The
-    // reduction (redc) is then Montgomery's on the 2N-limb value, N rows of m·p as in CIOS. On the
-    // GPU every limb product is a multiply-add on the integer pipe, the pipe the MSM is bound by,
-    // while additions run on the ALU pipe beside it; for Fp (N = 12) a product takes 216 + 300
-    // multiply-adds instead of 288 + 300 (mul_int), and a·b − c·d (mul_sub) 732 instead of 1176.
-    static_assert(!P::WIDE_MUL || N % 4 == 0, "the wide product splits N into two even halves");
-    static constexpr int H = N / 2;
+    // Both keep mul_int's structure (rows of the product interleaved with rows of the reduction,
+    // the running sum as E + 2^32·O, each row's shift folded into the next row's chains), so they
+    // need no more registers than the product, and they take limb products off the integer
+    // multiply-add pipe, the pipe the MSM's additions are bound by.
 
-    // t = a·b, H × H limbs → 2H limbs, schoolbook by rows with the even/odd split of mul_int:
-    // E collects the products of a's even limbs (row i covers positions i … i + H − 1), O those
-    // of its odd limbs (positions i + 1 … i + H), both indexed by position; each row's final
-    // carry goes to the next, not yet written, position. The product is below 2^(64H), so
-    // neither accumulator's last row carries out.
-    static BL_HD void mul_half(const uint32_t (&a)[H], const uint32_t (&b)[H], uint32_t (&t)[2 * H]) {
-        uint32_t E[2 * H], O[2 * H];
+    // E += x_even·y, O += x_odd·y (two fresh carry chains; E's carry lands in E[N], O's cannot
+    // carry out while the running sum stays below 2^(32(N+1))).
+    static BL_HD void row_add(uint32_t (&E)[N + 1], uint32_t (&O)[N], const uint32_t (&x)[N], uint32_t y) {
+        E[0] = mad_lo_cc(x[0], y, E[0]);
+        E[1] = madc_hi_cc(x[0], y, E[1]);
 #pragma unroll
-        for (int j = 0; j < H; j += 2) {
-            E[j] = mul_lo(a[j], b[0]);
-            E[j + 1] = mul_hi(a[j], b[0]);
-            O[j + 1] = mul_lo(a[j + 1], b[0]);
-            O[j + 2] = mul_hi(a[j + 1], b[0]);
+        for (int j = 2; j < N; j += 2) {
+            E[j] = madc_lo_cc(x[j], y, E[j]);
+            E[j + 1] = madc_hi_cc(x[j], y, E[j + 1]);
         }
+        E[N] = addc(E[N], 0);
+        O[0] = mad_lo_cc(x[1], y, O[0]);
+        O[1] = madc_hi_cc(x[1], y, O[1]);
 #pragma unroll
-        for (int k = H; k < 2 * H; k++) E[k] = 0;
-        O[0] = 0;
-#pragma unroll
-        for (int k = H + 1; k < 2 * H; k++) O[k] = 0;
-#pragma unroll
-        for (int i = 1; i < H; i++) {
-            uint32_t bi = b[i];
-            E[i] = mad_lo_cc(a[0], bi, E[i]);
-            E[i + 1] = madc_hi_cc(a[0], bi, E[i + 1]);
-#pragma unroll
-            for (int j = 2; j < H; j += 2) {
-                E[i + j] = madc_lo_cc(a[j], bi, E[i + j]);
-                E[i + j + 1] = madc_hi_cc(a[j], bi, E[i + j + 1]);
-            }
-            if (i + H < 2 * H) E[i + H] = addc(E[i + H], 0);
-            O[i + 1] = mad_lo_cc(a[1], bi, O[i + 1]);
-            O[i + 2] = madc_hi_cc(a[1], bi, O[i + 2]);
-#pragma unroll
-            for (int j = 3; j < H; j += 2) {
-                O[i + j] = madc_lo_cc(a[j], bi, O[i + j]);
-                O[i + j + 1] = madc_hi_cc(a[j], bi, O[i + j + 1]);
-            }
-            if (i + H + 1 < 2 * H) O[i + H + 1] = addc(O[i + H + 1], 0);
+        for (int j = 3; j < N - 1; j += 2) {
+            O[j - 1] = madc_lo_cc(x[j], y, O[j - 1]);
+            O[j] = madc_hi_cc(x[j], y, O[j]);
         }
-        t[0] = E[0];
-        t[1] = add_cc(E[1], O[1]);
-#pragma unroll
-        for (int k = 2; k < 2 * H - 1; k++) t[k] = addc_cc(E[k], O[k]);
-        t[2 * H - 1] = addc(E[2 * H - 1], O[2 * H - 1]);
+        O[N - 2] = madc_lo_cc(x[N - 1], y, O[N - 2]);
+        O[N - 1] = madc_hi(x[N - 1], y, O[N - 1]);
     }
 
-    // t = a·b in full (2N limbs), one level of Karatsuba (see above). With a0 + a1 = s_a +
-    // 2^(32H)·c_a (c_a a bit), (a0 + a1)(b0 + b1) = s_a·s_b + 2^(32H)·(c_a·s_b + c_b·s_a) +
-    // 2^(64H)·c_a·c_b, the corrections added under masks. The middle term a0·b1 + a1·b0 is
-    // below 2^(64H + 1) and is kept in 2H + 1 limbs.
-    static BL_HD void mul_wide(const uint32_t (&a)[N], const uint32_t (&b)[N], uint32_t (&t)[2 * N]) {
-        uint32_t a0[H], a1[H], b0[H], b1[H], sa[H], sb[H];
-#pragma unroll
-        for (int k = 0; k < H; k++) {
-            a0[k] = a[k];
-            a1[k] = a[H + k];
-            b0[k] = b[k];
-            b1[k] = b[H + k];
-        }
-        sa[0] = add_cc(a0[0], a1[0]);
-#pragma unroll
-        for (int k = 1; k < H; k++) sa[k] = addc_cc(a0[k], a1[k]);
-        uint32_t ca = addc(0, 0);
-        sb[0] = add_cc(b0[0], b1[0]);
-#pragma unroll
-        for (int k = 1; k < H; k++) sb[k] = addc_cc(b0[k], b1[k]);
-        uint32_t cb = addc(0, 0);
-
-        uint32_t z0[2 * H], z1[2 * H], z2[2 * H];
-        mul_half(a0, b0, z0);
-        mul_half(a1, b1, z2);
-        mul_half(sa, sb, z1);
-
-        // z1 (2H + 1 limbs) += 2^(32H)·(c_a·s_b + c_b·s_a) + 2^(64H)·c_a·c_b
-        uint32_t cam = 0u - ca, cbm = 0u - cb;
-        uint32_t top = ca & cb;
-        z1[H] = add_cc(z1[H], sb[0] & cam);
-#pragma unroll
-        for (int k = 1; k < H; k++) z1[H + k] = addc_cc(z1[H + k], sb[k] & cam);
-        top = addc(top, 0);
-        z1[H] = add_cc(z1[H], sa[0] & cbm);
-#pragma unroll
-        for (int k = 1; k < H; k++) z1[H + k] = addc_cc(z1[H + k], sa[k] & cbm);
-        top = addc(top, 0);
-
-        // mid = z1 − z0 − z2 = a0·b1 + a1·b0 ≥ 0
-        z1[0] = sub_cc(z1[0], z0[0]);
-#pragma unroll
-        for (int k = 1; k < 2 * H; k++) z1[k] = subc_cc(z1[k], z0[k]);
-        top = subc(top, 0);
-        z1[0] = sub_cc(z1[0], z2[0]);
-#pragma unroll
-        for (int k = 1; k < 2 * H; k++) z1[k] = subc_cc(z1[k], z2[k]);
-        top = subc(top, 0);
-
-        // t = z0 + 2^(32H)·mid + 2^(64H)·z2
-#pragma unroll
-        for (int k = 0; k < H; k++) t[k] = z0[k];
-        t[H] = add_cc(z0[H], z1[0]);
-#pragma unroll
-        for (int k = 1; k < H; k++) t[H + k] = addc_cc(z0[H + k], z1[k]);
-#pragma unroll
-        for (int k = 0; k < H; k++) t[2 * H + k] = addc_cc(z2[k], z1[H + k]);
-        t[3 * H] = addc_cc(z2[H], top);
-#pragma unroll
-        for (int k = 1; k < H - 1; k++) t[3 * H + k] = addc_cc(z2[H + k], 0);
-        t[4 * H - 1] = addc(z2[2 * H - 1], 0);
-    }
-
-    // Montgomery's reduction of a 2N-limb t < p·R: t·R⁻¹ mod p, fully reduced. With
-    // t = t_lo + R·t_hi, the N reduction rows run over t_lo alone (state E + 2^32·O, as in
-    // mul_int, with each row's shift by one limb folded into the next row's chains as mul_int
-    // folds it into the next a·b_i), giving s = (t_lo + M·p)/R ≤ p; then s + t_hi < 2p, as
-    // t_hi < p, and one conditional subtraction finishes. The state stays below 2^(32(N+1))
-    // (t_lo < R, plus m·p < 2^32·p each row, then divided by 2^32), so, as in mul_int, O never
-    // carries out.
-    static BL_HD Mont redc(const uint32_t (&t)[2 * N]) {
-        static_assert(!P::LOW_LIMBS_ONE_FFFFFFFF, "redc is written for a general modulus");
+    // a·b + c·d reduced once: (a·b + c·d)·R⁻¹ mod p, every row adding a·b_i and c·d_i before its
+    // reduction step. Called with c = p − c₀ (c₀ = 0 gives c = 0) for a·b − c₀·d. Each row adds
+    // less than 3·2^32·p, so the running sum stays below 3p between rows (and below 2^(32(N+1))
+    // within one); the result (a·b + c·d + M·p)/R < (2p² + R·p)/R < 2p, as 2p < R, so one
+    // conditional subtraction finishes. Limb products: 3N² instead of 4N² for two products.
+    static BL_HD Mont mul_sub_int(const Mont& a, const Mont& b, const Mont& c, const Mont& d) {
         uint32_t E[N + 1], O[N];
 #pragma unroll
-        for (int j = 0; j < N; j++) {
-            E[j] = t[j];
-            O[j] = 0;
+        for (int j = 0; j < N; j += 2) {
+            E[j] = mul_lo(a.v[j], b.v[0]);
+            E[j + 1] = mul_hi(a.v[j], b.v[0]);
         }
         E[N] = 0;
+#pragma unroll
+        for (int j = 1; j < N; j += 2) {
+            O[j - 1] = mul_lo(a.v[j], b.v[0]);
+            O[j] = mul_hi(a.v[j], b.v[0]);
+        }
+        row_add(E, O, c.v, d.v[0]);
         reduce_row(E, O);
+
 #pragma unroll
         for (int i = 1; i < N; i++) {
+            uint32_t bi = b.v[i];
             uint32_t E2[N + 1], O2[N];
-            // Divide by 2^32: the new lowest limb is O[0] + E[1]; its carry enters the chain
-            // that builds the new O = (E >> 64) + m·p_odd, m taken from that lowest limb.
             E2[0] = add_cc(O[0], E[1]);
-            uint32_t m = mul_lo(E2[0], P::M0);
 #pragma unroll
             for (int j = 1; j < N - 1; j += 2) {
-                O2[j - 1] = madc_lo_cc(m, P::mod(j), E[j + 1]);
-                O2[j] = madc_hi_cc(m, P::mod(j), E[j + 2]);
+                O2[j - 1] = madc_lo_cc(a.v[j], bi, E[j + 1]);
+                O2[j] = madc_hi_cc(a.v[j], bi, E[j + 2]);
             }
-            O2[N - 2] = madc_lo_cc(m, P::mod(N - 1), E[N]);
-            O2[N - 1] = madc_hi(m, P::mod(N - 1), 0);
+            O2[N - 2] = madc_lo_cc(a.v[N - 1], bi, E[N]);
+            O2[N - 1] = madc_hi(a.v[N - 1], bi, 0);
 #pragma unroll
             for (int j = 1; j < N; j++) E2[j] = O[j];
-            E2[0] = mad_lo_cc(m, P::mod(0), E2[0]);
-            E2[1] = madc_hi_cc(m, P::mod(0), E2[1]);
+            E2[0] = mad_lo_cc(a.v[0], bi, E2[0]);
+            E2[1] = madc_hi_cc(a.v[0], bi, E2[1]);
 #pragma unroll
             for (int j = 2; j < N; j += 2) {
-                E2[j] = madc_lo_cc(m, P::mod(j), E2[j]);
-                E2[j + 1] = madc_hi_cc(m, P::mod(j), E2[j + 1]);
+                E2[j] = madc_lo_cc(a.v[j], bi, E2[j]);
+                E2[j + 1] = madc_hi_cc(a.v[j], bi, E2[j + 1]);
             }
             E2[N] = addc(0, 0);
+            row_add(E2, O2, c.v, d.v[i]);
 #pragma unroll
             for (int j = 0; j <= N; j++) E[j] = E2[j];
 #pragma unroll
             for (int j = 0; j < N; j++) O[j] = O2[j];
+            reduce_row(E, O);
         }
-        // s = (E + 2^32·O) / 2^32, then s + t_hi.
+
         Mont r;
         r.v[0] = add_cc(O[0], E[1]);
 #pragma unroll
         for (int j = 1; j < N - 1; j++) r.v[j] = addc_cc(O[j], E[j + 1]);
         r.v[N - 1] = addc(O[N - 1], E[N]);
-        r.v[0] = add_cc(r.v[0], t[N]);
+        return reduce_once(r);
+    }
+
+    // Row i's multiplicand limb j (j ≥ i) in the squaring: a² = Σ_i a_i·(a_i·2^(32i) +
+    // 2·Σ_{j>i} a_j·2^(32j)), so row i multiplies a_i by a_i at limb i and by the doubled suffix
+    // of a above it: limb i + 1 is a_{i+1} << 1 (nothing carried in from a_i), and limbs
+    // j ≥ i + 2 are those of 2a (a2), whose carries come from the suffix itself. 2a fits N limbs
+    // (a < p < 2^(32N − 1)), and so does the doubled suffix.
+    static BL_HD uint32_t sqr_limb(const Mont& a, const uint32_t (&a2)[N], int i, int j) {
+        return j == i ? a.v[i] : (j == i + 1 ? a.v[i + 1] << 1 : a2[j]);
+    }
+
+    // a²·R⁻¹ mod p: mul_int's rows with b = a, where row i skips the products below limb i
+    // (those of a_j·a_i with j < i were counted, doubled, by row j). N(N + 1)/2 limb products
+    // instead of N² for the product part; the reduction is unchanged. A row adds
+    // a_i·(a_i·2^(32i) + 2·Σ_{j>i} a_j·2^(32j))/2^(32i) < 2^32·2p, so the running sum stays
+    // below 3p between rows; the result (a² + M·p)/R < 2p, one conditional subtraction.
+    static BL_HD Mont sqr_int(const Mont& a) {
+        uint32_t a2[N];
+        a2[0] = add_cc(a.v[0], a.v[0]);
 #pragma unroll
-        for (int j = 1; j < N - 1; j++) r.v[j] = addc_cc(r.v[j], t[N + j]);
-        r.v[N - 1] = addc(r.v[N - 1], t[2 * N - 1]);
+        for (int j = 1; j < N - 1; j++) a2[j] = addc_cc(a.v[j], a.v[j]);
+        a2[N - 1] = addc(a.v[N - 1], a.v[N - 1]);
+
+        uint32_t E[N + 1], O[N];
+        const uint32_t b0 = a.v[0];
+#pragma unroll
+        for (int j = 0; j < N; j += 2) {
+            E[j] = mul_lo(sqr_limb(a, a2, 0, j), b0);
+            E[j + 1] = mul_hi(sqr_limb(a, a2, 0, j), b0);
+        }
+        E[N] = 0;
+#pragma unroll
+        for (int j = 1; j < N; j += 2) {
+            O[j - 1] = mul_lo(sqr_limb(a, a2, 0, j), b0);
+            O[j] = mul_hi(sqr_limb(a, a2, 0, j), b0);
+        }
+        reduce_row(E, O);
+
+#pragma unroll
+        for (int i = 1; i < N; i++) {
+            const uint32_t bi = a.v[i];
+            uint32_t E2[N + 1], O2[N];
+            // The shift by one limb (as in mul_int); below limb i the O chain only carries.
+            E2[0] = add_cc(O[0], E[1]);
+#pragma unroll
+            for (int j = 1; j < N - 1; j += 2) {
+                if (j >= i) {
+                    O2[j - 1] = madc_lo_cc(sqr_limb(a, a2, i, j), bi, E[j + 1]);
+                    O2[j] = madc_hi_cc(sqr_limb(a, a2, i, j), bi, E[j + 2]);
+                } else {
+                    O2[j - 1] = addc_cc(E[j + 1], 0);
+                    O2[j] = addc_cc(E[j + 2], 0);
+                }
+            }
+            O2[N - 2] = madc_lo_cc(sqr_limb(a, a2, i, N - 1), bi, E[N]);
+            O2[N - 1] = madc_hi(sqr_limb(a, a2, i, N - 1), bi, 0);
+#pragma unroll
+            for (int j = 1; j < N; j++) E2[j] = O[j];
+            // Even limbs from the first even j ≥ i, a fresh chain.
+            const int j0 = (i + 1) & ~1;
+#pragma unroll
+            for (int j = 0; j < N; j += 2) {
+                if (j < j0) continue;
+                if (j == j0)
+                    E2[j] = mad_lo_cc(sqr_limb(a, a2, i, j), bi, E2[j]);
+                else
+                    E2[j] = madc_lo_cc(sqr_limb(a, a2, i, j), bi, E2[j]);
+                E2[j + 1] = madc_hi_cc(sqr_limb(a, a2, i, j), bi, E2[j + 1]);
+            }
+            E2[N] = j0 < N ? addc(0, 0) : 0u;
+#pragma unroll
+            for (int j = 0; j <= N; j++) E[j] = E2[j];
+#pragma unroll
+            for (int j = 0; j < N; j++) O[j] = O2[j];
+            reduce_row(E, O);
+        }
+
+        Mont r;
+        r.v[0] = add_cc(O[0], E[1]);
+#pragma unroll
+        for (int j = 1; j < N - 1; j++) r.v[j] = addc_cc(O[j], E[j + 1]);
+        r.v[N - 1] = addc(O[N - 1], E[N]);
         return reduce_once(r);
     }
 

@@ -44,6 +44,21 @@ __device__ void bench_mul_kernel(const F* in, F* out, uint32_t iters) {
     out[t] = F::add(F::add(x0, x1), F::add(x2, x3));
 }
 
+// Throughput: four independent chains x_j ← x_j² per thread, `iters` rounds.
+template <class F>
+__device__ void bench_sqr_kernel(const F* in, F* out, uint32_t iters) {
+    uint64_t t = global_thread();
+    F y = in[2 * t], x0 = in[2 * t + 1];
+    F x1 = F::add(x0, y), x2 = F::sub(x0, y), x3 = F::dbl(x0);
+    for (uint32_t i = 0; i < iters; i++) {
+        x0 = F::sqr(x0);
+        x1 = F::sqr(x1);
+        x2 = F::sqr(x2);
+        x3 = F::sqr(x3);
+    }
+    out[t] = F::add(F::add(x0, x1), F::add(x2, x3));
+}
+
 // Throughput: one XYZZ accumulator per thread adding `iters` affine points from a table of
 // mask + 1 entries (small enough to stay in cache, so the kernel measures arithmetic).
 template <class F>
@@ -93,9 +108,12 @@ extern "C" __global__ void bellows_bench_fr_mul_generic(const FrGeneric* in, FrG
 extern "C" __global__ void bellows_bench_fp_mul(const Fp* in, Fp* out, uint32_t iters) {
     bench_mul_kernel<Fp>(in, out, iters);
 }
-// The interleaved CIOS product the wide (Karatsuba) one replaced, same layout.
-extern "C" __global__ void bellows_bench_fp_mul_cios(const FpCios* in, FpCios* out, uint32_t iters) {
-    bench_mul_kernel<FpCios>(in, out, iters);
+// Squares: Fp's dedicated squaring, and FpPlain's (a product), same layout.
+extern "C" __global__ void bellows_bench_fp_sqr(const Fp* in, Fp* out, uint32_t iters) {
+    bench_sqr_kernel<Fp>(in, out, iters);
+}
+extern "C" __global__ void bellows_bench_fp_sqr_plain(const FpPlain* in, FpPlain* out, uint32_t iters) {
+    bench_sqr_kernel<FpPlain>(in, out, iters);
 }
 extern "C" __global__ void bellows_bench_fp2_mul(const Fp2* in, Fp2* out, uint32_t iters) {
     bench_mul_kernel<Fp2>(in, out, iters);
@@ -104,9 +122,11 @@ extern "C" __global__ void bellows_bench_g1_madd(const G1Affine* pts, uint32_t m
                                                  uint32_t iters) {
     bench_madd_kernel<Fp>(pts, mask, out, iters);
 }
-extern "C" __global__ void bellows_bench_g1_madd_cios(const Affine<FpCios>* pts, uint32_t mask,
-                                                      Xyzz<FpCios>* out, uint32_t iters) {
-    bench_madd_kernel<FpCios>(pts, mask, out, iters);
+// G1 mixed additions over FpPlain: squares as products and Y3 as two products (the formulas
+// before the dedicated squaring and mul_sub).
+extern "C" __global__ void bellows_bench_g1_madd_plain(const Affine<FpPlain>* pts, uint32_t mask,
+                                                       Xyzz<FpPlain>* out, uint32_t iters) {
+    bench_madd_kernel<FpPlain>(pts, mask, out, iters);
 }
 extern "C" __global__ void bellows_bench_g2_madd(const G2Affine* pts, uint32_t mask, G2Xyzz* out,
                                                  uint32_t iters) {

@@ -32,9 +32,10 @@ pub enum BenchField {
     FrGeneric,
     /// The base field (12 limbs).
     Fp,
-    /// The base field through the interleaved CIOS product that the wide (Karatsuba) product
-    /// replaced, for comparison.
-    FpCios,
+    /// Squares in the base field (the dedicated squaring).
+    FpSqr,
+    /// Squares in the base field as products (`FpPlain`), for comparison.
+    FpSqrPlain,
     /// The quadratic extension (Karatsuba, 3 Fp products).
     Fp2,
 }
@@ -44,8 +45,8 @@ pub enum BenchField {
 pub enum BenchGroup {
     /// G1 over Fp.
     G1,
-    /// G1 over Fp's CIOS product (`BenchField::FpCios`), for comparison.
-    G1Cios,
+    /// G1 over `FpPlain` (squares as products, Y3 as two products), for comparison.
+    G1Plain,
     /// G2 over Fp2.
     G2,
 }
@@ -165,15 +166,15 @@ impl CudaDevice {
                 let v: Vec<Fp> = (0..2 * t).map(|_| Fp::random(&mut rng)).collect();
                 self.bench_kernel::<Fp, Fp>(&self.test_kernels()?.bench_fp_mul, &v, None, t, shape)?
             }
-            BenchField::FpCios => {
+            BenchField::FpSqr | BenchField::FpSqrPlain => {
                 let v: Vec<Fp> = (0..2 * t).map(|_| Fp::random(&mut rng)).collect();
-                self.bench_kernel::<Fp, Fp>(
-                    &self.test_kernels()?.bench_fp_mul_cios,
-                    &v,
-                    None,
-                    t,
-                    shape,
-                )?
+                let k = self.test_kernels()?;
+                let f = if field == BenchField::FpSqr {
+                    &k.bench_fp_sqr
+                } else {
+                    &k.bench_fp_sqr_plain
+                };
+                self.bench_kernel::<Fp, Fp>(f, &v, None, t, shape)?
             }
             BenchField::Fp2 => {
                 let v: Vec<Fp2> = (0..2 * t).map(|_| Fp2::random(&mut rng)).collect();
@@ -218,7 +219,7 @@ impl CudaDevice {
         let mut rng = ChaCha8Rng::seed_from_u64(43);
         let mask = table - 1;
         let ms = match group {
-            BenchGroup::G1 | BenchGroup::G1Cios => {
+            BenchGroup::G1 | BenchGroup::G1Plain => {
                 let pts: Vec<G1Affine> = (0..table)
                     .map(|_| {
                         (blstrs::G1Projective::generator() * blstrs::Scalar::random(&mut rng))
@@ -231,7 +232,7 @@ impl CudaDevice {
                     if group == BenchGroup::G1 {
                         &k.bench_g1_madd
                     } else {
-                        &k.bench_g1_madd_cios
+                        &k.bench_g1_madd_plain
                     },
                     &pts,
                     Some(mask),

@@ -86,10 +86,11 @@ pub(crate) mod testing_names {
     pub const BENCH_FR_MUL: &str = "bellows_bench_fr_mul";
     pub const BENCH_FR_MUL_GENERIC: &str = "bellows_bench_fr_mul_generic";
     pub const BENCH_FP_MUL: &str = "bellows_bench_fp_mul";
-    pub const BENCH_FP_MUL_CIOS: &str = "bellows_bench_fp_mul_cios";
+    pub const BENCH_FP_SQR: &str = "bellows_bench_fp_sqr";
+    pub const BENCH_FP_SQR_PLAIN: &str = "bellows_bench_fp_sqr_plain";
     pub const BENCH_FP2_MUL: &str = "bellows_bench_fp2_mul";
     pub const BENCH_G1_MADD: &str = "bellows_bench_g1_madd";
-    pub const BENCH_G1_MADD_CIOS: &str = "bellows_bench_g1_madd_cios";
+    pub const BENCH_G1_MADD_PLAIN: &str = "bellows_bench_g1_madd_plain";
     pub const BENCH_G2_MADD: &str = "bellows_bench_g2_madd";
 }
 

@@ -238,9 +238,9 @@ fn fp64_product_matches_blst() {
 }
 
 #[test]
-fn fp_wide_and_cios_products_match_blst() {
-    // Fp's Karatsuba product with its separate reduction (the production form, field 1) on many
-    // more inputs than field_arithmetic_matches_blst gives it, and the interleaved CIOS product it
+fn fp_squaring_and_mul_sub_match_blst() {
+    // Fp's dedicated squaring and one-reduction a·b − c·d (the production form, field 1) on many
+    // more inputs than field_arithmetic_matches_blst gives them, and the plain forms they
     // replaced (field 5, kept for the kernel check's timings), edge cases included.
     let Some(e) = emu() else { return };
     let mut rng = ChaCha8Rng::seed_from_u64(22);

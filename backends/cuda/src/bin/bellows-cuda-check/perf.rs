@@ -35,7 +35,8 @@ pub fn run(dev: &CudaDevice, o: &Options) -> Result<Vec<String>> {
             0.0,
         ),
         ("Fp mul", BenchField::Fp, 256, 512, 25.0),
-        ("Fp mul (CIOS, previous)", BenchField::FpCios, 256, 512, 0.0),
+        ("Fp sqr", BenchField::FpSqr, 256, 512, 0.0),
+        ("Fp sqr (as a product)", BenchField::FpSqrPlain, 256, 512, 0.0),
         ("Fp2 mul", BenchField::Fp2, 128, 256, 0.0),
     ];
     for (name, f, threads, iters, goal) in fields {
@@ -59,7 +60,7 @@ pub fn run(dev: &CudaDevice, o: &Options) -> Result<Vec<String>> {
     }
     for (name, g, threads, iters) in [
         ("G1 madd", BenchGroup::G1, 128, 256),
-        ("G1 madd (CIOS, previous)", BenchGroup::G1Cios, 128, 256),
+        ("G1 madd (plain squares, Y3)", BenchGroup::G1Plain, 128, 256),
         ("G2 madd", BenchGroup::G2, 64, 128),
     ] {
         let t = dev.bench_madd(g, 1024, blocks, threads, iters, reps)?;
