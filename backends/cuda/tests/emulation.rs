@@ -245,7 +245,11 @@ fn fp_squaring_and_mul_sub_match_blst() {
     let Some(e) = emu() else { return };
     let mut rng = ChaCha8Rng::seed_from_u64(22);
     let mut r = testing::run_field_checks::<Fp>(field_exec(e, 1), &mut rng, 40000);
-    r.extend(testing::run_field_checks::<Fp>(field_exec(e, 5), &mut rng, 4000));
+    r.extend(testing::run_field_checks::<Fp>(
+        field_exec(e, 5),
+        &mut rng,
+        4000,
+    ));
     assert!(r.iter().all(|c| c.compared > 50));
     assert_all(&r);
     assert_eq!(r.len(), 2 * FieldOp::ALL.len());

@@ -299,10 +299,7 @@ impl FieldCase for Fp {
             FieldOp::Inverse => fp_inverse(&x),
             FieldOp::ToMontgomery => fp_to_mont(&x),
             FieldOp::FromMontgomery => fp_from_mont(&x),
-            FieldOp::MulSub => fp_sub(
-                &fp_mul(&x, &y),
-                &fp_mul(&fp_add(&x, &y), &fp_sub(&x, &y)),
-            ),
+            FieldOp::MulSub => fp_sub(&fp_mul(&x, &y), &fp_mul(&fp_add(&x, &y), &fp_sub(&x, &y))),
         })
     }
 }
@@ -387,7 +384,10 @@ impl FieldCase for Fp2 {
 }
 
 fn is_binary(op: FieldOp) -> bool {
-    matches!(op, FieldOp::Add | FieldOp::Sub | FieldOp::Mul | FieldOp::MulSub)
+    matches!(
+        op,
+        FieldOp::Add | FieldOp::Sub | FieldOp::Mul | FieldOp::MulSub
+    )
 }
 
 /// Inputs for `op`: every pair of edge cases for binary operations (each edge case once for

@@ -36,7 +36,13 @@ pub fn run(dev: &CudaDevice, o: &Options) -> Result<Vec<String>> {
         ),
         ("Fp mul", BenchField::Fp, 256, 512, 25.0),
         ("Fp sqr", BenchField::FpSqr, 256, 512, 0.0),
-        ("Fp sqr (as a product)", BenchField::FpSqrPlain, 256, 512, 0.0),
+        (
+            "Fp sqr (as a product)",
+            BenchField::FpSqrPlain,
+            256,
+            512,
+            0.0,
+        ),
         ("Fp2 mul", BenchField::Fp2, 128, 256, 0.0),
     ];
     for (name, f, threads, iters, goal) in fields {
