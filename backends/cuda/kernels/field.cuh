@@ -155,60 +155,14 @@ struct Mont {
     // The integer product (CIOS, even/odd split).
     static BL_HD Mont mul_int(const Mont& a, const Mont& b) {
         uint32_t E[N + 1], O[N];
-
-        // Row 0: plain products, no accumulation.
-#pragma unroll
-        for (int j = 0; j < N; j += 2) {
-            E[j] = mul_lo(a.v[j], b.v[0]);
-            E[j + 1] = mul_hi(a.v[j], b.v[0]);
-        }
-        E[N] = 0;
-#pragma unroll
-        for (int j = 1; j < N; j += 2) {
-            O[j - 1] = mul_lo(a.v[j], b.v[0]);
-            O[j] = mul_hi(a.v[j], b.v[0]);
-        }
+        first_row(E, O, a.v, b.v[0]);
         reduce_row(E, O);
-
 #pragma unroll
         for (int i = 1; i < N; i++) {
-            uint32_t bi = b.v[i];
-            uint32_t E2[N + 1], O2[N];
-            // Divide by 2^32: the new E is O, plus E[1] in its lowest limb; the carry of that
-            // addition enters the chain that builds the new O = (E >> 64) + a_odd·b_i.
-            E2[0] = add_cc(O[0], E[1]);
-#pragma unroll
-            for (int j = 1; j < N - 1; j += 2) {
-                O2[j - 1] = madc_lo_cc(a.v[j], bi, E[j + 1]);
-                O2[j] = madc_hi_cc(a.v[j], bi, E[j + 2]);
-            }
-            O2[N - 2] = madc_lo_cc(a.v[N - 1], bi, E[N]);
-            O2[N - 1] = madc_hi(a.v[N - 1], bi, 0);
-            // New E += a_even·b_i (a fresh chain).
-#pragma unroll
-            for (int j = 1; j < N; j++) E2[j] = O[j];
-            E2[0] = mad_lo_cc(a.v[0], bi, E2[0]);
-            E2[1] = madc_hi_cc(a.v[0], bi, E2[1]);
-#pragma unroll
-            for (int j = 2; j < N; j += 2) {
-                E2[j] = madc_lo_cc(a.v[j], bi, E2[j]);
-                E2[j + 1] = madc_hi_cc(a.v[j], bi, E2[j + 1]);
-            }
-            E2[N] = addc(0, 0);
-#pragma unroll
-            for (int j = 0; j <= N; j++) E[j] = E2[j];
-#pragma unroll
-            for (int j = 0; j < N; j++) O[j] = O2[j];
+            shift_add_row(E, O, a.v, b.v[i]);
             reduce_row(E, O);
         }
-
-        // t = (E + 2^32·O) / 2^32 with E[0] = 0, and t < 2p.
-        Mont r;
-        r.v[0] = add_cc(O[0], E[1]);
-#pragma unroll
-        for (int j = 1; j < N - 1; j++) r.v[j] = addc_cc(O[j], E[j + 1]);
-        r.v[N - 1] = addc(O[N - 1], E[N]);
-        return reduce_once(r);
+        return finish(E, O);
     }
 
     // a². For a field with P::SQR_SUB, the dedicated squaring (sqr_int); otherwise a product.
@@ -265,6 +219,61 @@ private:
     // need no more registers than the product, and they take limb products off the integer
     // multiply-add pipe, the pipe the MSM's additions are bound by.
 
+    // The first row of a product: E + 2^32·O = x·y (x's even limbs in E, its odd ones in O).
+    static BL_HD void first_row(uint32_t (&E)[N + 1], uint32_t (&O)[N], const uint32_t (&x)[N], uint32_t y) {
+#pragma unroll
+        for (int j = 0; j < N; j += 2) {
+            E[j] = mul_lo(x[j], y);
+            E[j + 1] = mul_hi(x[j], y);
+        }
+        E[N] = 0;
+#pragma unroll
+        for (int j = 1; j < N; j += 2) {
+            O[j - 1] = mul_lo(x[j], y);
+            O[j] = mul_hi(x[j], y);
+        }
+    }
+
+    // Every later row: divide the running sum by 2^32 (its lowest limb is zero after the
+    // reduction step) and add x·y. The new E is O, plus E[1] in its lowest limb; the carry of
+    // that addition enters the chain that builds the new O = (E >> 64) + x_odd·y, and the new E
+    // then gains x_even·y in a fresh chain.
+    static BL_HD void shift_add_row(uint32_t (&E)[N + 1], uint32_t (&O)[N], const uint32_t (&x)[N], uint32_t y) {
+        uint32_t E2[N + 1], O2[N];
+        E2[0] = add_cc(O[0], E[1]);
+#pragma unroll
+        for (int j = 1; j < N - 1; j += 2) {
+            O2[j - 1] = madc_lo_cc(x[j], y, E[j + 1]);
+            O2[j] = madc_hi_cc(x[j], y, E[j + 2]);
+        }
+        O2[N - 2] = madc_lo_cc(x[N - 1], y, E[N]);
+        O2[N - 1] = madc_hi(x[N - 1], y, 0);
+#pragma unroll
+        for (int j = 1; j < N; j++) E2[j] = O[j];
+        E2[0] = mad_lo_cc(x[0], y, E2[0]);
+        E2[1] = madc_hi_cc(x[0], y, E2[1]);
+#pragma unroll
+        for (int j = 2; j < N; j += 2) {
+            E2[j] = madc_lo_cc(x[j], y, E2[j]);
+            E2[j + 1] = madc_hi_cc(x[j], y, E2[j + 1]);
+        }
+        E2[N] = addc(0, 0);
+#pragma unroll
+        for (int j = 0; j <= N; j++) E[j] = E2[j];
+#pragma unroll
+        for (int j = 0; j < N; j++) O[j] = O2[j];
+    }
+
+    // After the last reduction step: t = (E + 2^32·O) / 2^32 (E[0] = 0), t < 2p, reduced once.
+    static BL_HD Mont finish(const uint32_t (&E)[N + 1], const uint32_t (&O)[N]) {
+        Mont r;
+        r.v[0] = add_cc(O[0], E[1]);
+#pragma unroll
+        for (int j = 1; j < N - 1; j++) r.v[j] = addc_cc(O[j], E[j + 1]);
+        r.v[N - 1] = addc(O[N - 1], E[N]);
+        return reduce_once(r);
+    }
+
     // E += x_even·y, O += x_odd·y (two fresh carry chains; E's carry lands in E[N], O's cannot
     // carry out while the running sum stays below 2^(32(N+1))).
     static BL_HD void row_add(uint32_t (&E)[N + 1], uint32_t (&O)[N], const uint32_t (&x)[N], uint32_t y) {
@@ -294,56 +303,16 @@ private:
     // conditional subtraction finishes. Limb products: 3N² instead of 4N² for two products.
     static BL_HD Mont mul_sub_int(const Mont& a, const Mont& b, const Mont& c, const Mont& d) {
         uint32_t E[N + 1], O[N];
-#pragma unroll
-        for (int j = 0; j < N; j += 2) {
-            E[j] = mul_lo(a.v[j], b.v[0]);
-            E[j + 1] = mul_hi(a.v[j], b.v[0]);
-        }
-        E[N] = 0;
-#pragma unroll
-        for (int j = 1; j < N; j += 2) {
-            O[j - 1] = mul_lo(a.v[j], b.v[0]);
-            O[j] = mul_hi(a.v[j], b.v[0]);
-        }
+        first_row(E, O, a.v, b.v[0]);
         row_add(E, O, c.v, d.v[0]);
         reduce_row(E, O);
-
 #pragma unroll
         for (int i = 1; i < N; i++) {
-            uint32_t bi = b.v[i];
-            uint32_t E2[N + 1], O2[N];
-            E2[0] = add_cc(O[0], E[1]);
-#pragma unroll
-            for (int j = 1; j < N - 1; j += 2) {
-                O2[j - 1] = madc_lo_cc(a.v[j], bi, E[j + 1]);
-                O2[j] = madc_hi_cc(a.v[j], bi, E[j + 2]);
-            }
-            O2[N - 2] = madc_lo_cc(a.v[N - 1], bi, E[N]);
-            O2[N - 1] = madc_hi(a.v[N - 1], bi, 0);
-#pragma unroll
-            for (int j = 1; j < N; j++) E2[j] = O[j];
-            E2[0] = mad_lo_cc(a.v[0], bi, E2[0]);
-            E2[1] = madc_hi_cc(a.v[0], bi, E2[1]);
-#pragma unroll
-            for (int j = 2; j < N; j += 2) {
-                E2[j] = madc_lo_cc(a.v[j], bi, E2[j]);
-                E2[j + 1] = madc_hi_cc(a.v[j], bi, E2[j + 1]);
-            }
-            E2[N] = addc(0, 0);
-            row_add(E2, O2, c.v, d.v[i]);
-#pragma unroll
-            for (int j = 0; j <= N; j++) E[j] = E2[j];
-#pragma unroll
-            for (int j = 0; j < N; j++) O[j] = O2[j];
+            shift_add_row(E, O, a.v, b.v[i]);
+            row_add(E, O, c.v, d.v[i]);
             reduce_row(E, O);
         }
-
-        Mont r;
-        r.v[0] = add_cc(O[0], E[1]);
-#pragma unroll
-        for (int j = 1; j < N - 1; j++) r.v[j] = addc_cc(O[j], E[j + 1]);
-        r.v[N - 1] = addc(O[N - 1], E[N]);
-        return reduce_once(r);
+        return finish(E, O);
     }
 
     // Row i's multiplicand limb j (j ≥ i) in the squaring: a² = Σ_i a_i·(a_i·2^(32i) +
@@ -367,19 +336,10 @@ private:
         for (int j = 1; j < N - 1; j++) a2[j] = addc_cc(a.v[j], a.v[j]);
         a2[N - 1] = addc(a.v[N - 1], a.v[N - 1]);
 
-        uint32_t E[N + 1], O[N];
-        const uint32_t b0 = a.v[0];
+        uint32_t E[N + 1], O[N], x0[N];
 #pragma unroll
-        for (int j = 0; j < N; j += 2) {
-            E[j] = mul_lo(sqr_limb(a, a2, 0, j), b0);
-            E[j + 1] = mul_hi(sqr_limb(a, a2, 0, j), b0);
-        }
-        E[N] = 0;
-#pragma unroll
-        for (int j = 1; j < N; j += 2) {
-            O[j - 1] = mul_lo(sqr_limb(a, a2, 0, j), b0);
-            O[j] = mul_hi(sqr_limb(a, a2, 0, j), b0);
-        }
+        for (int j = 0; j < N; j++) x0[j] = sqr_limb(a, a2, 0, j);
+        first_row(E, O, x0, a.v[0]);
         reduce_row(E, O);
 
 #pragma unroll
@@ -420,13 +380,7 @@ private:
             for (int j = 0; j < N; j++) O[j] = O2[j];
             reduce_row(E, O);
         }
-
-        Mont r;
-        r.v[0] = add_cc(O[0], E[1]);
-#pragma unroll
-        for (int j = 1; j < N - 1; j++) r.v[j] = addc_cc(O[j], E[j + 1]);
-        r.v[N - 1] = addc(O[N - 1], E[N]);
-        return reduce_once(r);
+        return finish(E, O);
     }
 
     // One Montgomery reduction step: m = E[0]·M0 mod 2^32, then E += m·p_even, O += m·p_odd,

@@ -29,32 +29,25 @@ __device__ void curve_op_kernel(uint32_t op, const Jacobian<F>* p, const Jacobia
     }
 }
 
-// Throughput: four independent chains x_j ← x_j·y per thread, `iters` rounds.
-template <class F>
+// Throughput: four independent chains per thread, `iters` rounds of x_j ← x_j·y, or of
+// x_j ← x_j² with SQUARE.
+template <class F, bool SQUARE = false>
 __device__ void bench_mul_kernel(const F* in, F* out, uint32_t iters) {
     uint64_t t = global_thread();
     F y = in[2 * t], x0 = in[2 * t + 1];
     F x1 = F::add(x0, y), x2 = F::sub(x0, y), x3 = F::dbl(x0);
     for (uint32_t i = 0; i < iters; i++) {
-        x0 = F::mul(x0, y);
-        x1 = F::mul(x1, y);
-        x2 = F::mul(x2, y);
-        x3 = F::mul(x3, y);
-    }
-    out[t] = F::add(F::add(x0, x1), F::add(x2, x3));
-}
-
-// Throughput: four independent chains x_j ← x_j² per thread, `iters` rounds.
-template <class F>
-__device__ void bench_sqr_kernel(const F* in, F* out, uint32_t iters) {
-    uint64_t t = global_thread();
-    F y = in[2 * t], x0 = in[2 * t + 1];
-    F x1 = F::add(x0, y), x2 = F::sub(x0, y), x3 = F::dbl(x0);
-    for (uint32_t i = 0; i < iters; i++) {
-        x0 = F::sqr(x0);
-        x1 = F::sqr(x1);
-        x2 = F::sqr(x2);
-        x3 = F::sqr(x3);
+        if constexpr (SQUARE) {
+            x0 = F::sqr(x0);
+            x1 = F::sqr(x1);
+            x2 = F::sqr(x2);
+            x3 = F::sqr(x3);
+        } else {
+            x0 = F::mul(x0, y);
+            x1 = F::mul(x1, y);
+            x2 = F::mul(x2, y);
+            x3 = F::mul(x3, y);
+        }
     }
     out[t] = F::add(F::add(x0, x1), F::add(x2, x3));
 }
@@ -110,10 +103,10 @@ extern "C" __global__ void bellows_bench_fp_mul(const Fp* in, Fp* out, uint32_t 
 }
 // Squares: Fp's dedicated squaring, and FpPlain's (a product), same layout.
 extern "C" __global__ void bellows_bench_fp_sqr(const Fp* in, Fp* out, uint32_t iters) {
-    bench_sqr_kernel<Fp>(in, out, iters);
+    bench_mul_kernel<Fp, true>(in, out, iters);
 }
 extern "C" __global__ void bellows_bench_fp_sqr_plain(const FpPlain* in, FpPlain* out, uint32_t iters) {
-    bench_sqr_kernel<FpPlain>(in, out, iters);
+    bench_mul_kernel<FpPlain, true>(in, out, iters);
 }
 extern "C" __global__ void bellows_bench_fp2_mul(const Fp2* in, Fp2* out, uint32_t iters) {
     bench_mul_kernel<Fp2>(in, out, iters);
