@@ -250,14 +250,8 @@ private:
         O2[N - 1] = madc_hi(x[N - 1], y, 0);
 #pragma unroll
         for (int j = 1; j < N; j++) E2[j] = O[j];
-        E2[0] = mad_lo_cc(x[0], y, E2[0]);
-        E2[1] = madc_hi_cc(x[0], y, E2[1]);
-#pragma unroll
-        for (int j = 2; j < N; j += 2) {
-            E2[j] = madc_lo_cc(x[j], y, E2[j]);
-            E2[j + 1] = madc_hi_cc(x[j], y, E2[j + 1]);
-        }
-        E2[N] = addc(0, 0);
+        E2[N] = 0;
+        add_even(E2, x, y);
 #pragma unroll
         for (int j = 0; j <= N; j++) E[j] = E2[j];
 #pragma unroll
@@ -274,9 +268,8 @@ private:
         return reduce_once(r);
     }
 
-    // E += x_even·y, O += x_odd·y (two fresh carry chains; E's carry lands in E[N], O's cannot
-    // carry out while the running sum stays below 2^(32(N+1))).
-    static BL_HD void row_add(uint32_t (&E)[N + 1], uint32_t (&O)[N], const uint32_t (&x)[N], uint32_t y) {
+    // E += x_even·y in a fresh carry chain, its carry into E[N].
+    static BL_HD void add_even(uint32_t (&E)[N + 1], const uint32_t (&x)[N], uint32_t y) {
         E[0] = mad_lo_cc(x[0], y, E[0]);
         E[1] = madc_hi_cc(x[0], y, E[1]);
 #pragma unroll
@@ -285,6 +278,12 @@ private:
             E[j + 1] = madc_hi_cc(x[j], y, E[j + 1]);
         }
         E[N] = addc(E[N], 0);
+    }
+
+    // E += x_even·y, O += x_odd·y (two fresh carry chains; O's cannot carry out while the
+    // running sum stays below 2^(32(N+1))).
+    static BL_HD void row_add(uint32_t (&E)[N + 1], uint32_t (&O)[N], const uint32_t (&x)[N], uint32_t y) {
+        add_even(E, x, y);
         O[0] = mad_lo_cc(x[1], y, O[0]);
         O[1] = madc_hi_cc(x[1], y, O[1]);
 #pragma unroll

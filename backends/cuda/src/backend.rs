@@ -606,17 +606,15 @@ impl CudaBackend {
             self.room(k)? / self.streams() as u64 >= (words * std::mem::size_of::<Fr>()) as u64;
         let (da, early) =
             quotient_upload(dev, a, b, c, log_n, if beside { &assignments } else { &[] })?;
-        let mut uploaded = early.into_iter();
-        let mut inputs = Vec::with_capacity(proofs.len());
-        let mut aux = Vec::with_capacity(proofs.len());
-        for p in proofs {
-            let mut next = |host: &[Fr]| match uploaded.next() {
-                Some(d) => Ok(d),
-                None => upload(dev, host),
-            };
-            inputs.push(next(p.inputs)?);
-            aux.push(next(p.aux)?);
-        }
+        // Proof j's inputs at 2j, its aux assignment at 2j + 1.
+        let assigned = if beside {
+            early
+        } else {
+            assignments
+                .iter()
+                .map(|v| upload(dev, v))
+                .collect::<Result<Vec<_>>>()?
+        };
         let msm = |s: &ResidentSet<G1Affine>,
                    start: usize,
                    sc: ScalarSource<'_>,
@@ -630,7 +628,7 @@ impl CudaBackend {
         };
         let mut out = Vec::with_capacity(proofs.len());
         for (j, p) in proofs.iter().enumerate() {
-            let (di, dx) = (&inputs[j], &aux[j]);
+            let (di, dx) = (&assigned[2 * j], &assigned[2 * j + 1]);
             let h = msm(sh, 0, ScalarSource::Device(&da, j * n, n - 1), None)?;
             let l = msm(sl, 0, ScalarSource::Device(dx, 0, p.aux.len()), None)?;
             let a_in = msm(sa, 0, ScalarSource::Device(di, 0, p.inputs.len()), None)?;

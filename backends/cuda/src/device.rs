@@ -650,10 +650,6 @@ impl CudaDevice {
         dst: &mut DeviceVec<T>,
         after_chunk: impl FnMut(usize, usize) -> Result<()>,
     ) -> Result<()> {
-        check_len(host.len(), dst.len)?;
-        if host.is_empty() {
-            return Ok(());
-        }
         // The destination was allocated in the compute stream's order: the copies wait for it.
         let ready = self.stream.record_event(None).map_err(|e| self.err(e))?;
         self.upload_staged_after(host, dst, &ready, after_chunk)
