@@ -97,6 +97,7 @@ struct DigitArgs {
     uint32_t* ones;           // base indices of scalars equal to 1
     uint32_t* ones_count;     // their number
     uint64_t stride;          // 0, or a precomputed table's window stride (below)
+    uint32_t key_lo, key_hi;  // the scatter pass writes the entries of keys in [key_lo, key_hi)
 };
 
 // Precomputed window multiples. With a table Q_{w,i} = 2^(c·w)·P_i stored window-major
@@ -109,7 +110,10 @@ struct DigitArgs {
 // memory (windows × the bases) and a one-off c·(windows − 1) doublings per base.
 
 // Pass 1 (scatter = false) counts each digit into its bucket and lists the scalars equal to 1;
-// pass 2 (scatter = true) writes each digit's entry at its bucket's cursor.
+// pass 2 (scatter = true) writes each digit's entry at its bucket's cursor, for the keys in
+// [key_lo, key_hi) (the host may split the scatter into key ranges, each a launch over every
+// scalar, so that the cursors a launch writes behind — one partly written 32-byte sector a
+// bucket — take less of the L2 cache).
 BL_HD void digits_body(const DigitArgs& a, uint64_t i, bool scatter) {
     if (i >= a.n) return;
     uint32_t idx = base_index(a.first + i, a.density, a.rank);
@@ -137,6 +141,7 @@ BL_HD void digits_body(const DigitArgs& a, uint64_t i, bool scatter) {
         if (mag == 0) continue;
         const uint32_t key = (a.stride ? 0 : w * half) + mag - 1;
         if (scatter) {
+            if (key < a.key_lo || key >= a.key_hi) continue;
             // The host keeps windows·stride below 2^31, so the sign bit stays free.
             const uint32_t point = a.stride ? (uint32_t)(w * a.stride) + idx : idx;
             a.entries[atomic_add(&a.counts[key], 1)] = point | sign;

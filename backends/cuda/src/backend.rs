@@ -239,6 +239,21 @@ fn stream_count(cfg: &BackendConfig) -> Result<usize> {
     }
 }
 
+/// Option `pool-release`: `trim` (default; device memory freed by a call stays in the driver's
+/// pool for the next call until `trim`) or `sync` (the driver's default: returned at every
+/// synchronisation, so other processes see it free between calls). True for `sync`.
+fn pool_release_at_sync(cfg: &BackendConfig) -> Result<bool> {
+    match cfg.get_option("pool-release").map(str::trim) {
+        None | Some("trim") => Ok(false),
+        Some("sync") => Ok(true),
+        Some(v) => Err(Error::invalid(format!(
+            "option pool-release={v:?}: expected `trim` (freed device memory is kept for the \
+             next call until the backend is trimmed) or `sync` (returned to the driver at \
+             every synchronisation)"
+        ))),
+    }
+}
+
 /// Options `msm-precompute` (`on` or `off`, default off) and `msm-precompute-window` (bits,
 /// 8 to 28): the window width of the tables to build at load, or None.
 fn precompute_window(cfg: &BackendConfig) -> Result<Option<u32>> {
@@ -302,11 +317,15 @@ impl CudaBackend {
     pub fn with_config(cfg: &BackendConfig) -> Result<Self> {
         let streams = stream_count(cfg)?;
         let precompute = precompute_window(cfg)?;
+        let release_at_sync = pool_release_at_sync(cfg)?;
         let ordinals = device_list(cfg)?;
         let gpus = ordinals
             .iter()
             .map(|&i| {
                 let first = CudaDevice::new(i)?;
+                if release_at_sync {
+                    first.set_pool_release(true)?;
+                }
                 let mut lanes = Vec::with_capacity(streams);
                 for _ in 1..streams {
                     lanes.push(first.lane()?);
@@ -1053,6 +1072,20 @@ mod tests {
                 .unwrap_err()
                 .to_string();
             assert!(e.contains("msm-precompute-window"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn pool_release_options_parse() {
+        let cfg = BackendConfig::default();
+        assert!(!pool_release_at_sync(&cfg).unwrap());
+        assert!(!pool_release_at_sync(&cfg.clone().option("pool-release", "trim")).unwrap());
+        assert!(pool_release_at_sync(&cfg.clone().option("pool-release", " sync")).unwrap());
+        for bad in ["never", "", "0"] {
+            let e = pool_release_at_sync(&cfg.clone().option("pool-release", bad))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("pool-release"), "{bad}: {e}");
         }
     }
 

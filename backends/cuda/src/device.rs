@@ -53,6 +53,23 @@ pub(crate) fn require_driver(present: bool) -> Result<()> {
     }
 }
 
+/// Sets the release threshold of the default memory pool of `ctx`'s device: the bytes of freed
+/// memory the pool keeps at a synchronisation instead of returning them to the driver.
+fn set_release_threshold(ctx: &CudaContext, bytes: u64) -> std::result::Result<(), DriverError> {
+    ctx.bind_to_thread()?;
+    let mut v = bytes;
+    // SAFETY: the pool is the default pool of the context's own device (valid for the context's
+    // lifetime); the release threshold is a u64 attribute, read from `v`.
+    unsafe {
+        let pool = cudarc::driver::result::device::get_default_mem_pool(ctx.cu_device())?;
+        cudarc::driver::result::mem_pool::set_attribute(
+            pool,
+            sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+            (&mut v as *mut u64).cast(),
+        )
+    }
+}
+
 /// Converts a driver error into the core error type.
 pub(crate) fn driver_error(device: &str, e: DriverError) -> Error {
     Error::Device {
@@ -197,6 +214,10 @@ impl CudaDevice {
         // One stream, ordered by hand: cudarc's per-buffer event tracking is not needed.
         // SAFETY: called before any buffer or stream of this context exists.
         unsafe { ctx.disable_event_tracking() };
+        // Freed device memory stays in the pool for the next allocation until `trim_pool`
+        // (the driver's default returns it at every synchronisation, and mapping it again costs
+        // time on every call; see `set_pool_release`).
+        set_release_threshold(&ctx, u64::MAX).map_err(err)?;
         let stream = ctx.new_stream().map_err(err)?;
         let copy_stream = ctx.new_stream().map_err(err)?;
         let mut image = Vec::with_capacity(fatbin.len());
@@ -339,9 +360,48 @@ impl CudaDevice {
     pub fn compute_capability(&self) -> (i32, i32) {
         self.capability
     }
-    /// Free and total device memory in bytes.
+    /// Free and total device memory in bytes. Free counts the memory that the context's pool
+    /// holds but no allocation uses (freed by earlier calls and kept for the next ones, see
+    /// [`CudaDevice::set_pool_release`]): it is this process's to allocate again.
     pub fn memory_info(&self) -> Result<(usize, usize)> {
-        self.ctx.mem_get_info().map_err(|e| self.err(e))
+        let (free, total) = self.ctx.mem_get_info().map_err(|e| self.err(e))?;
+        let idle = self.pool_idle_bytes().unwrap_or(0);
+        Ok((free.saturating_add(idle).min(total), total))
+    }
+
+    /// Whether device memory freed by a call goes back to the driver at every synchronisation
+    /// (`true`, the driver's default) or stays in the context's pool for the next allocation
+    /// until [`CudaDevice::trim_pool`] (`false`, this backend's default: a call then allocates
+    /// without mapping fresh pages; `bellows serve` trims after an idle spell). Applies to
+    /// every lane of the GPU (one pool per device).
+    pub fn set_pool_release(&self, at_sync: bool) -> Result<()> {
+        set_release_threshold(&self.ctx, if at_sync { 0 } else { u64::MAX })
+            .map_err(|e| self.err(e))
+    }
+
+    /// Bytes the device's default pool holds beyond what live allocations use.
+    pub fn pool_idle_bytes(&self) -> Result<usize> {
+        let get = |attr| -> std::result::Result<u64, DriverError> {
+            let mut v = 0u64;
+            // SAFETY: `pool` is the default pool of this context's device (valid for the
+            // context's lifetime); both attributes are u64 values, written into `v`.
+            unsafe {
+                let pool =
+                    cudarc::driver::result::device::get_default_mem_pool(self.ctx.cu_device())?;
+                cudarc::driver::result::mem_pool::get_attribute(
+                    pool,
+                    attr,
+                    (&mut v as *mut u64).cast(),
+                )?;
+            }
+            Ok(v)
+        };
+        self.ctx.bind_to_thread().map_err(|e| self.err(e))?;
+        let reserved = get(sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)
+            .map_err(|e| self.err(e))?;
+        let used = get(sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_CURRENT)
+            .map_err(|e| self.err(e))?;
+        Ok(reserved.saturating_sub(used) as usize)
     }
     /// Number of streaming multiprocessors.
     pub fn multiprocessors(&self) -> Result<u32> {
@@ -442,6 +502,33 @@ impl CudaDevice {
         }
     }
 
+    /// Runs an allocation; when it fails for lack of memory while the pool holds idle memory
+    /// (kept from earlier calls, possibly in pieces too small for this request), waits for the
+    /// GPU's streams, returns the idle memory to the driver and tries once more.
+    fn retry_out_of_memory<R>(
+        &self,
+        f: impl Fn() -> std::result::Result<R, DriverError>,
+    ) -> std::result::Result<R, DriverError> {
+        match f() {
+            Err(e) if e.0 == CUresult::CUDA_ERROR_OUT_OF_MEMORY => {
+                if self.pool_idle_bytes().unwrap_or(0) == 0 {
+                    return Err(e);
+                }
+                self.ctx.synchronize()?;
+                self.ctx.bind_to_thread()?;
+                // SAFETY: the default pool of this context's device; trimming releases only
+                // memory no allocation uses (every stream was synchronised just above).
+                unsafe {
+                    let pool =
+                        cudarc::driver::result::device::get_default_mem_pool(self.ctx.cu_device())?;
+                    cudarc::driver::result::mem_pool::trim_to(pool, 0)?;
+                }
+                f()
+            }
+            r => r,
+        }
+    }
+
     /// Uninitialised device memory for `len` values (internal: callers overwrite all of it).
     pub(crate) fn alloc_uninit<T: Plain>(&self, len: usize) -> Result<DeviceVec<T>> {
         let n = len
@@ -449,8 +536,9 @@ impl CudaDevice {
             .ok_or_else(|| Error::invalid("allocation too large"))?;
         // SAFETY: u64 has no invalid bit patterns; the contents are only read after a kernel or
         // a copy has written them (every internal caller fills the buffer first).
-        let buf =
-            unsafe { self.stream.alloc::<u64>(n.max(1)) }.map_err(|e| self.alloc_err(e, n * 8))?;
+        let buf = self
+            .retry_out_of_memory(|| unsafe { self.stream.alloc::<u64>(n.max(1)) })
+            .map_err(|e| self.alloc_err(e, n * 8))?;
         Ok(DeviceVec {
             buf,
             len,
@@ -464,8 +552,7 @@ impl CudaDevice {
             .checked_mul(T::WORDS)
             .ok_or_else(|| Error::invalid("allocation too large"))?;
         let buf = self
-            .stream
-            .alloc_zeros::<u64>(n.max(1))
+            .retry_out_of_memory(|| self.stream.alloc_zeros::<u64>(n.max(1)))
             .map_err(|e| self.alloc_err(e, n * 8))?;
         Ok(DeviceVec {
             buf,

@@ -32,10 +32,25 @@ const BLOCK: u32 = 128;
 const TARGET_THREADS: u64 = 132 * 384 * 4;
 /// Fewest entries one accumulation thread takes (`msm::MIN_CHUNK`).
 const MIN_CHUNK: u64 = 8;
-/// Buckets per thread in the window pass.
+/// Buckets per thread in the window pass, at most ([`segment_len`]).
 const SEGMENT: u32 = 32;
-/// Inputs per thread in a tree-reduction step.
-const REDUCE_PER: u32 = 32;
+/// Fewest buckets per thread in the window pass.
+const MIN_SEGMENT: u32 = 4;
+/// Threads the window pass aims for (about four warps a scheduler on an H200) before it
+/// shortens its segments.
+const SEGMENT_THREADS: u64 = 1 << 16;
+/// Inputs per thread in a tree-reduction step (fewer means more steps of shorter chains: these
+/// steps run a few thousand threads at most, so a thread's chain of additions is their time);
+/// `BELLOWS_MSM_REDUCE_PER` (2 to 64) overrides it, for timing.
+const REDUCE_PER: u32 = 8;
+
+fn reduce_per() -> u32 {
+    std::env::var("BELLOWS_MSM_REDUCE_PER")
+        .ok()
+        .and_then(|v| v.parse::<u32>().ok())
+        .filter(|p| (2..=64).contains(p))
+        .unwrap_or(REDUCE_PER)
+}
 /// Bases per thread when summing the scalars equal to 1.
 const ONES_PER: u32 = 64;
 /// Largest number of scalars in one device MSM pass (entries are counted in u32).
@@ -165,6 +180,8 @@ struct DigitArgs {
     ones: u64,
     ones_count: u64,
     stride: u64,
+    key_lo: u32,
+    key_hi: u32,
 }
 // SAFETY: a #[repr(C)] struct of integers whose layout matches the kernel's parameter type.
 unsafe impl DeviceRepr for DigitArgs {}
@@ -219,6 +236,17 @@ pub fn affine_rounds() -> u32 {
         .and_then(|v| v.parse::<u32>().ok())
         .filter(|r| *r <= MAX_AFFINE_ROUNDS)
         .unwrap_or(0)
+}
+
+/// Launches the scatter is split into, by key range (`BELLOWS_MSM_SCATTER_PASSES`, 1 to 16;
+/// default 1): each reads every scalar again but writes behind the cursors of a fraction of
+/// the buckets, whose partly written sectors then take a fraction of the L2 cache.
+fn scatter_passes() -> u32 {
+    std::env::var("BELLOWS_MSM_SCATTER_PASSES")
+        .ok()
+        .and_then(|v| v.parse::<u32>().ok())
+        .filter(|p| (1..=16).contains(p))
+        .unwrap_or(1)
 }
 
 fn affine_threads() -> u64 {
@@ -457,8 +485,9 @@ impl CudaDevice {
         let mut cur = input;
         let mut cur_len = len;
         let mut keep: Vec<DeviceVec<G::Xyzz>> = Vec::new();
+        let per = reduce_per();
         loop {
-            let parts = cur_len.div_ceil(REDUCE_PER);
+            let parts = cur_len.div_ceil(per);
             let dst = if parts == 1 {
                 out
             } else {
@@ -469,11 +498,7 @@ impl CudaDevice {
             };
             let threads = groups as u64 * parts as u64;
             let mut l = self.stream().launch_builder(&kern.reduce);
-            l.arg(&cur)
-                .arg(&groups)
-                .arg(&cur_len)
-                .arg(&REDUCE_PER)
-                .arg(&dst);
+            l.arg(&cur).arg(&groups).arg(&cur_len).arg(&per).arg(&dst);
             // SAFETY: reads groups·cur_len points at `cur`, writes groups·parts points at `dst`,
             // both allocations of at least that size.
             unsafe { l.launch(launch_cfg(threads, BLOCK)) }.map_err(|e| self.err(e))?;
@@ -695,6 +720,8 @@ impl CudaDevice {
             ones: ones.ptr(self),
             ones_count: ones_count.ptr(self),
             stride,
+            key_lo: 0,
+            key_hi: u32::MAX,
         };
         let digits = |args: &DigitArgs, scatter: u32| -> Result<()> {
             let mut l = self.stream().launch_builder(&self.k.msm_digits);
@@ -743,7 +770,19 @@ impl CudaDevice {
             .map(|_| ())
             .map_err(|e| self.err(e))?;
         ph.mark("scan");
-        digits(&args, 1)?;
+        let passes = scatter_passes().min(keys);
+        for p in 0..passes {
+            let range = DigitArgs {
+                key_lo: (u64::from(keys) * u64::from(p) / u64::from(passes)) as u32,
+                key_hi: if p + 1 == passes {
+                    u32::MAX
+                } else {
+                    (u64::from(keys) * u64::from(p + 1) / u64::from(passes)) as u32
+                },
+                ..args
+            };
+            digits(&range, 1)?;
+        }
         ph.mark("scatter");
 
         // Batch-affine rounds: round r halves every (padded) bucket into the half or quarter
@@ -887,7 +926,7 @@ impl CudaDevice {
 
         // Window sums: segments, then a tree reduction per window. out[w] for w < windows,
         // out[windows] = the sum of the bases whose scalar is 1.
-        let seg = SEGMENT.min(half);
+        let seg = segment_len(half, sum_windows);
         let segs = half / seg;
         let windows = sum_windows;
         let mut seg_out = self.alloc_uninit::<G::Xyzz>((segs * windows) as usize)?;
@@ -948,6 +987,30 @@ impl CudaDevice {
         ph.report(G::NAME, n, c);
         Ok(Some((jac, c)))
     }
+}
+
+/// Buckets per thread in the window pass over `windows` sets of `half` buckets: [`SEGMENT`],
+/// halved while the pass would run fewer than [`SEGMENT_THREADS`] threads, down to
+/// [`MIN_SEGMENT`]. A segment's cost is its 2·len additions and the double-and-add of its
+/// offset (about log2(half) doublings), which only pays to shorten when threads are few: one
+/// table window of 2^19 buckets (c = 20) ran 16 384 threads of 32 buckets, about one warp a
+/// scheduler, every addition's latency exposed.
+///
+/// `BELLOWS_MSM_SEGMENT` (a power of two up to 1024) fixes the length, for timing one rule
+/// against another.
+fn segment_len(half: u32, windows: u32) -> u32 {
+    if let Some(s) = std::env::var("BELLOWS_MSM_SEGMENT")
+        .ok()
+        .and_then(|v| v.parse::<u32>().ok())
+        .filter(|s| s.is_power_of_two() && *s <= 1024)
+    {
+        return s.min(half);
+    }
+    let mut seg = SEGMENT.min(half);
+    while seg > MIN_SEGMENT && u64::from(half / seg) * u64::from(windows) < SEGMENT_THREADS {
+        seg /= 2;
+    }
+    seg
 }
 
 /// The empty slot of a padded bucket (`msm::PAD` in kernels/msm.cuh).
@@ -1099,4 +1162,29 @@ fn scalar_index_of_base(n: usize, density: Option<&[u64]>, k: usize) -> usize {
         seen += c;
     }
     n
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn window_segments_shorten_only_when_threads_are_few() {
+        // One table window of 2^19 buckets (c = 20): 8 buckets a thread, 2^16 threads.
+        assert_eq!(segment_len(1 << 19, 1), 8);
+        // The plain path at 2^24 (c = 16, 16 windows): 2^19 buckets, also 8.
+        assert_eq!(segment_len(1 << 15, 16), 8);
+        // 13 windows of 2^19 (2^26 and up without a table): 212 992 threads at 32, kept.
+        assert_eq!(segment_len(1 << 19, 13), 32);
+        // Small MSMs: never below MIN_SEGMENT, never above the window.
+        assert_eq!(segment_len(1 << 9, 1), MIN_SEGMENT);
+        assert_eq!(segment_len(2, 43), 2);
+        for (half, windows) in [(1u32 << 19, 1u32), (1 << 15, 16), (1 << 5, 43), (1, 128)] {
+            let s = segment_len(half, windows);
+            assert!(
+                s.is_power_of_two() && half % s == 0,
+                "{half} {windows}: {s}"
+            );
+        }
+    }
 }

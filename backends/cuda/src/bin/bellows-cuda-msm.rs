@@ -4,8 +4,12 @@
 //!
 //! ```text
 //! bellows-cuda-msm [--log-n 20,22,24,26] [--check 10,16,20] [--iters 5] [--g2-log-n 20,24]
-//!                  [--scalars host|device] [--precompute C]
+//!                  [--scalars host|device] [--precompute C] [--pool-release trim|sync]
 //! ```
+//!
+//! `--pool-release sync` returns freed device memory to the driver at every synchronisation
+//! (the driver's default) instead of keeping it in the pool for the next call (the backend's
+//! default, `trim`), for timing one against the other.
 //!
 //! `--precompute C` builds precomputed tables of window multiples (windows of C bits) over the
 //! G1 bases (and the G2 bases) first, times that, and runs every check and timing over them
@@ -97,6 +101,7 @@ fn main() -> ExitCode {
     let mut device_scalars = false;
     let mut tier_log: Option<u32> = None;
     let mut precompute = 0u32;
+    let mut release_at_sync = false;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let v = args.next().unwrap_or_default();
@@ -108,8 +113,9 @@ fn main() -> ExitCode {
             "--scalars" if v == "host" || v == "device" => device_scalars = v == "device",
             "--tiers" => tier_log = v.parse().ok(),
             "--precompute" => precompute = v.parse().unwrap_or(0),
+            "--pool-release" if v == "trim" || v == "sync" => release_at_sync = v == "sync",
             _ => {
-                eprintln!("usage: bellows-cuda-msm [--log-n L,..] [--g2-log-n L,..] [--check L,..] [--iters N] [--scalars host|device] [--precompute C]");
+                eprintln!("usage: bellows-cuda-msm [--log-n L,..] [--g2-log-n L,..] [--check L,..] [--iters N] [--scalars host|device] [--precompute C] [--pool-release trim|sync]");
                 return ExitCode::from(2);
             }
         }
@@ -121,7 +127,20 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    println!("device: {} ({})", dev.name(), dev.label());
+    if let Err(e) = dev.set_pool_release(release_at_sync) {
+        eprintln!("error: {e}");
+        return ExitCode::from(1);
+    }
+    println!(
+        "device: {} ({}), freed memory {}",
+        dev.name(),
+        dev.label(),
+        if release_at_sync {
+            "returned at every synchronisation"
+        } else {
+            "kept in the pool"
+        }
+    );
     let max_log = log_ns
         .iter()
         .chain(&check_ns)

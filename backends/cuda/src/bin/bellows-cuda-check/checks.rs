@@ -141,6 +141,12 @@ pub fn run(dev: &CudaDevice, o: &Options) -> Vec<CheckResult> {
     let r = round_trip_check(dev, o.max_log);
     say(format!("{r}"));
     all.push(r);
+
+    say("\n## device memory pool");
+    let t2 = Instant::now();
+    let r = pool_checks(dev);
+    report("memory pool", t2, &r);
+    all.extend(r);
     let bad = all.iter().filter(|c| !c.passed()).count();
     say(format!(
         "-- all checks so far: {} checks, {bad} failed, NTT section {:.1} s",
@@ -215,4 +221,87 @@ fn round_trip_check(dev: &CudaDevice, log_n: u32) -> CheckResult {
         Ok(b) => compare(name, &data, &b, |i| format!("element {i}")),
         Err(e) => failed(name, e),
     }
+}
+
+/// A check of one condition: passed, or failed with `why`.
+fn condition(name: impl Into<String>, ok: bool, why: impl FnOnce() -> String) -> CheckResult {
+    CheckResult {
+        name: name.into(),
+        compared: 1,
+        mismatches: usize::from(!ok),
+        first_mismatch: (!ok).then(why),
+    }
+}
+
+/// The pool keeps what a job freed and counts it as free; `trim_pool` returns the driver's free
+/// memory to its baseline; an allocation larger than any piece the pool kept succeeds (the
+/// pool is trimmed and the allocation retried) instead of failing for memory the pool holds.
+fn pool_checks(dev: &CudaDevice) -> Vec<CheckResult> {
+    const GIB: usize = 1 << 30;
+    const SLACK: usize = 256 << 20;
+    let gib = |b: usize| b as f64 / GIB as f64;
+    let run = || -> bellows_core::Result<Vec<CheckResult>> {
+        let mut out = Vec::new();
+        dev.trim_pool()?;
+        let (free0, _) = dev.memory_info()?;
+        let raw =
+            || -> bellows_core::Result<usize> { Ok(dev.memory_info()?.0 - dev.pool_idle_bytes()?) };
+        let raw0 = raw()?;
+        // A job's worth of scratch: eight buffers of 1 GiB, freed again.
+        let bufs = (0..8)
+            .map(|_| dev.alloc::<Fr>(GIB / 32))
+            .collect::<bellows_core::Result<Vec<_>>>()?;
+        drop(bufs);
+        dev.synchronize()?;
+        let idle = dev.pool_idle_bytes()?;
+        out.push(condition(
+            "freed memory stays in the pool and counts as free",
+            idle >= 8 * GIB && dev.memory_info()?.0 + SLACK >= free0,
+            || {
+                format!(
+                    "pool idle {:.2} GiB, free {:.2} GiB (baseline {:.2} GiB)",
+                    gib(idle),
+                    gib(dev.memory_info().map(|m| m.0).unwrap_or(0)),
+                    gib(free0)
+                )
+            },
+        ));
+        dev.trim_pool()?;
+        let (idle, raw1) = (dev.pool_idle_bytes()?, raw()?);
+        out.push(condition(
+            "trim returns the driver's free memory to its baseline",
+            idle == 0 && raw1 + SLACK >= raw0,
+            || {
+                format!(
+                    "pool idle {:.2} GiB after trim, driver free {:.2} GiB (baseline {:.2} GiB)",
+                    gib(idle),
+                    gib(raw1),
+                    gib(raw0)
+                )
+            },
+        ));
+        // Nearly all free memory in 1 GiB pieces, freed into the pool; then one allocation of
+        // almost all of it, which no piece can hold.
+        let want = free0.saturating_sub(4 * GIB);
+        let pieces = (0..want / GIB)
+            .map(|_| dev.alloc::<Fr>(GIB / 32))
+            .collect::<bellows_core::Result<Vec<_>>>()?;
+        drop(pieces);
+        dev.synchronize()?;
+        let held = dev.pool_idle_bytes()?;
+        let big = dev.alloc::<Fr>(want / 32);
+        out.push(condition(
+            format!(
+                "one {:.1} GiB allocation with {:.1} GiB held idle in 1 GiB pieces",
+                gib(want),
+                gib(held)
+            ),
+            big.is_ok(),
+            || format!("{:?}", big.as_ref().err()),
+        ));
+        drop(big);
+        dev.trim_pool()?;
+        Ok(out)
+    };
+    run().unwrap_or_else(|e| vec![failed("device memory pool", e)])
 }
