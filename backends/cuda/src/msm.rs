@@ -32,13 +32,8 @@ const BLOCK: u32 = 128;
 const TARGET_THREADS: u64 = 132 * 384 * 4;
 /// Fewest entries one accumulation thread takes (`msm::MIN_CHUNK`).
 const MIN_CHUNK: u64 = 8;
-/// Buckets per thread in the window pass, at most ([`segment_len`]).
+/// Buckets per thread in the window pass ([`segment_len`]).
 const SEGMENT: u32 = 32;
-/// Fewest buckets per thread in the window pass.
-const MIN_SEGMENT: u32 = 4;
-/// Threads the window pass aims for (about four warps a scheduler on an H200) before it
-/// shortens its segments.
-const SEGMENT_THREADS: u64 = 1 << 16;
 /// Inputs per thread in a tree-reduction step (fewer means more steps of shorter chains: these
 /// steps run a few thousand threads at most, so a thread's chain of additions is their time);
 /// `BELLOWS_MSM_REDUCE_PER` (2 to 64) overrides it, for timing.
@@ -238,15 +233,29 @@ pub fn affine_rounds() -> u32 {
         .unwrap_or(0)
 }
 
-/// Launches the scatter is split into, by key range (`BELLOWS_MSM_SCATTER_PASSES`, 1 to 16;
-/// default 1): each reads every scalar again but writes behind the cursors of a fraction of
-/// the buckets, whose partly written sectors then take a fraction of the L2 cache.
-fn scatter_passes() -> u32 {
+/// Buckets whose cursors one scatter launch writes behind: each bucket's current 32-byte
+/// sector is written a u32 at a time, so a launch keeps 4 MiB of partly written sectors in
+/// the L2 cache (50 MB on an H200) beside the scalars streaming through it.
+const SCATTER_KEYS_PER_PASS: u64 = 1 << 17;
+/// Most scatter launches: each reads every scalar again and recomputes its digits.
+const MAX_SCATTER_PASSES: u32 = 8;
+
+/// Launches the scatter of `keys` buckets is split into, by key range: ⌈keys / 2^17⌉, at most
+/// [`MAX_SCATTER_PASSES`]. On the H200 (run 62, one process a sweep, scalars on the device):
+/// G1 2^24 with a c = 20 table (2^19 buckets) 102.0 ms in one launch, 98.8 in two, 98.3 in
+/// four, 99.5 in eight; 2^26 without a table (13 windows of 2^19 buckets) 458.5 ms in one,
+/// 436.4 in four, 433.1 in eight, 434.6 in sixteen.
+fn default_scatter_passes(keys: u32) -> u32 {
+    (u64::from(keys).div_ceil(SCATTER_KEYS_PER_PASS) as u32).clamp(1, MAX_SCATTER_PASSES)
+}
+
+/// [`default_scatter_passes`], or `BELLOWS_MSM_SCATTER_PASSES` (1 to 64) when set, for timing.
+fn scatter_passes(keys: u32) -> u32 {
     std::env::var("BELLOWS_MSM_SCATTER_PASSES")
         .ok()
         .and_then(|v| v.parse::<u32>().ok())
-        .filter(|p| (1..=16).contains(p))
-        .unwrap_or(1)
+        .filter(|p| (1..=64).contains(p))
+        .unwrap_or_else(|| default_scatter_passes(keys))
 }
 
 fn affine_threads() -> u64 {
@@ -770,7 +779,7 @@ impl CudaDevice {
             .map(|_| ())
             .map_err(|e| self.err(e))?;
         ph.mark("scan");
-        let passes = scatter_passes().min(keys);
+        let passes = scatter_passes(keys).min(keys);
         for p in 0..passes {
             let range = DigitArgs {
                 key_lo: (u64::from(keys) * u64::from(p) / u64::from(passes)) as u32,
@@ -926,7 +935,7 @@ impl CudaDevice {
 
         // Window sums: segments, then a tree reduction per window. out[w] for w < windows,
         // out[windows] = the sum of the bases whose scalar is 1.
-        let seg = segment_len(half, sum_windows);
+        let seg = segment_len(half);
         let segs = half / seg;
         let windows = sum_windows;
         let mut seg_out = self.alloc_uninit::<G::Xyzz>((segs * windows) as usize)?;
@@ -989,28 +998,19 @@ impl CudaDevice {
     }
 }
 
-/// Buckets per thread in the window pass over `windows` sets of `half` buckets: [`SEGMENT`],
-/// halved while the pass would run fewer than [`SEGMENT_THREADS`] threads, down to
-/// [`MIN_SEGMENT`]. A segment's cost is its 2·len additions and the double-and-add of its
-/// offset (about log2(half) doublings), which only pays to shorten when threads are few: one
-/// table window of 2^19 buckets (c = 20) ran 16 384 threads of 32 buckets, about one warp a
-/// scheduler, every addition's latency exposed.
-///
-/// `BELLOWS_MSM_SEGMENT` (a power of two up to 1024) fixes the length, for timing one rule
-/// against another.
-fn segment_len(half: u32, windows: u32) -> u32 {
-    if let Some(s) = std::env::var("BELLOWS_MSM_SEGMENT")
+/// Buckets per thread in the window pass over sets of `half` buckets: [`SEGMENT`], or
+/// `BELLOWS_MSM_SEGMENT` (a power of two up to 1024) when set, for timing. A segment's cost is
+/// its 2·len additions and the double-and-add of its offset (log2(half) doublings); shorter
+/// segments for more threads were slower on the H200 (run 61: one table window of 2^19
+/// buckets, 16 384 threads of 32 buckets 2.08 ms, 65 536 of 8 buckets 2.47 ms), as the
+/// doublings of the extra segments outweigh the parallelism gained.
+fn segment_len(half: u32) -> u32 {
+    std::env::var("BELLOWS_MSM_SEGMENT")
         .ok()
         .and_then(|v| v.parse::<u32>().ok())
         .filter(|s| s.is_power_of_two() && *s <= 1024)
-    {
-        return s.min(half);
-    }
-    let mut seg = SEGMENT.min(half);
-    while seg > MIN_SEGMENT && u64::from(half / seg) * u64::from(windows) < SEGMENT_THREADS {
-        seg /= 2;
-    }
-    seg
+        .unwrap_or(SEGMENT)
+        .min(half)
 }
 
 /// The empty slot of a padded bucket (`msm::PAD` in kernels/msm.cuh).
@@ -1169,22 +1169,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn window_segments_shorten_only_when_threads_are_few() {
-        // One table window of 2^19 buckets (c = 20): 8 buckets a thread, 2^16 threads.
-        assert_eq!(segment_len(1 << 19, 1), 8);
-        // The plain path at 2^24 (c = 16, 16 windows): 2^19 buckets, also 8.
-        assert_eq!(segment_len(1 << 15, 16), 8);
-        // 13 windows of 2^19 (2^26 and up without a table): 212 992 threads at 32, kept.
-        assert_eq!(segment_len(1 << 19, 13), 32);
-        // Small MSMs: never below MIN_SEGMENT, never above the window.
-        assert_eq!(segment_len(1 << 9, 1), MIN_SEGMENT);
-        assert_eq!(segment_len(2, 43), 2);
-        for (half, windows) in [(1u32 << 19, 1u32), (1 << 15, 16), (1 << 5, 43), (1, 128)] {
-            let s = segment_len(half, windows);
-            assert!(
-                s.is_power_of_two() && half % s == 0,
-                "{half} {windows}: {s}"
-            );
-        }
+    fn scatter_passes_follow_the_buckets() {
+        // Up to 2^17 buckets one launch; one table window of 2^19 buckets (c = 20) four.
+        assert_eq!(default_scatter_passes(1 << 9), 1);
+        assert_eq!(default_scatter_passes(1 << 17), 1);
+        assert_eq!(default_scatter_passes((1 << 17) + 1), 2);
+        assert_eq!(default_scatter_passes(1 << 19), 4);
+        // 13 windows of 2^19 (2^26 scalars and up without a table): capped at eight.
+        assert_eq!(default_scatter_passes(13 << 19), MAX_SCATTER_PASSES);
+        assert_eq!(MAX_SCATTER_PASSES, 8);
+        assert_eq!(segment_len(1 << 19), SEGMENT);
+        assert_eq!(segment_len(8), 8);
     }
 }

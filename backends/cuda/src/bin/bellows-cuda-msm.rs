@@ -7,6 +7,10 @@
 //!                  [--scalars host|device] [--precompute C] [--pool-release trim|sync]
 //! ```
 //!
+//! `--sweep NAME=V1,V2,..` times every G1 size once per value with the environment variable
+//! NAME set to it (the MSM's tuning knobs, e.g. `BELLOWS_MSM_SCATTER_PASSES=1,4,8`), in one
+//! process over the same bases and scalars; each RESULT line names the value.
+//!
 //! `--pool-release sync` returns freed device memory to the driver at every synchronisation
 //! (the driver's default) instead of keeping it in the pool for the next call (the backend's
 //! default, `trim`), for timing one against the other.
@@ -102,6 +106,7 @@ fn main() -> ExitCode {
     let mut tier_log: Option<u32> = None;
     let mut precompute = 0u32;
     let mut release_at_sync = false;
+    let mut sweep: Option<(String, Vec<String>)> = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let v = args.next().unwrap_or_default();
@@ -114,8 +119,15 @@ fn main() -> ExitCode {
             "--tiers" => tier_log = v.parse().ok(),
             "--precompute" => precompute = v.parse().unwrap_or(0),
             "--pool-release" if v == "trim" || v == "sync" => release_at_sync = v == "sync",
+            "--sweep" if v.contains('=') => {
+                let (name, vals) = v.split_once('=').unwrap_or_default();
+                sweep = Some((
+                    name.to_string(),
+                    vals.split(',').map(str::to_string).collect(),
+                ));
+            }
             _ => {
-                eprintln!("usage: bellows-cuda-msm [--log-n L,..] [--g2-log-n L,..] [--check L,..] [--iters N] [--scalars host|device] [--precompute C] [--pool-release trim|sync]");
+                eprintln!("usage: bellows-cuda-msm [--log-n L,..] [--g2-log-n L,..] [--check L,..] [--iters N] [--scalars host|device] [--precompute C] [--pool-release trim|sync] [--sweep NAME=V1,V2,..]");
                 return ExitCode::from(2);
             }
         }
@@ -310,38 +322,52 @@ fn main() -> ExitCode {
             Some(d) => ScalarSource::Device(d, 0, n),
             None => ScalarSource::Host(s),
         };
-        let mut times = Vec::new();
-        let mut first: Option<G1Jacobian> = None;
-        let mut same = true;
-        for i in 0..=iters {
-            let t = Instant::now();
-            let r = match dev.msm::<G1>(g1_source(), 0, source, None, usize::MAX, u64::MAX) {
-                Ok(r) => r,
-                Err(e) => {
-                    println!("G1 2^{l}: ERROR {e}");
-                    failures += 1;
-                    break;
+        let settings: Vec<Option<&str>> = match &sweep {
+            Some((_, vals)) => vals.iter().map(|v| Some(v.as_str())).collect(),
+            None => vec![None],
+        };
+        for setting in settings {
+            if let (Some((name, _)), Some(v)) = (&sweep, setting) {
+                // The process's own knob, set between timed calls (no other thread reads it then).
+                std::env::set_var(name, v);
+            }
+            let mut times = Vec::new();
+            let mut first: Option<G1Jacobian> = None;
+            let mut same = true;
+            for i in 0..=iters {
+                let t = Instant::now();
+                let r = match dev.msm::<G1>(g1_source(), 0, source, None, usize::MAX, u64::MAX) {
+                    Ok(r) => r,
+                    Err(e) => {
+                        println!("G1 2^{l}: ERROR {e}");
+                        failures += 1;
+                        break;
+                    }
+                };
+                let ms = t.elapsed().as_secs_f64() * 1e3;
+                if i > 0 {
+                    times.push(ms);
                 }
-            };
-            let ms = t.elapsed().as_secs_f64() * 1e3;
-            if i > 0 {
-                times.push(ms);
+                match first {
+                    None => first = Some(r),
+                    Some(f) => same &= G1Projective::from(f) == G1Projective::from(r),
+                }
             }
-            match first {
-                None => first = Some(r),
-                Some(f) => same &= G1Projective::from(f) == G1Projective::from(r),
-            }
-        }
-        if !times.is_empty() {
-            let min = times.iter().cloned().fold(f64::MAX, f64::min);
-            println!(
-                "RESULT msm=G1 log_n={l} median_ms={:.2} min_ms={:.2} same_result={same} window={} scalars={} table={}",
+            if !times.is_empty() {
+                let min = times.iter().cloned().fold(f64::MAX, f64::min);
+                println!(
+                "RESULT msm=G1 log_n={l} median_ms={:.2} min_ms={:.2} same_result={same} window={} scalars={} table={}{}",
                 median(&mut times),
                 min,
                 bellows_cuda::msm::window_bits(n),
                 if device_scalars { "device" } else { "host" },
                 table_env(precompute),
+                match (&sweep, setting) {
+                    (Some((name, _)), Some(v)) => format!(" {name}={v}"),
+                    _ => String::new(),
+                },
             );
+            }
         }
         drop(on_device);
         let _ = dev.trim_pool();
