@@ -249,7 +249,7 @@ static void emu_msm(const Affine<F>* bases_in, uint64_t bases_len, const Fr* sca
     uint32_t ones_count = 0;
     DigitArgs a{scalars, n, 0, density, density ? rank.data() : nullptr, c, windows,
                 counts.data(), entries.data(), ones.data(), &ones_count, table ? bases_len : 0,
-                0, 0xffffffffu};
+                0, 0xffffffffu, keys, 0, 1};
     for (uint64_t i = 0; i < n; i++) digits_body(a, i, false);
     if (rounds > 0)
         for (uint64_t t = 0; t < keys; t++) pad_counts_body(counts.data(), keys, q, t);
@@ -260,11 +260,15 @@ static void emu_msm(const Affine<F>* bases_in, uint64_t bases_len, const Fr* sca
         run += x;
     }
     std::vector<uint32_t> offsets(counts);
-    // The scatter in two key ranges, as the device may run it (BELLOWS_MSM_SCATTER_PASSES).
-    DigitArgs lo = a, hi = a;
-    lo.key_hi = hi.key_lo = keys / 2;
-    for (uint64_t i = 0; i < n; i++) digits_body(lo, i, true);
-    for (uint64_t i = 0; i < n; i++) digits_body(hi, i, true);
+    // The scatter in three launches, as the device may run it (src/msm.rs, scatter_passes):
+    // each takes its key range, or none when the entries are few (scatter_range).
+    for (uint32_t p = 0; p < 3; p++) {
+        DigitArgs x = a;
+        x.pass = p;
+        x.passes = 3;
+        if (!scatter_range(x)) continue;
+        for (uint64_t i = 0; i < n; i++) digits_body(x, i, true);
+    }
     // Batch-affine rounds: arrays of half, then a quarter of the (maximal) padded entries,
     // alternating, as src/msm.rs allocates them.
     std::vector<Affine<F>> half_buf(rounds ? max_entries / 2 + 1 : 0), quarter_buf(rounds ? max_entries / 4 + 1 : 0);

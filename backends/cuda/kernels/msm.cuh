@@ -64,13 +64,6 @@ BL_HD uint32_t window_bits(const Fr& k, uint32_t pos, uint32_t c) {
     return (uint32_t)(both >> shift) & ((1u << c) - 1);
 }
 
-BL_HD bool is_one(const Fr& k) {
-    uint32_t acc = k.v[0] ^ 1u;
-#pragma unroll
-    for (int i = 1; i < 8; i++) acc |= k.v[i];
-    return acc == 0;
-}
-
 // The base index of scalar i: i itself without a density, else the number of set density bits
 // before i (rank[i / 64] holds the count before word i / 64); NONE when bit i is clear.
 constexpr uint32_t NONE = 0xffffffffu;
@@ -98,7 +91,30 @@ struct DigitArgs {
     uint32_t* ones_count;     // their number
     uint64_t stride;          // 0, or a precomputed table's window stride (below)
     uint32_t key_lo, key_hi;  // the scatter pass writes the entries of keys in [key_lo, key_hi)
+    uint32_t keys;            // windows·2^(c−1) (1 set with a table): counts[keys] is the total
+    uint32_t pass, passes;    // scatter launch `pass` of `passes` (scatter_range)
 };
+
+// Scatter launch a.pass of a.passes: the key range it writes, or false when it has none. The
+// launches used are at most one for each 1.5 entries a scalar (the scan's total, counts[keys],
+// against the scalars each launch reads again): a mostly-0/1 witness, 1.3 entries a scalar
+// with c = 20, is scattered in one launch; random scalars (13 entries) in all of them.
+BL_HD bool scatter_range(DigitArgs& a) {
+    uint32_t used = a.passes;
+    if (used > 1) {
+        const uint64_t by_entries = (2 * (uint64_t)a.counts[a.keys]) / (3 * a.n + 1);
+        if (by_entries < used) used = by_entries < 1 ? 1 : (uint32_t)by_entries;
+    }
+    if (used <= 1) {
+        a.key_lo = 0;
+        a.key_hi = 0xffffffffu;
+        return a.pass == 0;
+    }
+    if (a.pass >= used) return false;
+    a.key_lo = (uint32_t)((uint64_t)a.keys * a.pass / used);
+    a.key_hi = a.pass + 1 == used ? 0xffffffffu : (uint32_t)((uint64_t)a.keys * (a.pass + 1) / used);
+    return true;
+}
 
 // Precomputed window multiples. With a table Q_{w,i} = 2^(c·w)·P_i stored window-major
 // (Q_{w,i} at bases[w·stride + i], window 0 the bases themselves), Σ_w 2^(c·w)·Σ_i d_{i,w}·P_i
@@ -118,12 +134,14 @@ BL_HD void digits_body(const DigitArgs& a, uint64_t i, bool scatter) {
     if (i >= a.n) return;
     uint32_t idx = base_index(a.first + i, a.density, a.rank);
     if (idx == NONE) return;
-    Fr k = Fr::from_mont(a.scalars[i]);
-    if (k.is_zero()) return;
-    if (is_one(k)) {
+    // 0 and 1 are told from their Montgomery forms (0 and R mod r), before the conversion.
+    const Fr m = a.scalars[i];
+    if (m.is_zero()) return;
+    if (m.eq(Fr::one())) {
         if (!scatter) a.ones[atomic_add(a.ones_count, 1)] = idx;
         return;
     }
+    Fr k = Fr::from_mont(m);
     const uint32_t half = 1u << (a.c - 1), full = 1u << a.c;
     uint32_t carry = 0;
     for (uint32_t w = 0; w < a.windows; w++) {

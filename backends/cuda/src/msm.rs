@@ -177,6 +177,9 @@ struct DigitArgs {
     stride: u64,
     key_lo: u32,
     key_hi: u32,
+    keys: u32,
+    pass: u32,
+    passes: u32,
 }
 // SAFETY: a #[repr(C)] struct of integers whose layout matches the kernel's parameter type.
 unsafe impl DeviceRepr for DigitArgs {}
@@ -241,7 +244,9 @@ const SCATTER_KEYS_PER_PASS: u64 = 1 << 17;
 const MAX_SCATTER_PASSES: u32 = 8;
 
 /// Launches the scatter of `keys` buckets is split into, by key range: ⌈keys / 2^17⌉, at most
-/// [`MAX_SCATTER_PASSES`]. On the H200 (run 62, one process a sweep, scalars on the device):
+/// [`MAX_SCATTER_PASSES`], and (on the device, `msm::scatter_range`) at most one for each 1.5
+/// entries a scalar: at K = 27 with 90 % bits eight launches made the sparse MSMs' scatter
+/// 16 → 49 ms (run 63), each launch reading all 2^27 scalars again for 1.3 entries each. On the H200 (run 62, one process a sweep, scalars on the device):
 /// G1 2^24 with a c = 20 table (2^19 buckets) 102.0 ms in one launch, 98.8 in two, 98.3 in
 /// four, 99.5 in eight; 2^26 without a table (13 windows of 2^19 buckets) 458.5 ms in one,
 /// 436.4 in four, 433.1 in eight, 434.6 in sixteen.
@@ -731,6 +736,9 @@ impl CudaDevice {
             stride,
             key_lo: 0,
             key_hi: u32::MAX,
+            keys,
+            pass: 0,
+            passes: 1,
         };
         let digits = |args: &DigitArgs, scatter: u32| -> Result<()> {
             let mut l = self.stream().launch_builder(&self.k.msm_digits);
@@ -738,7 +746,8 @@ impl CudaDevice {
             // SAFETY: scalar i < n reads scalars[i] and (with a density) density[(first + i) /
             // 64] and rank[(first + i) / 64]; it updates counts[key] for keys below
             // windows·2^(c−1) and writes one entry per non-zero digit below the total of the
-            // histogram (≤ n·windows) or one index into `ones` (n long).
+            // histogram (≤ n·windows) or one index into `ones` (n long); a scatter launch also
+            // reads counts[keys], the scan's total (counts holds keys + 1 values).
             unsafe { l.launch(stride_cfg(args.n)) }
                 .map(|_| ())
                 .map_err(|e| self.err(e))
@@ -779,18 +788,18 @@ impl CudaDevice {
             .map(|_| ())
             .map_err(|e| self.err(e))?;
         ph.mark("scan");
+        // Each launch finds its key range on the device (msm::scatter_range), from the
+        // scan's total: few entries a scalar, and the launches past the first return at once.
         let passes = scatter_passes(keys).min(keys);
-        for p in 0..passes {
-            let range = DigitArgs {
-                key_lo: (u64::from(keys) * u64::from(p) / u64::from(passes)) as u32,
-                key_hi: if p + 1 == passes {
-                    u32::MAX
-                } else {
-                    (u64::from(keys) * u64::from(p + 1) / u64::from(passes)) as u32
+        for pass in 0..passes {
+            digits(
+                &DigitArgs {
+                    pass,
+                    passes,
+                    ..args
                 },
-                ..args
-            };
-            digits(&range, 1)?;
+                1,
+            )?;
         }
         ph.mark("scatter");
 
