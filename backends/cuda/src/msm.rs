@@ -39,6 +39,7 @@ const SEGMENT: u32 = 32;
 /// `BELLOWS_MSM_REDUCE_PER` (2 to 64) overrides it, for timing.
 const REDUCE_PER: u32 = 8;
 
+/// [`REDUCE_PER`], or `BELLOWS_MSM_REDUCE_PER` when set.
 fn reduce_per() -> u32 {
     std::env::var("BELLOWS_MSM_REDUCE_PER")
         .ok()
@@ -244,12 +245,13 @@ const SCATTER_KEYS_PER_PASS: u64 = 1 << 17;
 const MAX_SCATTER_PASSES: u32 = 8;
 
 /// Launches the scatter of `keys` buckets is split into, by key range: ⌈keys / 2^17⌉, at most
-/// [`MAX_SCATTER_PASSES`], and (on the device, `msm::scatter_range`) at most one for each 1.5
-/// entries a scalar: at K = 27 with 90 % bits eight launches made the sparse MSMs' scatter
-/// 16 → 49 ms (run 63), each launch reading all 2^27 scalars again for 1.3 entries each. On the H200 (run 62, one process a sweep, scalars on the device):
-/// G1 2^24 with a c = 20 table (2^19 buckets) 102.0 ms in one launch, 98.8 in two, 98.3 in
-/// four, 99.5 in eight; 2^26 without a table (13 windows of 2^19 buckets) 458.5 ms in one,
-/// 436.4 in four, 433.1 in eight, 434.6 in sixteen.
+/// [`MAX_SCATTER_PASSES`]; on the device (`msm::scatter_range`) the launches also stop at one
+/// for each 1.5 entries a scalar. On the H200 (run 62, one process a sweep, scalars on the
+/// device): G1 2^24 with a c = 20 table (2^19 buckets) 102.0 ms in one launch, 98.8 in two,
+/// 98.3 in four, 99.5 in eight; 2^26 without a table (13 windows of 2^19 buckets) 458.5 ms in
+/// one, 436.4 in four, 433.1 in eight, 434.6 in sixteen. Without the device's limit, eight
+/// launches made each sparse MSM's scatter at K = 27 with 90 % bits 16 → 49 ms (run 63): every
+/// launch read all 2^27 scalars again for 1.3 entries each.
 fn default_scatter_passes(keys: u32) -> u32 {
     (u64::from(keys).div_ceil(SCATTER_KEYS_PER_PASS) as u32).clamp(1, MAX_SCATTER_PASSES)
 }
