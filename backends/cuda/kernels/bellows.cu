@@ -280,10 +280,11 @@ extern "C" __global__ void bellows_fill_u32(uint32_t* p, uint64_t n, uint32_t v)
     for (uint64_t t = global_thread(); t < n; t += grid_threads()) p[t] = v;
 }
 
-extern "C" __global__ void bellows_msm_digits(const msm::DigitArgs args, uint32_t scatter) {
-    msm::DigitArgs a = args;
-    if (scatter && !msm::scatter_range(a)) return;
-    for (uint64_t i = global_thread(); i < a.n; i += grid_threads()) msm::digits_body(a, i, scatter != 0);
+extern "C" __global__ void bellows_msm_digits(const msm::DigitArgs a, uint32_t scatter) {
+    uint32_t lo = 0, hi = 0xffffffffu;
+    if (scatter && !msm::scatter_range(a, lo, hi)) return;
+    for (uint64_t i = global_thread(); i < a.n; i += grid_threads())
+        msm::digits_body(a, i, scatter != 0, lo, hi);
 }
 
 // Pass 5b: one warp per bucket listed by the fixup (spans of many chunks): the lanes sum strided

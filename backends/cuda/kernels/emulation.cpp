@@ -249,7 +249,7 @@ static void emu_msm(const Affine<F>* bases_in, uint64_t bases_len, const Fr* sca
     uint32_t ones_count = 0;
     DigitArgs a{scalars, n, 0, density, density ? rank.data() : nullptr, c, windows,
                 counts.data(), entries.data(), ones.data(), &ones_count, table ? bases_len : 0,
-                0, 0xffffffffu, keys, 0, 1};
+                keys, 0, 1};
     for (uint64_t i = 0; i < n; i++) digits_body(a, i, false);
     if (rounds > 0)
         for (uint64_t t = 0; t < keys; t++) pad_counts_body(counts.data(), keys, q, t);
@@ -266,8 +266,9 @@ static void emu_msm(const Affine<F>* bases_in, uint64_t bases_len, const Fr* sca
         DigitArgs x = a;
         x.pass = p;
         x.passes = 3;
-        if (!scatter_range(x)) continue;
-        for (uint64_t i = 0; i < n; i++) digits_body(x, i, true);
+        uint32_t lo, hi;
+        if (!scatter_range(x, lo, hi)) continue;
+        for (uint64_t i = 0; i < n; i++) digits_body(x, i, true, lo, hi);
     }
     // Batch-affine rounds: arrays of half, then a quarter of the (maximal) padded entries,
     // alternating, as src/msm.rs allocates them.

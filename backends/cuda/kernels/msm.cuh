@@ -90,29 +90,28 @@ struct DigitArgs {
     uint32_t* ones;           // base indices of scalars equal to 1
     uint32_t* ones_count;     // their number
     uint64_t stride;          // 0, or a precomputed table's window stride (below)
-    uint32_t key_lo, key_hi;  // the scatter pass writes the entries of keys in [key_lo, key_hi)
     uint32_t keys;            // windows·2^(c−1) (1 set with a table): counts[keys] is the total
     uint32_t pass, passes;    // scatter launch `pass` of `passes` (scatter_range)
 };
 
-// Scatter launch a.pass of a.passes: the key range it writes, or false when it has none. The
-// launches used are at most one for each 1.5 entries a scalar (the scan's total, counts[keys],
-// against the scalars each launch reads again): a mostly-0/1 witness, 1.3 entries a scalar
-// with c = 20, is scattered in one launch; random scalars (13 entries) in all of them.
-BL_HD bool scatter_range(DigitArgs& a) {
+// Scatter launch a.pass of a.passes: the key range [lo, hi) it writes, or false when it has
+// none. The launches used are at most one for each 1.5 entries a scalar (the scan's total,
+// counts[keys], against the scalars each launch reads again): a mostly-0/1 witness, 1.3 entries
+// a scalar with c = 20, is scattered in one launch; random scalars (13 entries) in all of them.
+BL_HD bool scatter_range(const DigitArgs& a, uint32_t& lo, uint32_t& hi) {
     uint32_t used = a.passes;
     if (used > 1) {
         const uint64_t by_entries = (2 * (uint64_t)a.counts[a.keys]) / (3 * a.n + 1);
         if (by_entries < used) used = by_entries < 1 ? 1 : (uint32_t)by_entries;
     }
     if (used <= 1) {
-        a.key_lo = 0;
-        a.key_hi = 0xffffffffu;
+        lo = 0;
+        hi = 0xffffffffu;
         return a.pass == 0;
     }
     if (a.pass >= used) return false;
-    a.key_lo = (uint32_t)((uint64_t)a.keys * a.pass / used);
-    a.key_hi = a.pass + 1 == used ? 0xffffffffu : (uint32_t)((uint64_t)a.keys * (a.pass + 1) / used);
+    lo = (uint32_t)((uint64_t)a.keys * a.pass / used);
+    hi = a.pass + 1 == used ? 0xffffffffu : (uint32_t)((uint64_t)a.keys * (a.pass + 1) / used);
     return true;
 }
 
@@ -127,10 +126,11 @@ BL_HD bool scatter_range(DigitArgs& a) {
 
 // Pass 1 (scatter = false) counts each digit into its bucket and lists the scalars equal to 1;
 // pass 2 (scatter = true) writes each digit's entry at its bucket's cursor, for the keys in
-// [key_lo, key_hi) (the host may split the scatter into key ranges, each a launch over every
-// scalar, so that the cursors a launch writes behind — one partly written 32-byte sector a
-// bucket — take less of the L2 cache).
-BL_HD void digits_body(const DigitArgs& a, uint64_t i, bool scatter) {
+// [key_lo, key_hi) (from scatter_range: the scatter may be split into key ranges, each a launch
+// over every scalar, so that the cursors a launch writes behind — one partly written 32-byte
+// sector a bucket — take less of the L2 cache).
+BL_HD void digits_body(const DigitArgs& a, uint64_t i, bool scatter, uint32_t key_lo = 0,
+                       uint32_t key_hi = 0xffffffffu) {
     if (i >= a.n) return;
     uint32_t idx = base_index(a.first + i, a.density, a.rank);
     if (idx == NONE) return;
@@ -159,7 +159,7 @@ BL_HD void digits_body(const DigitArgs& a, uint64_t i, bool scatter) {
         if (mag == 0) continue;
         const uint32_t key = (a.stride ? 0 : w * half) + mag - 1;
         if (scatter) {
-            if (key < a.key_lo || key >= a.key_hi) continue;
+            if (key < key_lo || key >= key_hi) continue;
             // The host keeps windows·stride below 2^31, so the sign bit stays free.
             const uint32_t point = a.stride ? (uint32_t)(w * a.stride) + idx : idx;
             a.entries[atomic_add(&a.counts[key], 1)] = point | sign;

@@ -53,21 +53,50 @@ pub(crate) fn require_driver(present: bool) -> Result<()> {
     }
 }
 
-/// Sets the release threshold of the default memory pool of `ctx`'s device: the bytes of freed
-/// memory the pool keeps at a synchronisation instead of returning them to the driver.
-fn set_release_threshold(ctx: &CudaContext, bytes: u64) -> std::result::Result<(), DriverError> {
+/// The default memory pool of `ctx`'s device (with the context bound to this thread): every
+/// stream-ordered allocation of the backend comes from it.
+fn default_pool(ctx: &CudaContext) -> std::result::Result<sys::CUmemoryPool, DriverError> {
     ctx.bind_to_thread()?;
-    let mut v = bytes;
-    // SAFETY: the pool is the default pool of the context's own device (valid for the context's
-    // lifetime); the release threshold is a u64 attribute, read from `v`.
+    // SAFETY: the device handle is the context's own device; its default pool lives as long as
+    // the context.
+    unsafe { cudarc::driver::result::device::get_default_mem_pool(ctx.cu_device()) }
+}
+
+/// A u64 attribute of the default pool (reserved or used bytes).
+fn pool_attribute(
+    ctx: &CudaContext,
+    attr: sys::CUmemPool_attribute,
+) -> std::result::Result<u64, DriverError> {
+    let pool = default_pool(ctx)?;
+    let mut v = 0u64;
+    // SAFETY: a valid pool (above); the attributes read here are u64 values, written into `v`.
     unsafe {
-        let pool = cudarc::driver::result::device::get_default_mem_pool(ctx.cu_device())?;
+        cudarc::driver::result::mem_pool::get_attribute(pool, attr, (&mut v as *mut u64).cast())?
+    };
+    Ok(v)
+}
+
+/// Sets the release threshold of the default pool: the bytes of freed memory it keeps at a
+/// synchronisation instead of returning them to the driver.
+fn set_release_threshold(ctx: &CudaContext, bytes: u64) -> std::result::Result<(), DriverError> {
+    let pool = default_pool(ctx)?;
+    let mut v = bytes;
+    // SAFETY: a valid pool (above); the release threshold is a u64 attribute, read from `v`.
+    unsafe {
         cudarc::driver::result::mem_pool::set_attribute(
             pool,
             sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
             (&mut v as *mut u64).cast(),
         )
     }
+}
+
+/// Returns the default pool's idle memory to the driver. The caller has synchronised the
+/// streams whose frees should count (a free not yet observed by the host stays outstanding).
+fn trim_idle(ctx: &CudaContext) -> std::result::Result<(), DriverError> {
+    let pool = default_pool(ctx)?;
+    // SAFETY: a valid pool (above); trimming releases only memory no allocation uses.
+    unsafe { cudarc::driver::result::mem_pool::trim_to(pool, 0) }
 }
 
 /// Converts a driver error into the core error type.
@@ -381,26 +410,10 @@ impl CudaDevice {
 
     /// Bytes the device's default pool holds beyond what live allocations use.
     pub fn pool_idle_bytes(&self) -> Result<usize> {
-        let get = |attr| -> std::result::Result<u64, DriverError> {
-            let mut v = 0u64;
-            // SAFETY: `pool` is the default pool of this context's device (valid for the
-            // context's lifetime); both attributes are u64 values, written into `v`.
-            unsafe {
-                let pool =
-                    cudarc::driver::result::device::get_default_mem_pool(self.ctx.cu_device())?;
-                cudarc::driver::result::mem_pool::get_attribute(
-                    pool,
-                    attr,
-                    (&mut v as *mut u64).cast(),
-                )?;
-            }
-            Ok(v)
-        };
-        self.ctx.bind_to_thread().map_err(|e| self.err(e))?;
-        let reserved = get(sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)
-            .map_err(|e| self.err(e))?;
-        let used = get(sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_CURRENT)
-            .map_err(|e| self.err(e))?;
+        use sys::CUmemPool_attribute::*;
+        let get = |attr| pool_attribute(&self.ctx, attr).map_err(|e| self.err(e));
+        let reserved = get(CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)?;
+        let used = get(CU_MEMPOOL_ATTR_USED_MEM_CURRENT)?;
         Ok(reserved.saturating_sub(used) as usize)
     }
     /// Number of streaming multiprocessors.
@@ -515,14 +528,7 @@ impl CudaDevice {
                     return Err(e);
                 }
                 self.ctx.synchronize()?;
-                self.ctx.bind_to_thread()?;
-                // SAFETY: the default pool of this context's device; trimming releases only
-                // memory no allocation uses (every stream was synchronised just above).
-                unsafe {
-                    let pool =
-                        cudarc::driver::result::device::get_default_mem_pool(self.ctx.cu_device())?;
-                    cudarc::driver::result::mem_pool::trim_to(pool, 0)?;
-                }
+                trim_idle(&self.ctx)?;
                 f()
             }
             r => r,
@@ -654,14 +660,7 @@ impl CudaDevice {
     /// the driver (cuMemPoolTrimTo to zero), so free memory returns to its baseline after a job.
     pub fn trim_pool(&self) -> Result<()> {
         self.synchronize()?;
-        self.ctx.bind_to_thread().map_err(|e| self.err(e))?;
-        // SAFETY: the device handle is this context's own device; the pool is its default pool,
-        // valid for the context's lifetime; trimming releases only unused memory.
-        unsafe {
-            let pool = cudarc::driver::result::device::get_default_mem_pool(self.ctx.cu_device())
-                .map_err(|e| self.err(e))?;
-            cudarc::driver::result::mem_pool::trim_to(pool, 0).map_err(|e| self.err(e))
-        }
+        trim_idle(&self.ctx).map_err(|e| self.err(e))
     }
 
     /// Waits for all queued work.

@@ -41,11 +41,16 @@ const REDUCE_PER: u32 = 8;
 
 /// [`REDUCE_PER`], or `BELLOWS_MSM_REDUCE_PER` when set.
 fn reduce_per() -> u32 {
-    std::env::var("BELLOWS_MSM_REDUCE_PER")
+    knob("BELLOWS_MSM_REDUCE_PER", |p: &u32| (2..=64).contains(p)).unwrap_or(REDUCE_PER)
+}
+
+/// A tuning override from the environment: variable `name` parsed as a number, if `ok` accepts
+/// it (anything else, or no variable, is None: the default applies).
+fn knob<T: std::str::FromStr>(name: &str, ok: impl Fn(&T) -> bool) -> Option<T> {
+    std::env::var(name)
         .ok()
-        .and_then(|v| v.parse::<u32>().ok())
-        .filter(|p| (2..=64).contains(p))
-        .unwrap_or(REDUCE_PER)
+        .and_then(|v| v.trim().parse::<T>().ok())
+        .filter(|v| ok(v))
 }
 /// Bases per thread when summing the scalars equal to 1.
 const ONES_PER: u32 = 64;
@@ -176,8 +181,6 @@ struct DigitArgs {
     ones: u64,
     ones_count: u64,
     stride: u64,
-    key_lo: u32,
-    key_hi: u32,
     keys: u32,
     pass: u32,
     passes: u32,
@@ -194,11 +197,7 @@ unsafe impl DeviceRepr for DigitArgs {}
 /// with log2(n) − 3 — and 16 windows of 16 bits cover the 256 bits that signed digits need
 /// exactly. From 2^26 on the additions dominate and fewer windows pay: c = 20 (13 windows).
 pub fn window_bits(n: usize) -> u32 {
-    if let Some(c) = std::env::var("BELLOWS_MSM_WINDOW")
-        .ok()
-        .and_then(|v| v.parse::<u32>().ok())
-        .filter(|c| (2..=24).contains(c))
-    {
+    if let Some(c) = knob("BELLOWS_MSM_WINDOW", |c: &u32| (2..=24).contains(c)) {
         return c;
     }
     let log = usize::BITS - n.max(1).leading_zeros() - 1;
@@ -230,11 +229,10 @@ pub const MAX_AFFINE_ROUNDS: u32 = 8;
 /// and the inversion. The rounds stay selectable for that comparison (and are checked against
 /// blst by the emulation tests and `bellows-cuda-msm`).
 pub fn affine_rounds() -> u32 {
-    std::env::var("BELLOWS_MSM_AFFINE_ROUNDS")
-        .ok()
-        .and_then(|v| v.parse::<u32>().ok())
-        .filter(|r| *r <= MAX_AFFINE_ROUNDS)
-        .unwrap_or(0)
+    knob("BELLOWS_MSM_AFFINE_ROUNDS", |r: &u32| {
+        *r <= MAX_AFFINE_ROUNDS
+    })
+    .unwrap_or(0)
 }
 
 /// Buckets whose cursors one scatter launch writes behind: each bucket's current 32-byte
@@ -258,19 +256,12 @@ fn default_scatter_passes(keys: u32) -> u32 {
 
 /// [`default_scatter_passes`], or `BELLOWS_MSM_SCATTER_PASSES` (1 to 64) when set, for timing.
 fn scatter_passes(keys: u32) -> u32 {
-    std::env::var("BELLOWS_MSM_SCATTER_PASSES")
-        .ok()
-        .and_then(|v| v.parse::<u32>().ok())
-        .filter(|p| (1..=64).contains(p))
+    knob("BELLOWS_MSM_SCATTER_PASSES", |p: &u32| (1..=64).contains(p))
         .unwrap_or_else(|| default_scatter_passes(keys))
 }
 
 fn affine_threads() -> u64 {
-    std::env::var("BELLOWS_MSM_AFFINE_THREADS")
-        .ok()
-        .and_then(|v| v.parse::<u64>().ok())
-        .filter(|t| *t > 0)
-        .unwrap_or(AFFINE_THREADS)
+    knob("BELLOWS_MSM_AFFINE_THREADS", |t: &u64| *t > 0).unwrap_or(AFFINE_THREADS)
 }
 
 /// Window width of precomputed tables unless told otherwise (`msm-precompute-window`): 13
@@ -736,8 +727,6 @@ impl CudaDevice {
             ones: ones.ptr(self),
             ones_count: ones_count.ptr(self),
             stride,
-            key_lo: 0,
-            key_hi: u32::MAX,
             keys,
             pass: 0,
             passes: 1,
@@ -1016,12 +1005,11 @@ impl CudaDevice {
 /// buckets, 16 384 threads of 32 buckets 2.08 ms, 65 536 of 8 buckets 2.47 ms), as the
 /// doublings of the extra segments outweigh the parallelism gained.
 fn segment_len(half: u32) -> u32 {
-    std::env::var("BELLOWS_MSM_SEGMENT")
-        .ok()
-        .and_then(|v| v.parse::<u32>().ok())
-        .filter(|s| s.is_power_of_two() && *s <= 1024)
-        .unwrap_or(SEGMENT)
-        .min(half)
+    knob("BELLOWS_MSM_SEGMENT", |s: &u32| {
+        s.is_power_of_two() && *s <= 1024
+    })
+    .unwrap_or(SEGMENT)
+    .min(half)
 }
 
 /// The empty slot of a padded bucket (`msm::PAD` in kernels/msm.cuh).
