@@ -72,14 +72,13 @@ pub(crate) fn mul_assign(x: &mut Scalar, y: &Scalar) {
     unsafe { blst_fr_mul(px, px, ptr(y)) }
 }
 
-/// `a ← (a·b − s·c)·k`.
+/// `a ← (a − s·c)·k`.
 #[inline(always)]
-pub(crate) fn quotient(a: &mut Scalar, b: &Scalar, c: &Scalar, s: &Scalar, k: &Scalar) {
+pub(crate) fn scaled_difference(a: &mut Scalar, c: &Scalar, s: &Scalar, k: &Scalar) {
     let mut t = Scalar::from(0u64);
     let (pa, pt) = (ptr_mut(a), ptr_mut(&mut t));
     // SAFETY: as in `dif`.
     unsafe {
-        blst_fr_mul(pa, pa, ptr(b));
         blst_fr_mul(pt, ptr(s), ptr(c));
         blst_fr_sub(pa, pa, pt);
         blst_fr_mul(pa, pa, ptr(k));
@@ -110,8 +109,8 @@ mod tests {
             mul_assign(&mut a, &y);
             assert_eq!(a, x * y);
             let mut a = x;
-            quotient(&mut a, &y, &w, &s, &k);
-            assert_eq!(a, (x * y - s * w) * k);
+            scaled_difference(&mut a, &w, &s, &k);
+            assert_eq!(a, (x - s * w) * k);
         }
     }
 }

@@ -2,16 +2,20 @@
 //!
 //! Computes exactly what [`bellows_core::groth16::quotient::h_poly_from_primitives`] computes
 //! (the same field elements; only the order of exact field operations differs) with no pass of
-//! its own for the coset powers or `1/n`, and a single bit-reversal permutation at the very end:
+//! its own for the coset powers or `1/n`, a single bit-reversal permutation at the very end, and
+//! six transforms instead of seven: h = (coset_iNTT(A·B) − C)/Z, where A and B are a's and b's
+//! evaluations on the coset, C is c's coefficient vector and Z(g) = g^n − 1 is Z's constant value
+//! on the coset. The inverse coset transform is linear and undoes the forward coset transform of
+//! c's coefficients, so c never goes to the coset.
 //!
-//! 1. a, b, c each (in parallel): inverse DIF, natural evaluations → `n ×` coefficients in
+//! 1. a, b each (in parallel, beside c): inverse DIF, natural evaluations → `n ×` coefficients in
 //!    bit-reversed order; forward DIT with the coset powers `g^i` folded into its twiddles,
-//!    bit-reversed → `n ×` the evaluations on the coset g·H, natural order.
-//! 2. pointwise `q = (a·b − n·c) · 1/(n³·Z(g))`: with `a = n·A` etc. this is
-//!    `(A·B − C)/(n·Z(g))`, Z(g) = g^n − 1 being the constant value of Z on the coset.
-//! 3. q: inverse DIF with `g^(−i)` folded into its twiddles → coefficients of h in bit-reversed
-//!    order (the `1/n` of the inverse transform was applied in step 2); bit-reversal permutation.
-
+//!    bit-reversed → `n ×` the evaluations on the coset g·H, natural order. c: the inverse DIF
+//!    alone, `n · C` in bit-reversed order.
+//! 2. pointwise `a·b = n²·A·B`.
+//! 3. inverse DIF with `g^(−i)` folded into its twiddles → `n³ ×` the coefficients of the
+//!    inverse coset transform of A·B, bit-reversed; then `(· − n²·c) · 1/(n³·Z(g))` (c is in the
+//!    same bit-reversed order), which is h; bit-reversal permutation.
 use bellows_core::groth16::quotient::z_inverse_on_coset;
 use blstrs::Scalar;
 use rayon::prelude::*;
@@ -47,24 +51,34 @@ pub(crate) fn h_poly_with(a: &mut [Scalar], b: &mut [Scalar], c: &mut [Scalar], 
     };
     rayon::join(
         || to_coset(a),
-        || rayon::join(|| to_coset(b), || to_coset(c)),
+        || {
+            rayon::join(
+                || to_coset(b),
+                || each_vector(c, n, |x| dif(x, plan, Dir::Inv, None, false)),
+            )
+        },
     );
 
-    let n_field = Scalar::from(n as u64);
-    let k = plan.n_inv * plan.n_inv * plan.n_inv * z_inverse_on_coset(log_n);
     a.par_chunks_mut(POINTWISE_CHUNK)
         .zip(b.par_chunks(POINTWISE_CHUNK))
-        .zip(c.par_chunks(POINTWISE_CHUNK))
-        .for_each(|((a, b), c)| {
-            for ((a, b), c) in a.iter_mut().zip(b).zip(c) {
-                crate::field::quotient(a, b, c, &n_field, &k);
+        .for_each(|(a, b)| {
+            for (a, b) in a.iter_mut().zip(b) {
+                crate::field::mul_assign(a, b);
             }
         });
 
-    each_vector(a, n, |x| {
-        dif(x, plan, Dir::Inv, None, true);
-        permute::bitrev_permute(x);
-    });
+    let n_field = Scalar::from(n as u64);
+    let n2 = n_field * n_field;
+    let k = plan.n_inv * plan.n_inv * plan.n_inv * z_inverse_on_coset(log_n);
+    each_vector(a, n, |x| dif(x, plan, Dir::Inv, None, true));
+    a.par_chunks_mut(POINTWISE_CHUNK)
+        .zip(c.par_chunks(POINTWISE_CHUNK))
+        .for_each(|(a, c)| {
+            for (a, c) in a.iter_mut().zip(c) {
+                crate::field::scaled_difference(a, c, &n2, &k);
+            }
+        });
+    each_vector(a, n, permute::bitrev_permute);
 }
 
 #[cfg(test)]

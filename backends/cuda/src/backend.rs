@@ -1,9 +1,10 @@
 //! [`CudaBackend`]: the Bellows [`Backend`] on one NVIDIA GPU.
 //!
 //! - NTT: the device transforms of [`crate::ntt`] (host data copied in and out per call).
-//! - `h_poly`: fused on the device: a, b, c are uploaded once, go through the inverse transform,
-//!   the coset transform, the pointwise `(a·b − c)/Z` and the inverse coset transform without
-//!   leaving device memory; only h comes back.
+//! - `h_poly`: fused on the device: a, b, c are uploaded once; a and b go through the inverse
+//!   transform and the coset transform, c through the inverse transform alone; then A·B on the
+//!   coset, the inverse coset transform and `(· − c)/Z`, without leaving device memory; only h
+//!   comes back.
 //! - MSM: bases are copied to device memory once by `load_bases_*` and stay there until
 //!   `free_bases`; every job runs the device Pippenger of [`crate::msm`], G1 and G2.
 //! - Memory: free/total from the driver, an optional byte budget (`memory_budget` or
@@ -42,7 +43,7 @@ use bellows_core::{
     layout::{Fr, G1Affine, G1Jacobian, G2Affine, G2Jacobian},
     Backend, Error, Result,
 };
-use cudarc::driver::{DevicePtrMut, DeviceRepr, LaunchConfig, PushKernelArg};
+use cudarc::driver::{DevicePtr, DevicePtrMut, DeviceRepr, LaunchConfig, PushKernelArg};
 use ff::Field;
 
 use crate::{
@@ -614,7 +615,7 @@ impl CudaBackend {
         let n = 1usize << log_n;
         let [sh, sl, sa, sb] = sets;
         // a, b, c up, each vector's transforms queued after its upload and running under the
-        // next one's copy; then the quotient's pointwise step and last transform. The
+        // next one's copy; then the quotient's pointwise steps and last transform. The
         // assignments' copies follow c's on the copy stream, under c's transforms and the
         // quotient's last steps, when the room allows their buffers beside a, b and c (a peak
         // higher by their size); otherwise they are allocated once the quotient frees b and c,
@@ -689,13 +690,18 @@ fn upload(dev: &CudaDevice, host: &[Fr]) -> Result<DeviceVec<Fr>> {
 
 /// The quotient of host vectors a, b, c (see [`Ntt::h_poly`]), h returned on the device.
 ///
+/// h = (coset_iNTT(A·B) − C)/Z, where A and B are a's and b's evaluations on the coset, C is c's
+/// coefficient vector and Z = g^n − 1 is Z's constant value on the coset: the inverse coset
+/// transform is linear and undoes the forward coset transform of c's coefficients, so c only
+/// goes through the inverse transform, six transforms instead of seven (run 66).
+///
 /// The three buffers are allocated first and every copy is ordered after that point alone
 /// ([`CudaDevice::upload_staged_after`]), and each vector's transforms are queued right after
 /// its own upload: so the copy engine fills b while the compute stream transforms a, and c
 /// while it transforms b, instead of each copy waiting for the transforms queued before it
 /// (runs 56–57 at 2^27: 624 ms of copies and transforms one after the other before the H MSM;
 /// 480 ms with this order, run 59). The vectors of `also` (the assignments) get their buffers
-/// beside a, b and c and are copied after c, under c's transforms and the quotient's last
+/// beside a, b and c and are copied after c, under c's transform and the quotient's last
 /// steps; they are returned in order.
 fn quotient_upload(
     dev: &CudaDevice,
@@ -713,11 +719,13 @@ fn quotient_upload(
         .map(|v| dev.alloc_uninit::<Fr>(v.len()))
         .collect::<Result<Vec<_>>>()?;
     let allocated = dev.stream().record_event(None).map_err(|e| dev.err(e))?;
-    for (host, d) in [(a, &mut da), (b, &mut db), (c, &mut dc)] {
+    for (host, d) in [(a, &mut da), (b, &mut db)] {
         dev.upload_staged_after(host, d, &allocated, |_, _| Ok(()))?;
-        quotient_transforms(dev, d, log_n)?;
+        to_coset(dev, d, log_n)?;
     }
-    quotient_finish(dev, &mut da, &mut db, &mut dc, log_n)?;
+    dev.upload_staged_after(c, &mut dc, &allocated, |_, _| Ok(()))?;
+    dev.ntt_device(&mut dc, log_n, &NttConfig::inverse())?;
+    quotient_finish(dev, &mut da, &db, &dc, log_n)?;
     // Queued after the quotient on the compute stream, so it does not wait for these copies;
     // on the copy stream they follow c's.
     for (host, d) in also.iter().zip(more.iter_mut()) {
@@ -726,9 +734,9 @@ fn quotient_upload(
     Ok((da, more))
 }
 
-/// A quotient input's evaluations → its evaluations on the coset (inverse transform, then the
-/// forward coset transform), queued on the compute stream.
-fn quotient_transforms(dev: &CudaDevice, v: &mut DeviceVec<Fr>, log_n: u32) -> Result<()> {
+/// Evaluations → evaluations on the coset (inverse transform, then the forward coset
+/// transform), queued on the compute stream.
+fn to_coset(dev: &CudaDevice, v: &mut DeviceVec<Fr>, log_n: u32) -> Result<()> {
     let inv = NttConfig::inverse().with_orders(Ordering::Natural, Ordering::BitReversed);
     let fwd_coset = NttConfig::forward()
         .with_coset(true)
@@ -737,12 +745,13 @@ fn quotient_transforms(dev: &CudaDevice, v: &mut DeviceVec<Fr>, log_n: u32) -> R
     dev.ntt_device(v, log_n, &fwd_coset)
 }
 
-/// (a·b − c)/Z on the coset, then the inverse coset transform: `a` receives h.
+/// A·B on the coset, the inverse coset transform, then (· − C)/Z: `a` receives h (`a`, `b` hold
+/// the coset evaluations, `c` the coefficients, all in natural order).
 fn quotient_finish(
     dev: &CudaDevice,
     a: &mut DeviceVec<Fr>,
-    b: &mut DeviceVec<Fr>,
-    c: &mut DeviceVec<Fr>,
+    b: &DeviceVec<Fr>,
+    c: &DeviceVec<Fr>,
     log_n: u32,
 ) -> Result<()> {
     // Z(g·ω^j) = g^n − 1 for every j.
@@ -753,22 +762,25 @@ fn quotient_finish(
     let z_inv = FrArg(blst::blst_fr::from(z_inv).l);
     let len = a.len() as u64;
     let stream = dev.stream();
-    let (pa, pb, pc) = (
-        a.buf.device_ptr_mut(stream).0,
-        b.buf.device_ptr_mut(stream).0,
-        c.buf.device_ptr_mut(stream).0,
-    );
-    let mut l = stream.launch_builder(&dev.k.quotient_pointwise);
-    l.arg(&pa).arg(&pb).arg(&pc).arg(&z_inv).arg(&len);
     let cfg = LaunchConfig {
         grid_dim: (len.div_ceil(256).clamp(1, 1 << 16) as u32, 1, 1),
         block_dim: (256, 1, 1),
         shared_mem_bytes: 0,
     };
-    // SAFETY: reads and writes len elements of a, reads len of b and c (equal lengths).
+    let pa = a.buf.device_ptr_mut(stream).0;
+    let (pb, pc) = (b.buf.device_ptr(stream).0, c.buf.device_ptr(stream).0);
+    let mut l = stream.launch_builder(&dev.k.quotient_product);
+    l.arg(&pa).arg(&pb).arg(&len);
+    // SAFETY: reads and writes len elements of a, reads len of b (equal lengths).
     unsafe { l.launch(cfg) }.map_err(|e| dev.err(e))?;
     let inv_coset = NttConfig::inverse().with_coset(true);
-    dev.ntt_device(a, log_n, &inv_coset)
+    dev.ntt_device(a, log_n, &inv_coset)?;
+    let pa = a.buf.device_ptr_mut(stream).0;
+    let mut l = stream.launch_builder(&dev.k.quotient_finish);
+    l.arg(&pa).arg(&pc).arg(&z_inv).arg(&len);
+    // SAFETY: reads and writes len elements of a, reads len of c (equal lengths).
+    unsafe { l.launch(cfg) }.map_err(|e| dev.err(e))?;
+    Ok(())
 }
 
 fn too_big(log_n: u32, what: &str) -> Result<()> {

@@ -65,7 +65,8 @@ pub(crate) mod names {
     pub const BITREV_TILED: &str = "bellows_bitrev_tiled";
     pub const NTT_PASS: &str = "bellows_ntt_pass";
     pub const NTT_PASS_RADIX2: &str = "bellows_ntt_pass_radix2";
-    pub const QUOTIENT_POINTWISE: &str = "bellows_quotient_pointwise";
+    pub const QUOTIENT_PRODUCT: &str = "bellows_quotient_product";
+    pub const QUOTIENT_FINISH: &str = "bellows_quotient_finish";
     pub const SCAN_BLOCKS: &str = "bellows_scan_blocks";
     pub const SCAN_ADD: &str = "bellows_scan_add";
     pub const POPCOUNT: &str = "bellows_popcount";
