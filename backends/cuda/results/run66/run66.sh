@@ -46,7 +46,7 @@ if has c22; then
   done
 fi
 if has k24; then
-  for cfg in "old $o X=1 20" "new $b X=1 20" "new $b BELLOWS_MSM_SCATTER_PASSES=16 22"; do
+  for cfg in "old $o X=1 20" "new $b X=1 20"; do
     set -- $cfg; name=$1 dir=$2 e=$3 c=$4
     env $e timeout 120 $dir/bellows bench --backend cuda -k 24 --bits-pct 0 --reps 3 --warmup 1 --backend-opt msm-precompute=on --backend-opt msm-precompute-window=$c > "$w/k24-$name-c$c.log" 2>&1
     echo "K=24 bits=0 $name c=$c rc=$?: $(line "$w/k24-$name-c$c.log")" >> "$s"; save
