@@ -218,8 +218,8 @@ the backend, then R times: synthesises N circuits and proves them as one batch. 
 median, the minimum and the first repetition of each phase (the first pays for fresh host memory \
 that later ones reuse; `--warmup` excludes it): synthesis, batch buffers (each circuit's a, b, c \
 laid into the batch's buffers), the G1 phase (h_poly, the quotient's NTTs, and the G1 MSMs H, L, \
-A, B, in one backend call), G2 MSM (on CPU threads overlapping the G1 phase, or on the backend \
-after it: `--g2`; the row says which), release (freeing the synthesised circuits), finalize \
+A, B, in one backend call), G2 MSM (on CPU threads overlapping the G1 phase; with `--g2` putting \
+it on the backend it runs in the G1 phase's call, and one row times both), release (freeing the synthesised circuits), finalize \
 (waiting for G2 plus assembly) and total (synthesis to proofs), and proofs per second from the \
 median total. With RUST_LOG=info each repetition is also logged.\n\n\
 `--json` prints one machine-readable JSON object on stdout instead of the table.\n\n\

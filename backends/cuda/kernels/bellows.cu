@@ -370,9 +370,14 @@ __device__ void fixup_big_kernel(const uint32_t* offsets, uint32_t keys, uint32_
         fixup_big_kernel<F>(offsets, keys, chunk, threads, heads, tails, buckets, big, big_count);   \
     }                                                                                                \
     extern "C" __global__ void __launch_bounds__(128) bellows_msm_##G##_window_segments(             \
-        const Xyzz<F>* buckets, uint32_t half, uint32_t seg_len, uint32_t windows, Xyzz<F>* out) {   \
+        const Xyzz<F>* in, uint32_t len, uint32_t seg_len, uint32_t windows, uint32_t w0,            \
+        uint32_t flat, Xyzz<F>* out, Xyzz<F>* total) {                                               \
         uint64_t t = global_thread();                                                                \
-        msm::window_segment_body<F>(buckets, half, seg_len, windows, t, out);                        \
+        msm::window_segment_body<F>(in, len, seg_len, windows, w0, flat != 0, t, out, total);        \
+    }                                                                                                \
+    extern "C" __global__ void __launch_bounds__(128) bellows_msm_##G##_window_horner(               \
+        Xyzz<F>* r, const Xyzz<F>* y, uint32_t shift, uint32_t windows) {                            \
+        msm::window_horner_body<F>(r, y, shift, windows, global_thread());                           \
     }                                                                                                \
     extern "C" __global__ void __launch_bounds__(128) bellows_msm_##G##_reduce(                      \
         const Xyzz<F>* in, uint32_t groups, uint32_t len, uint32_t per, Xyzz<F>* out) {              \

@@ -22,6 +22,9 @@ using namespace bellows;
 
 namespace {
 
+// Set in bellows_emu_msm's seg_len: the flat window pass (see emu_msm).
+constexpr uint32_t EMU_FLAT = 1u << 31;
+
 template <class F>
 void field_ops(uint32_t op, const F* a, const F* b, F* out, uint64_t n) {
     for (uint64_t i = 0; i < n; i++) out[i] = field_apply<F>(op, a[i], b[i]);
@@ -317,20 +320,52 @@ static void emu_msm(const Affine<F>* bases_in, uint64_t bases_len, const Fr* sca
         for (uint32_t t = t0 + 1; t <= t1; t++) acc = Xyzz<F>::add(acc, heads[t]);
         buckets[key] = acc;
     }
-    const uint32_t seg = seg_len < half ? seg_len : half, segs = half / seg;
-    std::vector<Xyzz<F>> seg_out((uint64_t)segs * sum_windows);
-    for (uint64_t t = 0; t < seg_out.size(); t++)
-        window_segment_body<F>(buckets.data(), half, seg, sum_windows, t, seg_out.data());
-    // Tree reduction per window in steps of 32, as reduce_groups does.
-    std::vector<Xyzz<F>> cur = seg_out;
-    uint32_t len = segs;
-    while (true) {
-        uint32_t parts = (len + 31) / 32;
-        std::vector<Xyzz<F>> next((uint64_t)sum_windows * parts);
-        for (uint64_t t = 0; t < next.size(); t++) reduce_body<F>(cur.data(), sum_windows, len, 32, t, next.data());
-        cur.swap(next);
-        len = parts;
-        if (parts == 1) break;
+    // The window pass: levelled (src/msm.rs, window_sums), or with EMU_FLAT in seg_len the
+    // flat pass of one level with double-and-add (window_sums_flat). Tree reductions per window
+    // in steps of 32, as reduce_groups does.
+    auto reduce = [&](std::vector<Xyzz<F>> cur, uint32_t len) {
+        while (true) {
+            uint32_t parts = (len + 31) / 32;
+            std::vector<Xyzz<F>> next((uint64_t)sum_windows * parts);
+            for (uint64_t t = 0; t < next.size(); t++)
+                reduce_body<F>(cur.data(), sum_windows, len, 32, t, next.data());
+            cur.swap(next);
+            len = parts;
+            if (parts == 1) return cur;
+        }
+    };
+    const bool flat = (seg_len & EMU_FLAT) != 0;
+    const uint32_t seg_req = seg_len & ~EMU_FLAT;
+    std::vector<Xyzz<F>> cur;
+    if (flat) {
+        const uint32_t seg = seg_req < half ? seg_req : half, segs = half / seg;
+        std::vector<Xyzz<F>> seg_out((uint64_t)segs * sum_windows);
+        for (uint64_t t = 0; t < seg_out.size(); t++)
+            window_segment_body<F>(buckets.data(), half, seg, sum_windows, 1, true, t, seg_out.data(),
+                                   nullptr);
+        cur = reduce(seg_out, segs);
+    } else {
+        std::vector<std::vector<Xyzz<F>>> levels;
+        std::vector<uint32_t> shifts;
+        std::vector<Xyzz<F>> input = buckets;
+        uint32_t len = half, w0 = 1;
+        while (true) {
+            const uint32_t seg = seg_req < len ? seg_req : len, segs = len / seg;
+            std::vector<Xyzz<F>> acc((uint64_t)segs * sum_windows), total(segs > 1 ? acc.size() : 0);
+            for (uint64_t t = 0; t < acc.size(); t++)
+                window_segment_body<F>(input.data(), len, seg, sum_windows, w0, false, t, acc.data(),
+                                       segs > 1 ? total.data() : nullptr);
+            levels.push_back(reduce(acc, segs));
+            shifts.push_back((uint32_t)__builtin_ctz(seg));
+            if (segs == 1) break;
+            input.swap(total);
+            len = segs;
+            w0 = 0;
+        }
+        for (size_t k = levels.size() - 1; k-- > 0;)
+            for (uint64_t t = 0; t < sum_windows; t++)
+                window_horner_body<F>(levels[k].data(), levels[k + 1].data(), shifts[k], sum_windows, t);
+        cur = levels[0];
     }
     for (uint32_t w = 0; w < sum_windows; w++) window_out[w] = Xyzz<F>::to_jacobian(cur[w]);
     const uint64_t ones_threads = (n + 63) / 64;

@@ -21,10 +21,13 @@
 //                  is the bucket's sum; a run touching the chunk's ends is kept as its head or
 //                  tail partial sum.
 //   5. fixup:      a bucket spanning several chunks = tail of its first chunk + heads of the rest.
-//   6. windows:    each window's Σ (j + 1)·B_j by running sums over segments of S buckets,
-//                  Σ_{j∈seg} (j + 1)B_j = Σ_{j∈seg} (j − lo + 1)B_j + lo·Σ_{j∈seg} B_j, the first
-//                  term from the running sum, the second by double-and-add; then the segments of
-//                  a window are added by a tree reduction.
+//   6. windows:    each window's Σ (j + 1)·B_j by running sums over segments of L buckets,
+//                  Σ_{j∈seg} (j + 1)B_j = Σ_{j∈seg} (j − lo + 1)B_j + lo·Σ_{j∈seg} B_j: the first
+//                  terms are added by a tree reduction, and since lo = L·g the second ones sum to
+//                  L·Σ_g g·T_g (T_g the segment's plain sum), the same problem over 1/L as many
+//                  points, solved the same way a level up; the levels combine by Horner's rule
+//                  in L (window_horner). (Until run 67 each segment added lo·T_g by
+//                  double-and-add: `BELLOWS_MSM_WINDOW_PASS=flat`.)
 // The host finishes with Horner's rule over the window sums (c doublings per window).
 //
 // Group additions are exact, so the order of the entries inside a bucket (atomics make it vary
@@ -451,22 +454,47 @@ BL_HD Xyzz<F> mul_small(const Xyzz<F>& p, uint32_t k) {
     return r;
 }
 
-// Pass 6a, thread t = (window, segment): Σ_{j ∈ segment} (j + 1)·B_{w,j}.
+// Pass 6a, thread t = (window w, segment g) over `len` inputs a window, in segments of seg_len
+// from lo = g·seg_len: running = Σ_{j∈seg} in_{w,j} and, by running sums from the top down,
+// acc = Σ_{j∈seg} (j − lo + w0)·in_{w,j}. With `flat` (one level, the window pass before run
+// 67), lo·running is added to acc by double-and-add (log2 lo doublings), so acc is the segment's
+// share of Σ_j (j + w0)·in_{w,j}; otherwise running goes to total[t] (when `total` is given)
+// for the next level (window_horner below), which needs no doublings of the segments at all.
 template <class F>
-BL_HD void window_segment_body(const Xyzz<F>* buckets, uint32_t half, uint32_t seg_len,
-                               uint32_t windows, uint64_t t, Xyzz<F>* out) {
-    const uint32_t segs = half / seg_len;
+BL_HD void window_segment_body(const Xyzz<F>* in, uint32_t len, uint32_t seg_len, uint32_t windows,
+                               uint32_t w0, bool flat, uint64_t t, Xyzz<F>* out, Xyzz<F>* total) {
+    const uint32_t segs = len / seg_len;
     if (t >= (uint64_t)segs * windows) return;
     const uint32_t w = (uint32_t)(t / segs), lo = (uint32_t)(t % segs) * seg_len;
-    const Xyzz<F>* b = buckets + (uint64_t)w * half;
+    const Xyzz<F>* b = in + (uint64_t)w * len;
     Xyzz<F> running = Xyzz<F>::identity(), acc = Xyzz<F>::identity();
-    for (uint32_t j = lo + seg_len; j-- > lo;) {
+    // With w0 = 0 the bottom input has weight 0: it joins the running sum only.
+    const uint32_t first = w0 ? lo : lo + 1;
+    for (uint32_t j = lo + seg_len; j-- > first;) {
         running = Xyzz<F>::add(running, b[j]);
         acc = Xyzz<F>::add(acc, running);
     }
-    // acc = Σ (j − lo + 1)·B_j; the weight of bucket j is j + 1, so lo·Σ B_j is missing.
-    if (lo != 0) acc = Xyzz<F>::add(acc, mul_small(running, lo));
+    if (!w0) running = Xyzz<F>::add(running, b[lo]);
+    if (flat) {
+        if (lo != 0) acc = Xyzz<F>::add(acc, mul_small(running, lo));
+    } else if (total) {
+        total[t] = running;
+    }
     out[t] = acc;
+}
+
+// Pass 6c, thread w < windows: r[w] += 2^shift·y[w]. The window sum Σ_j (j + 1)·B_j over
+// segments of L = 2^shift buckets is Σ_g A_g + L·Σ_g g·T_g (A_g the segment's acc, T_g its
+// running total, lo_g = L·g), and Σ_g g·T_g is the same problem, one level up, over the T_g
+// with weights from 0 (w0 = 0): so the levels' reduced sums R_0, R_1, … combine by Horner's
+// rule in L, R_0 + L·(R_1 + L·(R_2 + …)), from the top level down.
+template <class F>
+BL_HD void window_horner_body(Xyzz<F>* r, const Xyzz<F>* y, uint32_t shift, uint32_t windows,
+                              uint64_t t) {
+    if (t >= windows) return;
+    Xyzz<F> p = y[t];
+    for (uint32_t k = 0; k < shift; k++) p = Xyzz<F>::dbl(p);
+    r[t] = Xyzz<F>::add(r[t], p);
 }
 
 // Tree reduction step, thread t = (group, part): out[group·parts + part] = Σ of `per`

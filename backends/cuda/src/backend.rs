@@ -35,10 +35,12 @@ use std::sync::{
 use bellows_core::{
     backend::{
         check_batch,
+        g1_phase::check_b_g2,
+        groth16_g1_g2_from_parts,
         ntt::{batch_size, coset_generator, h_poly_batch},
         plan_tier, BackendConfig, BackendInfo, BasesHandle, BasesTable, Capabilities, DeviceInfo,
-        G1PhaseInput, Group, MemoryInfo, MemoryPool, Msm, MsmJob, Ntt, NttConfig, Ordering,
-        ProofAssignment, SharedPoints, Tier,
+        G1G2Sums, G1PhaseInput, Group, MemoryInfo, MemoryPool, Msm, MsmJob, Ntt, NttConfig,
+        Ordering, ProofAssignment, SharedPoints, Tier,
     },
     layout::{Fr, G1Affine, G1Jacobian, G2Affine, G2Jacobian},
     Backend, Error, Result,
@@ -177,6 +179,10 @@ pub struct CudaBackend {
     /// Window width of the precomputed tables built at load (option `msm-precompute`); None:
     /// no tables.
     precompute: Option<u32>,
+    /// Option `g2-in-g1-call` (default on): `groth16_g1_g2` runs the G2 MSM inside the G1
+    /// phase's call, over the assignments already in device memory; off: the default body
+    /// (`groth16_g1`, then `msm_g2` uploading them again), kept for side-by-side timings.
+    g2_in_g1_call: bool,
 }
 
 impl std::fmt::Debug for CudaBackend {
@@ -280,6 +286,19 @@ fn precompute_window(cfg: &BackendConfig) -> Result<Option<u32>> {
     }
 }
 
+/// Option `g2-in-g1-call`: `on` (default) or `off`.
+fn g2_in_g1_call(cfg: &BackendConfig) -> Result<bool> {
+    match cfg.get_option("g2-in-g1-call").map(str::trim) {
+        None | Some("on") => Ok(true),
+        Some("off") => Ok(false),
+        Some(v) => Err(Error::invalid(format!(
+            "option g2-in-g1-call={v:?}: expected `on` (the G2 MSM of a proof runs in the G1 \
+             phase's call, reading the assignments already in device memory) or `off` (a call \
+             of its own, uploading them again)"
+        ))),
+    }
+}
+
 /// The GPU ordinals named by option `devices` (`all` or a comma-separated list); without the
 /// option, `device` alone when it is set (non-zero), else every GPU.
 fn device_list(cfg: &BackendConfig) -> Result<Vec<usize>> {
@@ -319,6 +338,7 @@ impl CudaBackend {
         let streams = stream_count(cfg)?;
         let precompute = precompute_window(cfg)?;
         let release_at_sync = pool_release_at_sync(cfg)?;
+        let g2_in_g1_call = g2_in_g1_call(cfg)?;
         let ordinals = device_list(cfg)?;
         let gpus = ordinals
             .iter()
@@ -360,6 +380,7 @@ impl CudaBackend {
             budget: Mutex::new(budget),
             host,
             precompute,
+            g2_in_g1_call,
         })
     }
 
@@ -599,7 +620,93 @@ impl CudaBackend {
         })
     }
 
-    /// The G1 phase of some proofs on the lane `held`: a, b, c hold their vectors.
+    /// The G1 phase of a batch, and with `b_g2` the G2 sums too, split across the GPUs
+    /// ([`CudaBackend::g1_phase_on`] on each; the G2 vector is empty without `b_g2`).
+    fn g1_phase(
+        &self,
+        input: &mut G1PhaseInput<'_>,
+        b_g2: Option<BasesHandle>,
+    ) -> Result<G1G2Sums> {
+        input.check()?;
+        let batch = input.proofs.len();
+        if batch == 0 {
+            return Ok((Vec::new(), Vec::new()));
+        }
+        let log_n = input.log_n;
+        too_big(log_n, "a Groth16 domain")?;
+        let n = 1usize << log_n;
+        let hd = input.handles;
+        let rs = [
+            self.resident(hd.h, Group::G1)?,
+            self.resident(hd.l, Group::G1)?,
+            self.resident(hd.a, Group::G1)?,
+            self.resident(hd.b_g1, Group::G1)?,
+        ];
+        let r2 = b_g2.map(|h| self.resident(h, Group::G2)).transpose()?;
+        let g2_of = |k: usize| r2.as_ref().map(|r| g2_set(&r[k]));
+        let sets = |k: usize| {
+            [
+                g1_set(&rs[0][k]),
+                g1_set(&rs[1][k]),
+                g1_set(&rs[2][k]),
+                g1_set(&rs[3][k]),
+            ]
+        };
+        let d = self.gpus.len().min(batch);
+        if d <= 1 {
+            let held = self.pick();
+            let sets = sets(held.k);
+            return self.g1_phase_on(
+                &held,
+                input.a,
+                input.b,
+                input.c,
+                log_n,
+                input.proofs,
+                sets,
+                g2_of(held.k),
+            );
+        }
+        let per = batch.div_ceil(d);
+        let (a, b, c) = (&*input.a, &*input.b, &*input.c);
+        let parts: Vec<Result<G1G2Sums>> = std::thread::scope(|s| {
+            let handles: Vec<_> = input
+                .proofs
+                .chunks(per)
+                .enumerate()
+                .map(|(k, proofs)| {
+                    let r = k * per * n..(k * per + proofs.len()) * n;
+                    let (a, b, c) = (&a[r.clone()], &b[r.clone()], &c[r]);
+                    let (sets, g2) = (sets(k), g2_of(k));
+                    s.spawn(move || {
+                        self.g1_phase_on(&self.pick_on(k), a, b, c, log_n, proofs, sets, g2)
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join().unwrap_or_else(|_| {
+                        Err(Error::Backend {
+                            name: NAME.into(),
+                            reason: "a GPU worker thread panicked".into(),
+                        })
+                    })
+                })
+                .collect()
+        });
+        let (mut out, mut out2) = (Vec::with_capacity(batch), Vec::new());
+        for p in parts {
+            let (g1, g2) = p?;
+            out.extend(g1);
+            out2.extend(g2);
+        }
+        Ok((out, out2))
+    }
+
+    /// The G1 phase of some proofs on the lane `held`: a, b, c hold their vectors. With `g2`,
+    /// then B₂' of each proof over those G2 bases, reading the assignments the G1 phase
+    /// uploaded (h's buffer is freed first); without, the second vector is empty.
     #[allow(clippy::too_many_arguments)]
     fn g1_phase_on(
         &self,
@@ -610,7 +717,8 @@ impl CudaBackend {
         log_n: u32,
         proofs: &[ProofAssignment<'_>],
         sets: [&ResidentSet<G1Affine>; 4],
-    ) -> Result<Vec<[G1Jacobian; 4]>> {
+        g2: Option<&ResidentSet<G2Affine>>,
+    ) -> Result<G1G2Sums> {
         let (k, dev) = (held.k, held.dev);
         let n = 1usize << log_n;
         let [sh, sl, sa, sb] = sets;
@@ -646,6 +754,12 @@ impl CudaBackend {
         let add = |x: G1Jacobian, y: G1Jacobian| -> G1Jacobian {
             (blstrs::G1Projective::from(x) + blstrs::G1Projective::from(y)).into()
         };
+        let b_inputs = |p: &ProofAssignment<'_>| -> usize {
+            p.b_input_density
+                .iter()
+                .map(|w| w.count_ones() as usize)
+                .sum()
+        };
         let mut out = Vec::with_capacity(proofs.len());
         for (j, p) in proofs.iter().enumerate() {
             let (di, dx) = (&assigned[2 * j], &assigned[2 * j + 1]);
@@ -658,11 +772,6 @@ impl CudaBackend {
                 ScalarSource::Device(dx, 0, p.aux.len()),
                 Some(p.a_aux_density),
             )?;
-            let b_inputs: usize = p
-                .b_input_density
-                .iter()
-                .map(|w| w.count_ones() as usize)
-                .sum();
             let b_in = msm(
                 sb,
                 0,
@@ -671,13 +780,39 @@ impl CudaBackend {
             )?;
             let b_aux = msm(
                 sb,
-                b_inputs,
+                b_inputs(p),
                 ScalarSource::Device(dx, 0, p.aux.len()),
                 Some(p.b_aux_density),
             )?;
             out.push([h, l, add(a_in, a_aux), add(b_in, b_aux)]);
         }
-        Ok(out)
+        let Some(s2) = g2 else {
+            return Ok((out, Vec::new()));
+        };
+        // h's memory back to the pool before the G2 passes plan theirs.
+        drop(da);
+        let msm2 = |start: usize, sc: ScalarSource<'_>, density: &[u64]| -> Result<G2Jacobian> {
+            let (pass, room) = self.msm_room(k, 1, s2.tier != Tier::Full, 192, sc.len())?;
+            dev.msm::<G2>(s2.source(), start, sc, Some(density), pass, room)
+        };
+        let mut out2 = Vec::with_capacity(proofs.len());
+        for (j, p) in proofs.iter().enumerate() {
+            let (di, dx) = (&assigned[2 * j], &assigned[2 * j + 1]);
+            let b_in = msm2(
+                0,
+                ScalarSource::Device(di, 0, p.inputs.len()),
+                p.b_input_density,
+            )?;
+            let b_aux = msm2(
+                b_inputs(p),
+                ScalarSource::Device(dx, 0, p.aux.len()),
+                p.b_aux_density,
+            )?;
+            out2.push(
+                (blstrs::G2Projective::from(b_in) + blstrs::G2Projective::from(b_aux)).into(),
+            );
+        }
+        Ok((out, out2))
     }
 }
 
@@ -899,6 +1034,13 @@ fn g1_set(r: &Resident) -> &ResidentSet<G1Affine> {
     }
 }
 
+fn g2_set(r: &Resident) -> &ResidentSet<G2Affine> {
+    match r {
+        Resident::G2(s) => s,
+        Resident::G1(_) => unreachable!("resident() checked the group"),
+    }
+}
+
 impl MemoryPool for CudaBackend {
     /// The first GPU's memory (a budget applies to each GPU).
     fn memory_info(&self) -> Result<MemoryInfo> {
@@ -943,68 +1085,25 @@ impl Backend for CudaBackend {
     /// c; otherwise after the quotient); the A and B₁ MSMs read the assignments through their
     /// density bitmaps (no filtered copies anywhere). A batch is split across the GPUs.
     fn groth16_g1(&self, input: &mut G1PhaseInput<'_>) -> Result<Vec<[G1Jacobian; 4]>> {
-        input.check()?;
-        let batch = input.proofs.len();
-        if batch == 0 {
-            return Ok(Vec::new());
+        self.g1_phase(input, None).map(|(g1, _)| g1)
+    }
+
+    /// [`CudaBackend::groth16_g1`], then on each GPU the G2 MSMs of its proofs over the
+    /// assignments that phase left in device memory (with option `g2-in-g1-call=off`, the
+    /// default body: a separate `msm_g2` call that uploads them again).
+    fn groth16_g1_g2(&self, input: &mut G1PhaseInput<'_>, b_g2: BasesHandle) -> Result<G1G2Sums> {
+        if !self.g2_in_g1_call {
+            return groth16_g1_g2_from_parts(self, input, b_g2);
         }
-        let log_n = input.log_n;
-        too_big(log_n, "a Groth16 domain")?;
-        let n = 1usize << log_n;
-        let hd = input.handles;
-        let rs = [
-            self.resident(hd.h, Group::G1)?,
-            self.resident(hd.l, Group::G1)?,
-            self.resident(hd.a, Group::G1)?,
-            self.resident(hd.b_g1, Group::G1)?,
-        ];
-        let sets = |k: usize| {
-            [
-                g1_set(&rs[0][k]),
-                g1_set(&rs[1][k]),
-                g1_set(&rs[2][k]),
-                g1_set(&rs[3][k]),
-            ]
-        };
-        let d = self.gpus.len().min(batch);
-        if d <= 1 {
-            let held = self.pick();
-            let sets = sets(held.k);
-            return self.g1_phase_on(&held, input.a, input.b, input.c, log_n, input.proofs, sets);
+        check_b_g2(&b_g2)?;
+        for (k, p) in input.proofs.iter().enumerate() {
+            for j in p.b_jobs()? {
+                j.check(&b_g2).map_err(|e| {
+                    Error::invalid(format!("groth16_g1_g2, proof {k}, B in G2: {e}"))
+                })?;
+            }
         }
-        let per = batch.div_ceil(d);
-        let (a, b, c) = (&*input.a, &*input.b, &*input.c);
-        let parts: Vec<Result<Vec<[G1Jacobian; 4]>>> = std::thread::scope(|s| {
-            let handles: Vec<_> = input
-                .proofs
-                .chunks(per)
-                .enumerate()
-                .map(|(k, proofs)| {
-                    let r = k * per * n..(k * per + proofs.len()) * n;
-                    let (a, b, c) = (&a[r.clone()], &b[r.clone()], &c[r]);
-                    let sets = sets(k);
-                    s.spawn(move || {
-                        self.g1_phase_on(&self.pick_on(k), a, b, c, log_n, proofs, sets)
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| {
-                    h.join().unwrap_or_else(|_| {
-                        Err(Error::Backend {
-                            name: NAME.into(),
-                            reason: "a GPU worker thread panicked".into(),
-                        })
-                    })
-                })
-                .collect()
-        });
-        let mut out = Vec::with_capacity(batch);
-        for p in parts {
-            out.extend(p?);
-        }
-        Ok(out)
+        self.g1_phase(input, Some(b_g2))
     }
 
     fn info(&self) -> BackendInfo {
@@ -1098,6 +1197,20 @@ mod tests {
                 .unwrap_err()
                 .to_string();
             assert!(e.contains("pool-release"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn g2_in_g1_call_options_parse() {
+        let cfg = BackendConfig::default();
+        assert!(g2_in_g1_call(&cfg).unwrap());
+        assert!(g2_in_g1_call(&cfg.clone().option("g2-in-g1-call", "on")).unwrap());
+        assert!(!g2_in_g1_call(&cfg.clone().option("g2-in-g1-call", " off ")).unwrap());
+        for bad in ["yes", "", "0"] {
+            let e = g2_in_g1_call(&cfg.clone().option("g2-in-g1-call", bad))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("g2-in-g1-call"), "{bad}: {e}");
         }
     }
 

@@ -264,6 +264,7 @@ impl CudaDevice {
                 fixup: k("fixup")?,
                 fixup_big: k("fixup_big")?,
                 window_segments: k("window_segments")?,
+                window_horner: k("window_horner")?,
                 reduce: k("reduce")?,
                 sum_listed: k("sum_listed")?,
                 to_jacobian: k("to_jacobian")?,

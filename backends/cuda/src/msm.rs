@@ -106,6 +106,7 @@ pub(crate) struct GroupKernels {
     pub fixup: CudaFunction,
     pub fixup_big: CudaFunction,
     pub window_segments: CudaFunction,
+    pub window_horner: CudaFunction,
     pub reduce: CudaFunction,
     pub sum_listed: CudaFunction,
     pub to_jacobian: CudaFunction,
@@ -475,6 +476,120 @@ impl CudaDevice {
             unsafe { l.launch(stride_cfg(n)) }.map_err(|e| self.err(e))?;
         }
         // `sums` is freed in stream order, after the kernels that read it.
+        Ok(())
+    }
+
+    /// The window sums Σ_j (j + 1)·B_{w,j} of `windows` sets of `half` buckets (at `buckets`)
+    /// into `out[0..windows)`, level by level (kernels/msm.cuh, `window_horner`): level k cuts
+    /// its inputs (the buckets, then the previous level's segment totals) into segments of
+    /// `seg`, whose weighted sums are reduced per window to R_k and whose plain sums are the
+    /// next level's inputs, until one segment a window is left; then R_k += seg·R_(k+1) from the
+    /// top down. `ph` marks "segments" after the first level.
+    fn window_sums<G: MsmGroup>(
+        &self,
+        buckets: u64,
+        half: u32,
+        seg: u32,
+        windows: u32,
+        out: u64,
+        ph: &mut Phases<'_>,
+    ) -> Result<()> {
+        let kern = G::kernels(&self.k);
+        let mut keep: Vec<DeviceVec<G::Xyzz>> = Vec::new();
+        // Each level's reduced sums (windows points) and its segment length.
+        let mut levels: Vec<(u64, u32)> = Vec::new();
+        let (mut input, mut len, mut w0) = (buckets, half, 1u32);
+        loop {
+            let s = seg.min(len);
+            let segs = len / s;
+            let mut acc = self.alloc_uninit::<G::Xyzz>((segs * windows) as usize)?;
+            let acc_ptr = ptr_mut(&mut acc, self);
+            keep.push(acc);
+            let total_ptr = if segs > 1 {
+                let mut t = self.alloc_uninit::<G::Xyzz>((segs * windows) as usize)?;
+                let p = ptr_mut(&mut t, self);
+                keep.push(t);
+                p
+            } else {
+                0
+            };
+            let flat = 0u32;
+            let mut l = self.stream().launch_builder(&kern.window_segments);
+            l.arg(&input)
+                .arg(&len)
+                .arg(&s)
+                .arg(&windows)
+                .arg(&w0)
+                .arg(&flat)
+                .arg(&acc_ptr)
+                .arg(&total_ptr);
+            // SAFETY: reads windows·len points at `input`; writes segs·windows points at
+            // `acc_ptr` and, when there is more than one segment a window, at `total_ptr`
+            // (both allocated above with that many; with one segment `total_ptr` is null,
+            // which the kernel does not write).
+            unsafe { l.launch(launch_cfg((segs * windows) as u64, BLOCK)) }
+                .map_err(|e| self.err(e))?;
+            if levels.is_empty() {
+                ph.mark("segments");
+            }
+            let r_ptr = if levels.is_empty() {
+                out
+            } else {
+                let mut r = self.alloc_uninit::<G::Xyzz>(windows as usize)?;
+                let p = ptr_mut(&mut r, self);
+                keep.push(r);
+                p
+            };
+            self.reduce_groups::<G>(acc_ptr, windows, segs, r_ptr)?;
+            levels.push((r_ptr, s));
+            if segs == 1 {
+                break;
+            }
+            (input, len, w0) = (total_ptr, segs, 0);
+        }
+        for k in (0..levels.len() - 1).rev() {
+            let ((r, s), (y, _)) = (levels[k], levels[k + 1]);
+            let shift = s.trailing_zeros();
+            let mut l = self.stream().launch_builder(&kern.window_horner);
+            l.arg(&r).arg(&y).arg(&shift).arg(&windows);
+            // SAFETY: reads and writes `windows` points at r, reads `windows` at y (each a
+            // level's reduced sums, allocated with that many).
+            unsafe { l.launch(launch_cfg(windows as u64, BLOCK)) }.map_err(|e| self.err(e))?;
+        }
+        // Freed in stream order, after the kernels that read them.
+        drop(keep);
+        Ok(())
+    }
+
+    /// The window pass before run 67 (`BELLOWS_MSM_WINDOW_PASS=flat`, for timing one against
+    /// the other): one level of segments, each adding lo·(its plain sum) by double-and-add,
+    /// then a tree reduction per window into `out`.
+    fn window_sums_flat<G: MsmGroup>(
+        &self,
+        buckets: u64,
+        half: u32,
+        seg: u32,
+        windows: u32,
+        out: u64,
+    ) -> Result<()> {
+        let kern = G::kernels(&self.k);
+        let segs = half / seg;
+        let mut seg_out = self.alloc_uninit::<G::Xyzz>((segs * windows) as usize)?;
+        let seg_ptr = ptr_mut(&mut seg_out, self);
+        let (w0, flat, none) = (1u32, 1u32, 0u64);
+        let mut l = self.stream().launch_builder(&kern.window_segments);
+        l.arg(&buckets)
+            .arg(&half)
+            .arg(&seg)
+            .arg(&windows)
+            .arg(&w0)
+            .arg(&flat)
+            .arg(&seg_ptr)
+            .arg(&none);
+        // SAFETY: reads windows·half buckets, writes segs·windows points (flat: no totals).
+        unsafe { l.launch(launch_cfg((segs * windows) as u64, BLOCK)) }.map_err(|e| self.err(e))?;
+        self.reduce_groups::<G>(seg_ptr, windows, segs, out)?;
+        drop(seg_out);
         Ok(())
     }
 
@@ -933,26 +1048,20 @@ impl CudaDevice {
         drop((heads, tails, entries, affine_bufs, shifted));
         ph.mark("free");
 
-        // Window sums: segments, then a tree reduction per window. out[w] for w < windows,
-        // out[windows] = the sum of the bases whose scalar is 1.
+        // Window sums, out[w] for w < windows (out[windows] = the sum of the bases whose scalar
+        // is 1, below).
         let seg = segment_len(half);
-        let segs = half / seg;
         let windows = sum_windows;
-        let mut seg_out = self.alloc_uninit::<G::Xyzz>((segs * windows) as usize)?;
-        let seg_ptr = ptr_mut(&mut seg_out, self);
-        let mut l = self.stream().launch_builder(&kern.window_segments);
-        l.arg(&b_ptr)
-            .arg(&half)
-            .arg(&seg)
-            .arg(&windows)
-            .arg(&seg_ptr);
-        // SAFETY: reads buckets (windows·half), writes segs·windows points.
-        unsafe { l.launch(launch_cfg((segs * windows) as u64, BLOCK)) }.map_err(|e| self.err(e))?;
-        drop(buckets);
-        ph.mark("segments");
         let mut sums = self.alloc_uninit::<G::Xyzz>(windows as usize + 1)?;
         let sums_ptr = ptr_mut(&mut sums, self);
-        self.reduce_groups::<G>(seg_ptr, windows, segs, sums_ptr)?;
+        if flat_window_pass() {
+            self.window_sums_flat::<G>(b_ptr, half, seg, windows, sums_ptr)?;
+            drop(buckets);
+            ph.mark("segments");
+        } else {
+            self.window_sums::<G>(b_ptr, half, seg, windows, sums_ptr, &mut ph)?;
+            drop(buckets);
+        }
         ph.mark("window-reduce");
 
         let ones_threads = n.div_ceil(ONES_PER as u64);
@@ -981,7 +1090,6 @@ impl CudaDevice {
         unsafe { l.launch(launch_cfg(count as u64, BLOCK)) }.map_err(|e| self.err(e))?;
         ph.mark("ones");
         drop((
-            seg_out,
             sums,
             ones_out,
             ones,
@@ -998,12 +1106,18 @@ impl CudaDevice {
     }
 }
 
-/// Buckets per thread in the window pass over sets of `half` buckets: [`SEGMENT`], or
-/// `BELLOWS_MSM_SEGMENT` (a power of two up to 1024) when set, for timing. A segment's cost is
-/// its 2·len additions and the double-and-add of its offset (log2(half) doublings); shorter
-/// segments for more threads were slower on the H200 (run 61: one table window of 2^19
-/// buckets, 16 384 threads of 32 buckets 2.08 ms, 65 536 of 8 buckets 2.47 ms), as the
-/// doublings of the extra segments outweigh the parallelism gained.
+/// Whether `BELLOWS_MSM_WINDOW_PASS=flat` asks for the window pass before run 67 (one level of
+/// segments with double-and-add; [`CudaDevice::window_sums_flat`]), for timing; anything else,
+/// or nothing, is the levelled pass.
+fn flat_window_pass() -> bool {
+    std::env::var("BELLOWS_MSM_WINDOW_PASS").is_ok_and(|v| v.trim() == "flat")
+}
+
+/// Buckets (or totals, a level up) per thread in the window pass over sets of `half`: [`SEGMENT`],
+/// or `BELLOWS_MSM_SEGMENT` (a power of two up to 1024) when set, for timing. A segment costs
+/// its 2·len additions (and, in the flat pass, the double-and-add of its offset: log2(half)
+/// doublings, which made shorter segments slower in run 61: one table window of 2^19 buckets,
+/// 16 384 threads of 32 buckets 2.08 ms, 65 536 of 8 buckets 2.47 ms).
 fn segment_len(half: u32) -> u32 {
     knob("BELLOWS_MSM_SEGMENT", |s: &u32| {
         s.is_power_of_two() && *s <= 1024

@@ -433,6 +433,8 @@ struct Shape {
     c: u32,
     chunk: u32,
     seg: u32,
+    /// The flat window pass (`BELLOWS_MSM_WINDOW_PASS=flat`) instead of the levelled one.
+    flat: bool,
     rounds: u32,
     round_threads: u32,
     table: bool,
@@ -445,6 +447,7 @@ fn shape(c: u32, chunk: u32) -> Shape {
         c,
         chunk,
         seg: 8,
+        flat: false,
         rounds: 0,
         round_threads: 1,
         table: false,
@@ -477,6 +480,7 @@ fn emulated_msm<G: bellows_cuda::msm::MsmGroup>(
         c,
         chunk,
         seg,
+        flat,
         rounds,
         round_threads,
         table,
@@ -502,7 +506,7 @@ fn emulated_msm<G: bellows_cuda::msm::MsmGroup>(
             density.map_or(std::ptr::null(), |d| d.as_ptr()),
             c,
             chunk,
-            seg,
+            seg | if flat { 1 << 31 } else { 0 },
             rounds,
             round_threads,
             table as u32,
@@ -597,6 +601,25 @@ fn msm_matches_blst() {
             rounds: 2,
             round_threads: 9,
             ..table_shape(9, 4, 333, 5)
+        });
+        // The window pass: segments of 2 (a level per bit) and 32, levels of one segment
+        // (c = 4: 8 buckets), and the flat pass of one level with double-and-add.
+        for (c, seg, flat) in [
+            (13, 2, false),
+            (11, 32, false),
+            (4, 32, false),
+            (13, 8, true),
+            (9, 4, true),
+        ] {
+            shapes.push(Shape {
+                seg,
+                flat,
+                ..shape(c, 5)
+            });
+        }
+        shapes.push(Shape {
+            seg: 2,
+            ..table_shape(10, 3, 700, 4)
         });
         for s in shapes {
             let got = emulated_msm::<bellows_cuda::msm::G1>(e, 1, bases, fr_slice_of(sc), None, s);

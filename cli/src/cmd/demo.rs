@@ -93,11 +93,9 @@ pub fn run(args: &DemoArgs, g: &Globals) -> Result<()> {
     let tm = out.timings;
     step(3, "prove", t.elapsed());
     outln!(
-        "     synthesis {}, G1 phase (h_poly + G1 MSMs) {}, G2 MSM {} ({}), finalize {}",
+        "     synthesis {}, {}, finalize {}",
         fmt_duration(out.synthesis),
-        fmt_duration(tm.g1_phase),
-        fmt_duration(tm.msm_g2),
-        crate::cmd::bench::g2_where(tm.g2_on_backend),
+        crate::cmd::bench::device_phases(&tm),
         fmt_duration(tm.finalize)
     );
 

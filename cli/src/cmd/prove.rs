@@ -68,10 +68,8 @@ pub fn prove_batch(
         prover::start(key, synthesized, rng)?.finalize_timed()?
     };
     tracing::debug!(
-        "prover phases: G1 phase (h_poly + G1 MSMs) {}, G2 MSM {} ({}), finalize {}",
-        fmt_duration(timings.g1_phase),
-        fmt_duration(timings.msm_g2),
-        crate::cmd::bench::g2_where(timings.g2_on_backend),
+        "prover phases: {}, finalize {}",
+        crate::cmd::bench::device_phases(&timings),
         fmt_duration(timings.finalize)
     );
     Ok(BatchOutcome {
@@ -107,12 +105,10 @@ fn prove_batches(
         let out = prove_batch(key, spec, chunk, rng, pce, &phase)?;
         let tm = out.timings;
         tracing::info!(
-            "batch of {}: synthesis {}, G1 phase {}, G2 MSM {} ({}), finalize {}",
+            "batch of {}: synthesis {}, {}, finalize {}",
             chunk.len(),
             fmt_duration(out.synthesis),
-            fmt_duration(tm.g1_phase),
-            fmt_duration(tm.msm_g2),
-            crate::cmd::bench::g2_where(tm.g2_on_backend),
+            crate::cmd::bench::device_phases(&tm),
             fmt_duration(tm.finalize)
         );
         proofs.extend(out.proofs);

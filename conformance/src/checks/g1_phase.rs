@@ -1,19 +1,21 @@
 //! The composite Groth16 G1 phase ([`bellows_core::Backend::groth16_g1`]): for a batch of two
 //! synthetic circuits with seeded witnesses, the candidate's `[H, L, A', B₁']` per proof must
 //! equal, exactly, the default body ([`groth16_g1_from_primitives`]: `h_poly` then density MSMs)
-//! run on the reference backend.
+//! run on the reference backend. With G2 MSMs, the same for
+//! [`bellows_core::Backend::groth16_g1_g2`] (the phase and B₂' in one call) against the
+//! reference's G1 phase and its G2 MSM over the B density jobs ([`b2_sums`]).
 
 use std::sync::Arc;
 
 use bellows_core::{
-    backend::{groth16_g1_from_primitives, G1Handles, G1PhaseInput, ProofAssignment},
+    backend::{b2_sums, groth16_g1_from_primitives, G1Handles, G1PhaseInput, ProofAssignment},
     circuits::{witness_seed, SyntheticCircuit},
     groth16::{
         synthesis::{synthesize_batch, Synthesized},
         Parameters,
     },
     host_vec::HostVec,
-    layout::{fr_slice, G1Jacobian},
+    layout::{fr_slice, G1Jacobian, G2Jacobian},
     Backend, Result,
 };
 use blstrs::Scalar;
@@ -22,21 +24,27 @@ use ff::Field;
 use super::{cand, needs, refr, Check, CheckResult, Ctx, Fail};
 use crate::compare;
 
-/// Loads the four G1 queries, runs the phase (the backend's own, or the default body), frees.
-/// With `host`, a, b, c and the aux assignments are copied into the host memory that backend
-/// provides ([`bellows_core::backend::MemoryPool::alloc_host`]), as the prover's synthesis
-/// writes them.
+/// Loads the four G1 queries (and b_g2 with `with_g2`), runs the phase (the backend's own, or
+/// the default body), frees. With `host`, a, b, c and the aux assignments are copied into the
+/// host memory that backend provides ([`bellows_core::backend::MemoryPool::alloc_host`]), as
+/// the prover's synthesis writes them. With `with_g2`, the backend's own phase is
+/// `groth16_g1_g2` and the default body is followed by [`b2_sums`]; without, the G2 vector is
+/// empty.
 fn phase(
     b: &dyn Backend,
     params: &Parameters,
     syn: &[Synthesized],
     default_body: bool,
     host: Option<&Arc<dyn Backend>>,
-) -> Result<Vec<[G1Jacobian; 4]>> {
+    with_g2: bool,
+) -> Result<(Vec<[G1Jacobian; 4]>, Vec<G2Jacobian>)> {
     let mut loaded = Vec::new();
     let result = (|| {
         for q in [&params.h, &params.l, &params.a, &params.b_g1] {
             loaded.push(b.load_bases_g1(q.clone())?);
+        }
+        if with_g2 {
+            loaded.push(b.load_bases_g2(params.b_g2.clone())?);
         }
         let handles = G1Handles {
             h: loaded[0],
@@ -86,10 +94,14 @@ fn phase(
             proofs: &proofs,
             handles,
         };
-        if default_body {
-            groth16_g1_from_primitives(b, &mut input)
-        } else {
-            b.groth16_g1(&mut input)
+        match (default_body, with_g2) {
+            (true, false) => Ok((groth16_g1_from_primitives(b, &mut input)?, Vec::new())),
+            (false, false) => Ok((b.groth16_g1(&mut input)?, Vec::new())),
+            (true, true) => {
+                let g1 = groth16_g1_from_primitives(b, &mut input)?;
+                Ok((g1, b2_sums(b, &proofs, loaded[4])?))
+            }
+            (false, true) => b.groth16_g1_g2(&mut input, loaded[4]),
         }
     })();
     let mut freed = Ok(());
@@ -101,8 +113,9 @@ fn phase(
     Ok(out)
 }
 
-/// Runs the phase for a batch of two circuits on both backends and compares.
-pub fn run(ctx: &Ctx, log_size: u32, bits_pct: u8) -> CheckResult {
+/// Runs the phase (with `with_g2`, the phase and B₂') for a batch of two circuits on both
+/// backends and compares.
+pub fn run(ctx: &Ctx, log_size: u32, bits_pct: u8, with_g2: bool) -> CheckResult {
     let params = refr(ctx.params.synthetic(log_size, bits_pct), "setup")?;
     let circuits = (0..2u64)
         .map(|i| {
@@ -112,18 +125,24 @@ pub fn run(ctx: &Ctx, log_size: u32, bits_pct: u8) -> CheckResult {
         .collect::<Result<Vec<_>>>()
         .map_err(|e| Fail::Error(e.to_string()))?;
     let syn = synthesize_batch(circuits).map_err(|e| Fail::Error(e.to_string()))?;
-    let want = refr(
-        phase(&*ctx.refb, &params, &syn, true, None),
-        "groth16_g1 default body",
+    let call = if with_g2 {
+        "groth16_g1_g2"
+    } else {
+        "groth16_g1"
+    };
+    let (want, want2) = refr(
+        phase(&*ctx.refb, &params, &syn, true, None, with_g2),
+        &format!("{call} default body"),
     )?;
-    let got = cand(
-        phase(&*ctx.cand, &params, &syn, false, Some(&ctx.cand)),
-        "groth16_g1",
+    let (got, got2) = cand(
+        phase(&*ctx.cand, &params, &syn, false, Some(&ctx.cand), with_g2),
+        call,
     )?;
-    if got.len() != want.len() {
+    if got.len() != want.len() || got2.len() != want2.len() {
         return Err(Fail::Error(format!(
-            "groth16_g1 returned {} results for {} proofs",
+            "{call} returned {} G1 and {} G2 results for {} proofs",
             got.len(),
+            got2.len(),
             want.len()
         )));
     }
@@ -135,6 +154,13 @@ pub fn run(ctx: &Ctx, log_size: u32, bits_pct: u8) -> CheckResult {
                 &format!("synthetic 2^{log_size}, proof {k}, {name}"),
             )?;
         }
+    }
+    for (k, (w, g)) in want2.iter().zip(&got2).enumerate() {
+        compare::g2(
+            std::slice::from_ref(w),
+            std::slice::from_ref(g),
+            &format!("synthetic 2^{log_size}, proof {k}, B2'"),
+        )?;
     }
     Ok(())
 }
@@ -190,7 +216,14 @@ pub fn checks(ctx: &Ctx) -> Vec<Check> {
             "batch of 2, 50% boolean constraints, a, b, c and aux in the candidate's host memory, \
              against the default body on the reference",
             needs::prover,
-            move |ctx| run(ctx, l, 50),
+            move |ctx| run(ctx, l, 50, false),
+        ),
+        Check::new(
+            format!("groth16_g1_g2 synthetic 2^{l}"),
+            "batch of 2, 50% boolean constraints: the G1 phase and B2' in one call, against the \
+             default body and the G2 MSM on the reference",
+            |c| needs::prover(c).or(needs::g2(c)),
+            move |ctx| run(ctx, l, 50, true),
         ),
     ]
 }

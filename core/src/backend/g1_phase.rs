@@ -14,14 +14,23 @@
 //! density jobs ([`MsmJob::with_density`]), so the scalars are never gathered into filtered host
 //! copies. A device backend overrides the whole phase to keep h on the device and to overlap the
 //! scalar uploads with the NTTs.
+//!
+//! [`groth16_g1_g2_from_parts`] is the default body of [`super::Backend::groth16_g1_g2`]: the
+//! same phase, then B₂' = Σ (the B scalars) · b_g2[…] in G2 over the same density jobs as B₁'
+//! ([`b2_sums`]). A device backend overrides it to read the G2 MSM's scalars from the device
+//! copies the G1 phase already made (the assignments are not uploaded twice).
 
-use blstrs::G1Projective;
+use blstrs::{G1Projective, G2Projective};
 
-use super::{check_density, Backend, BasesHandle, MsmJob};
+use super::{check_density, Backend, BasesHandle, Group, MsmJob};
 use crate::{
-    layout::{Fr, G1Jacobian},
+    layout::{Fr, G1Jacobian, G2Jacobian},
     Error, Result,
 };
+
+/// What [`super::Backend::groth16_g1_g2`] returns: per proof `[H, L, A', B₁']` (as
+/// [`super::Backend::groth16_g1`] returns them) and, in the second vector, B₂'.
+pub type G1G2Sums = (Vec<[G1Jacobian; 4]>, Vec<G2Jacobian>);
 
 /// The resident query handles of one proving key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -130,6 +139,49 @@ impl G1PhaseInput<'_> {
     pub fn check(&self) -> Result<()> {
         self.check_with(&self.handles)
     }
+}
+
+/// Checks that `b_g2` names G2 bases (the phase's other shapes are [`G1PhaseInput::check`]'s).
+pub fn check_b_g2(b_g2: &BasesHandle) -> Result<()> {
+    if b_g2.group != Group::G2 {
+        return Err(Error::invalid(format!(
+            "groth16_g1_g2: bases handle {} holds {:?} points, not the G2 b query",
+            b_g2.id, b_g2.group
+        )));
+    }
+    Ok(())
+}
+
+/// B₂' of every proof: its two B jobs ([`ProofAssignment::b_jobs`]) over the G2 bases `b_g2`
+/// in one batched [`super::Msm::msm_g2`] call, the two sums of each proof added.
+pub fn b2_sums<B: Backend + ?Sized>(
+    backend: &B,
+    proofs: &[ProofAssignment<'_>],
+    b_g2: BasesHandle,
+) -> Result<Vec<G2Jacobian>> {
+    let mut jobs = Vec::with_capacity(2 * proofs.len());
+    for p in proofs {
+        jobs.extend(p.b_jobs()?);
+    }
+    let mut out = vec![G2Jacobian::default(); jobs.len()];
+    backend.msm_g2(b_g2, &jobs, &mut out)?;
+    Ok(out
+        .chunks_exact(2)
+        .map(|p| (G2Projective::from(p[0]) + G2Projective::from(p[1])).into())
+        .collect())
+}
+
+/// The default body of [`super::Backend::groth16_g1_g2`]: the backend's own
+/// [`super::Backend::groth16_g1`], then [`b2_sums`] over `b_g2`.
+pub fn groth16_g1_g2_from_parts<B: Backend + ?Sized>(
+    backend: &B,
+    input: &mut G1PhaseInput<'_>,
+    b_g2: BasesHandle,
+) -> Result<G1G2Sums> {
+    check_b_g2(&b_g2)?;
+    let g1 = backend.groth16_g1(input)?;
+    let g2 = b2_sums(backend, input.proofs, b_g2)?;
+    Ok((g1, g2))
 }
 
 /// Adds two Jacobian points.

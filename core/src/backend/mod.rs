@@ -5,7 +5,7 @@
 //! resident bases, the whole Groth16 quotient), so that a device backend keeps data resident and
 //! overlaps transfers with compute behind a call, and so that the per-call cost of crossing a
 //! plugin boundary is negligible. Composite operations ([`Ntt::h_poly`],
-//! [`Backend::groth16_g1`]) have default bodies
+//! [`Backend::groth16_g1`], [`Backend::groth16_g1_g2`]) have default bodies
 //! built from the primitives; a backend overrides them to fuse. What a backend offers is declared
 //! in [`Capabilities`] and asked for, never discovered by a crash; a missing operation returns
 //! [`crate::Error::Unsupported`].
@@ -18,7 +18,10 @@ pub mod msm;
 pub mod ntt;
 
 pub use bases_table::BasesTable;
-pub use g1_phase::{groth16_g1_from_primitives, G1Handles, G1PhaseInput, ProofAssignment};
+pub use g1_phase::{
+    b2_sums, groth16_g1_from_primitives, groth16_g1_g2_from_parts, G1G2Sums, G1Handles,
+    G1PhaseInput, ProofAssignment,
+};
 pub use memory::{host_memory_info, plan_tier, MemoryInfo, MemoryPool, Tier, HOST_ALIGN};
 pub use msm::{
     check_batch, check_density, density_bit, density_words, BasesHandle, Group, Msm, MsmJob,
@@ -236,6 +239,19 @@ pub trait Backend: Ntt + Msm + MemoryPool + Send + Sync + 'static {
     /// backend overrides it to keep h on the device and overlap scalar uploads with the NTTs.
     fn groth16_g1(&self, input: &mut G1PhaseInput<'_>) -> Result<Vec<[G1Jacobian; 4]>> {
         groth16_g1_from_primitives(self, input)
+    }
+
+    /// The G1 phase and the G2 sums of the same batch: what [`Backend::groth16_g1`] returns,
+    /// and per proof B₂' = Σ (the B scalars) · b_g2[…] over the G2 bases `b_g2` with the same
+    /// density jobs as B₁' ([`ProofAssignment::b_jobs`]). The prover calls it when the G2 MSM
+    /// runs on the backend.
+    ///
+    /// The default body ([`groth16_g1_g2_from_parts`]) is [`Backend::groth16_g1`] followed by
+    /// one batched [`Msm::msm_g2`] call. A device backend overrides it so that the G2 MSM reads
+    /// the assignments from the device copies the G1 phase made (at 2^27 they are 4 GiB a
+    /// proof, which would otherwise cross the bus twice).
+    fn groth16_g1_g2(&self, input: &mut G1PhaseInput<'_>, b_g2: BasesHandle) -> Result<G1G2Sums> {
+        groth16_g1_g2_from_parts(self, input, b_g2)
     }
 }
 

@@ -36,7 +36,7 @@ use super::{
 use crate::{
     backend::{Backend, BasesHandle, G1Handles, G1PhaseInput, ProofAssignment, SharedPoints},
     host_vec::HostVec,
-    layout::{fr_slice, fr_slice_mut, g2_affine_slice, G1Jacobian, G2Jacobian},
+    layout::{fr_slice, fr_slice_mut, g2_affine_slice, G1Jacobian},
     Capabilities, Error, Result,
 };
 
@@ -254,13 +254,15 @@ impl Drop for ProvingKey {
 #[derive(Clone, Copy, Debug, Default)]
 #[non_exhaustive]
 pub struct ProverTimings {
-    /// The G1 phase on the backend: the quotient polynomial (NTTs) and the four G1 MSMs, one
-    /// composite call ([`crate::Backend::groth16_g1`]).
+    /// The device call: the quotient polynomial (NTTs) and the four G1 MSMs
+    /// ([`crate::Backend::groth16_g1`]), and with the G2 MSM on the backend
+    /// ([`ProverTimings::g2_on_backend`]) the G2 MSM too, in the same call
+    /// ([`crate::Backend::groth16_g1_g2`]).
     pub g1_phase: Duration,
-    /// The G2 MSM: on CPU threads overlapping the G1 phase, or on the backend after it
-    /// ([`ProverTimings::g2_on_backend`]).
+    /// The G2 MSM on CPU threads, overlapping the G1 phase (zero when it runs on the backend,
+    /// inside [`ProverTimings::g1_phase`]).
     pub msm_g2: Duration,
-    /// Whether the G2 MSM ran on the backend.
+    /// Whether the G2 MSM ran on the backend (in the call [`ProverTimings::g1_phase`] times).
     pub g2_on_backend: bool,
     /// Waiting in `finalize` for the G2 thread (if any), plus assembly.
     pub finalize: Duration,
@@ -459,44 +461,44 @@ pub fn start_with_randomness(
             b_aux_density: syn.b_aux_density.bits(),
         })
         .collect();
+    // With the G2 MSM on the backend, one call does both (the backend reads the G2 scalars
+    // where the G1 phase put them); otherwise the G1 phase alone, the G2 thread running beside.
     let t = Instant::now();
-    let g1 = backend.groth16_g1(&mut G1PhaseInput {
+    let mut input = G1PhaseInput {
         a: fr_slice_mut(&mut a),
         b: fr_slice_mut(&mut b),
         c: fr_slice_mut(&mut c),
         log_n,
         proofs: &assignments,
         handles: key.handles,
-    })?;
+    };
+    let (g1, g2_sums) = match key.b_g2 {
+        Some(b_g2) => {
+            let (g1, g2) = backend.groth16_g1_g2(&mut input, b_g2)?;
+            (g1, Some(g2))
+        }
+        None => (backend.groth16_g1(&mut input)?, None),
+    };
     drop((a, b, c));
+    let wrong = |call: &str, what: &str, got: usize| Error::Backend {
+        name: backend.info().name,
+        reason: format!("{call} returned {got} {what} for {n_proofs} proofs"),
+    };
     if g1.len() != n_proofs {
-        return Err(Error::Backend {
-            name: backend.info().name,
-            reason: format!(
-                "groth16_g1 returned {} results for {n_proofs} proofs",
-                g1.len()
-            ),
-        });
+        let call = if key.b_g2.is_some() {
+            "groth16_g1_g2"
+        } else {
+            "groth16_g1"
+        };
+        return Err(wrong(call, "G1 results", g1.len()));
+    }
+    if let Some(v) = g2_sums {
+        if v.len() != n_proofs {
+            return Err(wrong("groth16_g1_g2", "G2 results", v.len()));
+        }
+        g2 = G2Sums::Done(v.into_iter().map(G2Projective::from).collect());
     }
     let g1_time = t.elapsed();
-
-    // The G2 MSM on the backend, after the G1 phase, with the same density jobs.
-    let mut g2_time = Duration::ZERO;
-    if let Some(handle) = key.b_g2 {
-        let t = Instant::now();
-        let mut jobs = Vec::with_capacity(2 * n_proofs);
-        for p in &assignments {
-            jobs.extend(p.b_jobs()?);
-        }
-        let mut out = vec![G2Jacobian::default(); jobs.len()];
-        backend.msm_g2(handle, &jobs, &mut out)?;
-        let sums = out
-            .chunks(2)
-            .map(|p| G2Projective::from(p[0]) + G2Projective::from(p[1]))
-            .collect();
-        g2 = G2Sums::Done(sums);
-        g2_time = t.elapsed();
-    }
     drop(assignments);
     let t = Instant::now();
     drop(rest);
@@ -510,7 +512,6 @@ pub fn start_with_randomness(
         g2,
         timings: ProverTimings {
             g1_phase: g1_time,
-            msm_g2: g2_time,
             g2_on_backend: key.b_g2.is_some(),
             batch_buffers,
             release,

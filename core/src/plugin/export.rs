@@ -15,7 +15,7 @@ use std::{
 
 use abi_stable::{
     sabi_trait::TD_Opaque,
-    std_types::{ROption, RResult, RSlice, RSliceMut, RVec},
+    std_types::{ROption, RResult, RSlice, RSliceMut, RVec, Tuple2},
 };
 
 use super::{
@@ -276,6 +276,46 @@ impl<B: Backend> FfiBackend for Exported<B> {
                 .iter()
                 .flat_map(|r| FfiG1Jacobian::from_layout(r).iter().copied())
                 .collect())
+        })
+    }
+
+    fn groth16_g1_g2(
+        &self,
+        mut a: RSliceMut<'_, FfiFr>,
+        mut b: RSliceMut<'_, FfiFr>,
+        mut c: RSliceMut<'_, FfiFr>,
+        log_n: u32,
+        proofs: RSlice<'_, FfiProofAssignment<'_>>,
+        handles: FfiG1Handles,
+        b_g2: FfiBasesHandle,
+    ) -> RResult<Tuple2<RVec<FfiG1Jacobian>, RVec<FfiG2Jacobian>>, FfiError> {
+        guard("groth16_g1_g2", || {
+            let unknown =
+                || Error::invalid("groth16_g1_g2: a bases handle has an unknown group code");
+            let handles = handles.to_handles().ok_or_else(unknown)?;
+            let b_g2 = b_g2.to_handle().ok_or_else(unknown)?;
+            let proofs: Vec<ProofAssignment<'_>> = proofs
+                .as_slice()
+                .iter()
+                .map(ProofAssignment::from)
+                .collect();
+            let (g1, g2) = self.inner.groth16_g1_g2(
+                &mut G1PhaseInput {
+                    a: FfiFr::to_layout_mut(a.as_mut_slice()),
+                    b: FfiFr::to_layout_mut(b.as_mut_slice()),
+                    c: FfiFr::to_layout_mut(c.as_mut_slice()),
+                    log_n,
+                    proofs: &proofs,
+                    handles,
+                },
+                b_g2,
+            )?;
+            let g1: RVec<FfiG1Jacobian> = g1
+                .iter()
+                .flat_map(|r| FfiG1Jacobian::from_layout(r).iter().copied())
+                .collect();
+            let g2: RVec<FfiG2Jacobian> = FfiG2Jacobian::from_layout(&g2).iter().copied().collect();
+            Ok(Tuple2(g1, g2))
         })
     }
 

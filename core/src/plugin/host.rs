@@ -24,7 +24,7 @@
 
 use std::path::{Path, PathBuf};
 
-use abi_stable::std_types::{RSlice, RSliceMut};
+use abi_stable::std_types::{RSlice, RSliceMut, Tuple2};
 
 use super::{
     abi::{
@@ -35,8 +35,9 @@ use super::{
 };
 use crate::{
     backend::{
-        groth16_g1_from_primitives, Backend, BackendInfo, BasesHandle, BasesTable, G1Handles,
-        G1PhaseInput, Group, MemoryInfo, MemoryPool, Msm, MsmJob, Ntt, NttConfig, SharedPoints,
+        g1_phase::check_b_g2, groth16_g1_from_primitives, groth16_g1_g2_from_parts, Backend,
+        BackendInfo, BasesHandle, BasesTable, G1G2Sums, G1Handles, G1PhaseInput, Group, MemoryInfo,
+        MemoryPool, Msm, MsmJob, Ntt, NttConfig, SharedPoints,
     },
     layout::{Fr, G1Affine, G1Jacobian, G2Affine, G2Jacobian},
     Error, Result,
@@ -204,7 +205,7 @@ impl PluginBackend {
         if got != want {
             return Err(self.plugin_error(format!(
                 "{call} returned {got} results for {want} {}",
-                if call == "groth16_g1" {
+                if call.starts_with("groth16_g1") {
                     "(4 per proof)"
                 } else {
                     "jobs"
@@ -268,7 +269,7 @@ impl Msm for PluginBackend {
             }
             if e.in_flight > 0 {
                 return Err(Error::invalid(format!(
-                    "bases handle {} is in use by {} call(s) in flight (msm or groth16_g1); \
+                    "bases handle {} is in use by {} call(s) in flight (msm or groth16_g1*); \
                      free it after they return",
                     handle.id, e.in_flight
                 )));
@@ -444,6 +445,74 @@ impl Backend for PluginBackend {
             Err(e) if e.code == codes::UNSUPPORTED => {
                 drop(proofs);
                 groth16_g1_from_primitives(self, input)
+            }
+            Err(e) => Err(self.err(e)),
+        }
+    }
+
+    /// As [`PluginBackend::groth16_g1`], with the b_g2 handle checked and counted in flight
+    /// too. A plugin that answers `Unsupported` (one built before interface 2.2 does) gets the
+    /// default body instead: its `groth16_g1`, then its `msm_g2`.
+    fn groth16_g1_g2(&self, input: &mut G1PhaseInput<'_>, b_g2: BasesHandle) -> Result<G1G2Sums> {
+        check_b_g2(&b_g2)?;
+        let hs = input.handles;
+        let guards = [
+            self.lookup(hs.h, Group::G1)?,
+            self.lookup(hs.l, Group::G1)?,
+            self.lookup(hs.a, Group::G1)?,
+            self.lookup(hs.b_g1, Group::G1)?,
+            self.lookup(b_g2, Group::G2)?,
+        ];
+        let recorded = G1Handles {
+            h: guards[0].handle,
+            l: guards[1].handle,
+            a: guards[2].handle,
+            b_g1: guards[3].handle,
+        };
+        let recorded_g2 = guards[4].handle;
+        input.check_with(&recorded)?;
+        for p in input.proofs {
+            for j in p.b_jobs()? {
+                j.check(&recorded_g2)
+                    .map_err(|e| Error::invalid(format!("groth16_g1_g2, B in G2: {e}")))?;
+            }
+        }
+        let batch = input.proofs.len();
+        let proofs: Vec<FfiProofAssignment<'_>> =
+            input.proofs.iter().map(FfiProofAssignment::from).collect();
+        fn s(x: &mut [Fr]) -> RSliceMut<'_, FfiFr> {
+            RSliceMut::from_mut_slice(FfiFr::from_layout_mut(x))
+        }
+        let answer = self
+            .object
+            .groth16_g1_g2(
+                s(input.a),
+                s(input.b),
+                s(input.c),
+                input.log_n,
+                RSlice::from_slice(&proofs),
+                recorded.into(),
+                recorded_g2.into(),
+            )
+            .into_result();
+        match answer {
+            Ok(Tuple2(g1, g2)) => {
+                self.check_count("groth16_g1_g2", g1.len(), 4 * batch)?;
+                if g2.len() != batch {
+                    return Err(self.plugin_error(format!(
+                        "groth16_g1_g2 returned {} G2 results for {batch} proofs",
+                        g2.len()
+                    )));
+                }
+                let g1 = FfiG1Jacobian::to_layout(&g1)
+                    .chunks_exact(4)
+                    .map(|r| [r[0], r[1], r[2], r[3]])
+                    .collect();
+                Ok((g1, FfiG2Jacobian::to_layout(&g2).to_vec()))
+            }
+            Err(e) if e.code == codes::UNSUPPORTED => {
+                drop(proofs);
+                groth16_g1_g2_from_parts(self, input, b_g2)
             }
             Err(e) => Err(self.err(e)),
         }

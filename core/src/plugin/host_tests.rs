@@ -26,7 +26,8 @@ use crate::{
 };
 
 /// Minimal correct backend: naive DFT (small sizes only) and blst MSM. With `refuse_g1_phase`,
-/// its `groth16_g1` answers `Unsupported` (so the host must fall back to the primitives); with
+/// its `groth16_g1` and `groth16_g1_g2` answer `Unsupported` (so the host must fall back to the
+/// primitives); with
 /// `gate`, `msm_g1` meets the test thread at the barrier twice (entered, then released).
 #[derive(Default)]
 struct Mini {
@@ -199,6 +200,17 @@ impl Backend for Mini {
             return Err(Error::unsupported("mini", "groth16_g1"));
         }
         crate::backend::groth16_g1_from_primitives(self, input)
+    }
+
+    fn groth16_g1_g2(
+        &self,
+        input: &mut crate::backend::G1PhaseInput<'_>,
+        b_g2: BasesHandle,
+    ) -> Result<crate::backend::G1G2Sums> {
+        if self.refuse_g1_phase {
+            return Err(Error::unsupported("mini", "groth16_g1_g2"));
+        }
+        crate::backend::groth16_g1_g2_from_parts(self, input, b_g2)
     }
 }
 
@@ -914,4 +926,145 @@ fn density_jobs_and_the_g1_phase_cross_the_interface() {
         Err(Error::InvalidInput(m)) => assert!(m.contains("proof 0"), "{m}"),
         r => panic!("expected invalid input, got {r:?}"),
     }
+}
+
+#[test]
+fn the_g1_and_g2_phase_crosses_the_interface() {
+    use crate::backend::{G1Handles, G1PhaseInput, ProofAssignment};
+    let pts = g1_points(120);
+    let p2 = g2_points(90);
+    let log_n = 3u32;
+    let n = 1usize << log_n;
+    let inputs: Vec<Vec<Fr>> = (0..2)
+        .map(|k| fr_slice(&rand_scalars(3, 60 + k)).to_vec())
+        .collect();
+    let aux: Vec<Vec<Fr>> = (0..2)
+        .map(|k| fr_slice(&rand_scalars(70, 70 + k)).to_vec())
+        .collect();
+    let (a_aux, b_in, b_aux) = (random_bits(70, 80), random_bits(3, 81), random_bits(70, 82));
+    let proofs: Vec<ProofAssignment<'_>> = (0..2)
+        .map(|k| ProofAssignment {
+            inputs: &inputs[k],
+            aux: &aux[k],
+            a_aux_density: &a_aux,
+            b_input_density: &b_in,
+            b_aux_density: &b_aux,
+        })
+        .collect();
+    let evals = |s: u64| fr_slice(&rand_scalars(2 * n, s)).to_vec();
+    // (G1 sums, G2 sums) of one backend, loading its own bases; `g2_points` picks the G2 set.
+    let run = |b: &dyn Backend,
+               g2_set: &Arc<Vec<blstrs::G2Affine>>|
+     -> Result<crate::backend::G1G2Sums> {
+        let load = || b.load_bases_g1(pts.clone() as SharedPoints<_>);
+        let hs = G1Handles {
+            h: load()?,
+            l: load()?,
+            a: load()?,
+            b_g1: load()?,
+        };
+        let b_g2 = b.load_bases_g2(g2_set.clone() as SharedPoints<_>)?;
+        let (mut a, mut bb, mut c) = (evals(1), evals(2), evals(3));
+        b.groth16_g1_g2(
+            &mut G1PhaseInput {
+                a: &mut a,
+                b: &mut bb,
+                c: &mut c,
+                log_n,
+                proofs: &proofs,
+                handles: hs,
+            },
+            b_g2,
+        )
+    };
+    let proj = |r: &crate::backend::G1G2Sums| {
+        let g1: Vec<[blstrs::G1Projective; 4]> =
+            r.0.iter()
+                .map(|x| x.map(blstrs::G1Projective::from))
+                .collect();
+        let g2: Vec<blstrs::G2Projective> =
+            r.1.iter().map(|x| blstrs::G2Projective::from(*x)).collect();
+        (g1, g2)
+    };
+    let direct = Mini::default();
+    let want = proj(&run(&direct, &p2).unwrap());
+    let plugin = wrapped();
+    assert_eq!(proj(&run(&plugin, &p2).unwrap()), want);
+    // A plugin that refuses the call: the host runs groth16_g1, then msm_g2.
+    let refusing = in_process(
+        Mini {
+            refuse_g1_phase: true,
+            ..Mini::default()
+        },
+        "in-process:refusing",
+    )
+    .unwrap();
+    assert_eq!(proj(&run(&refusing, &p2).unwrap()), want);
+    // B2' against the naive sum over the B densities.
+    let nb = crate::backend::check_density(&b_in, 3).unwrap();
+    let dot2 = |s: &[Fr], start: usize, bits: &[u64]| -> blstrs::G2Projective {
+        let mut j = start;
+        let mut acc = blstrs::G2Projective::identity();
+        for (i, k) in s.iter().enumerate() {
+            if crate::backend::density_bit(bits, i) {
+                acc += blstrs::G2Projective::from(p2[j]) * blstrs::Scalar::from(*k);
+                j += 1;
+            }
+        }
+        acc
+    };
+    for k in 0..2 {
+        assert_eq!(
+            want.1[k],
+            dot2(&inputs[k], 0, &b_in) + dot2(&aux[k], nb, &b_aux),
+            "B2' of proof {k}"
+        );
+    }
+    // The G1 part is groth16_g1's.
+    let load = || {
+        plugin
+            .load_bases_g1(pts.clone() as SharedPoints<_>)
+            .unwrap()
+    };
+    let hs = G1Handles {
+        h: load(),
+        l: load(),
+        a: load(),
+        b_g1: load(),
+    };
+    let (mut a, mut bb, mut c) = (evals(1), evals(2), evals(3));
+    let g1 = plugin
+        .groth16_g1(&mut G1PhaseInput {
+            a: &mut a,
+            b: &mut bb,
+            c: &mut c,
+            log_n,
+            proofs: &proofs,
+            handles: hs,
+        })
+        .unwrap();
+    let g1: Vec<[blstrs::G1Projective; 4]> = g1
+        .iter()
+        .map(|x| x.map(blstrs::G1Projective::from))
+        .collect();
+    assert_eq!(g1, want.0);
+    // Too few G2 bases for the B jobs: refused on the host before the plugin runs.
+    match run(&plugin, &g2_points(5)) {
+        Err(Error::InvalidInput(m)) => assert!(m.contains("B in G2"), "{m}"),
+        r => panic!("expected invalid input, got {r:?}"),
+    }
+    // A G1 handle in the G2 place is refused.
+    let (mut a, mut bb, mut c) = (evals(1), evals(2), evals(3));
+    let r = plugin.groth16_g1_g2(
+        &mut G1PhaseInput {
+            a: &mut a,
+            b: &mut bb,
+            c: &mut c,
+            log_n,
+            proofs: &proofs,
+            handles: hs,
+        },
+        hs.b_g1,
+    );
+    assert!(matches!(r, Err(Error::InvalidInput(_))), "{r:?}");
 }

@@ -9,6 +9,9 @@
 //! numbers in the error.
 //!
 //! ## History
+//! - 2.2.0: [`FfiBackend::groth16_g1_g2`] (the G1 phase and the G2 sums B₂' in one call) is
+//!   appended after `free_host`; a 2.0 or 2.1 plugin lacks it and answers `Unsupported`, and the
+//!   host runs `groth16_g1` then `msm_g2` instead.
 //! - 2.1.0: [`FfiBackend::alloc_host`] and [`FfiBackend::free_host`] (host memory the backend
 //!   provides, pinned where it can) are appended after `groth16_g1`; a 2.0 plugin lacks them and
 //!   its backend is taken to give none.
@@ -23,6 +26,7 @@
     missing_docs,
     unsafe_code,
     clippy::undocumented_unsafe_blocks,
+    clippy::too_many_arguments,
     non_local_definitions
 )]
 
@@ -31,7 +35,7 @@ use abi_stable::{
     library::RootModule,
     package_version_strings, sabi_trait,
     sabi_types::VersionStrings,
-    std_types::{RBox, ROption, RResult, RSlice, RSliceMut, RVec},
+    std_types::{RBox, ROption, RResult, RSlice, RSliceMut, RVec, Tuple2},
     StableAbi,
 };
 
@@ -43,7 +47,7 @@ use super::abi::{
 
 /// Version of the plugin interface, `major.minor.patch`. A plugin whose interface major version
 /// differs from the host's is rejected at load time.
-pub const INTERFACE_VERSION: &str = "2.1.0";
+pub const INTERFACE_VERSION: &str = "2.2.0";
 
 /// Major part of [`INTERFACE_VERSION`].
 pub const INTERFACE_MAJOR: u32 = 2;
@@ -174,6 +178,27 @@ pub trait FfiBackend: Send + Sync {
     unsafe fn free_host(&self, ptr: *mut u8, bytes: u64) -> RResult<(), FfiError> {
         let _ = (ptr, bytes);
         RResult::ROk(())
+    }
+
+    /// [`crate::Backend::groth16_g1_g2`]: [`FfiBackend::groth16_g1`]'s phase and, per proof,
+    /// B₂' over the G2 bases `b_g2` (the B density jobs). Returns the `[H, L, A', B₁']` points
+    /// flattened as `groth16_g1` does, and one G2 point per proof.
+    ///
+    /// The default (a plugin built against an interface before 2.2) answers `Unsupported`; the
+    /// host then calls `groth16_g1` and `msm_g2` itself. [`crate::export_backend!`] plugins
+    /// answer with their [`crate::Backend`]'s method.
+    fn groth16_g1_g2(
+        &self,
+        a: RSliceMut<'_, FfiFr>,
+        b: RSliceMut<'_, FfiFr>,
+        c: RSliceMut<'_, FfiFr>,
+        log_n: u32,
+        proofs: RSlice<'_, FfiProofAssignment<'_>>,
+        handles: FfiG1Handles,
+        b_g2: FfiBasesHandle,
+    ) -> RResult<Tuple2<RVec<FfiG1Jacobian>, RVec<FfiG2Jacobian>>, FfiError> {
+        let _ = (a, b, c, log_n, proofs, handles, b_g2);
+        RResult::RErr(FfiError::unsupported("plugin", "groth16_g1_g2"))
     }
 }
 
