@@ -320,7 +320,7 @@ static void emu_msm(const Affine<F>* bases_in, uint64_t bases_len, const Fr* sca
         for (uint32_t t = t0 + 1; t <= t1; t++) acc = Xyzz<F>::add(acc, heads[t]);
         buckets[key] = acc;
     }
-    // The window pass: levelled (src/msm.rs, window_sums), or with EMU_FLAT in seg_len the
+    // The window pass: in two levels (src/msm.rs, window_sums), or with EMU_FLAT in seg_len the
     // flat pass of one level with double-and-add (window_sums_flat). Tree reductions per window
     // in steps of 32, as reduce_groups does.
     auto reduce = [&](std::vector<Xyzz<F>> cur, uint32_t len) {
@@ -345,27 +345,24 @@ static void emu_msm(const Affine<F>* bases_in, uint64_t bases_len, const Fr* sca
                                    nullptr);
         cur = reduce(seg_out, segs);
     } else {
-        std::vector<std::vector<Xyzz<F>>> levels;
-        std::vector<uint32_t> shifts;
-        std::vector<Xyzz<F>> input = buckets;
-        uint32_t len = half, w0 = 1;
-        while (true) {
-            const uint32_t seg = seg_req < len ? seg_req : len, segs = len / seg;
-            std::vector<Xyzz<F>> acc((uint64_t)segs * sum_windows), total(segs > 1 ? acc.size() : 0);
-            for (uint64_t t = 0; t < acc.size(); t++)
-                window_segment_body<F>(input.data(), len, seg, sum_windows, w0, false, t, acc.data(),
-                                       segs > 1 ? total.data() : nullptr);
-            levels.push_back(reduce(acc, segs));
-            shifts.push_back((uint32_t)__builtin_ctz(seg));
-            if (segs == 1) break;
-            input.swap(total);
-            len = segs;
-            w0 = 0;
-        }
-        for (size_t k = levels.size() - 1; k-- > 0;)
+        // Two levels, as window_sums: segments of seg_len over the buckets, then the flat pass
+        // with weights from 0 over their totals in segments of 8, combined as R_0 + seg·R_1.
+        const uint32_t seg = seg_req < half ? seg_req : half, segs = half / seg;
+        std::vector<Xyzz<F>> acc((uint64_t)segs * sum_windows), total(acc.size());
+        for (uint64_t t = 0; t < acc.size(); t++)
+            window_segment_body<F>(buckets.data(), half, seg, sum_windows, 1, false, t, acc.data(),
+                                   total.data());
+        cur = reduce(acc, segs);
+        if (segs > 1) {
+            const uint32_t s1 = segs < 8 ? segs : 8, segs1 = segs / s1;
+            std::vector<Xyzz<F>> acc1((uint64_t)segs1 * sum_windows);
+            for (uint64_t t = 0; t < acc1.size(); t++)
+                window_segment_body<F>(total.data(), segs, s1, sum_windows, 0, true, t, acc1.data(),
+                                       nullptr);
+            std::vector<Xyzz<F>> r1 = reduce(acc1, segs1);
             for (uint64_t t = 0; t < sum_windows; t++)
-                window_horner_body<F>(levels[k].data(), levels[k + 1].data(), shifts[k], sum_windows, t);
-        cur = levels[0];
+                window_horner_body<F>(cur.data(), r1.data(), (uint32_t)__builtin_ctz(seg), sum_windows, t);
+        }
     }
     for (uint32_t w = 0; w < sum_windows; w++) window_out[w] = Xyzz<F>::to_jacobian(cur[w]);
     const uint64_t ones_threads = (n + 63) / 64;

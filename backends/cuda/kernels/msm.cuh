@@ -25,8 +25,8 @@
 //                  Σ_{j∈seg} (j + 1)B_j = Σ_{j∈seg} (j − lo + 1)B_j + lo·Σ_{j∈seg} B_j: the first
 //                  terms are added by a tree reduction, and since lo = L·g the second ones sum to
 //                  L·Σ_g g·T_g (T_g the segment's plain sum), the same problem over 1/L as many
-//                  points, solved the same way a level up; the levels combine by Horner's rule
-//                  in L (window_horner). (Until run 67 each segment added lo·T_g by
+//                  points, solved a level up by the flat pass (short segments, double-and-add);
+//                  the two combine as R_0 + L·R_1 (window_horner). (Until run 67 each segment added lo·T_g by
 //                  double-and-add: `BELLOWS_MSM_WINDOW_PASS=flat`.)
 // The host finishes with Horner's rule over the window sums (c doublings per window).
 //
@@ -486,8 +486,8 @@ BL_HD void window_segment_body(const Xyzz<F>* in, uint32_t len, uint32_t seg_len
 // Pass 6c, thread w < windows: r[w] += 2^shift·y[w]. The window sum Σ_j (j + 1)·B_j over
 // segments of L = 2^shift buckets is Σ_g A_g + L·Σ_g g·T_g (A_g the segment's acc, T_g its
 // running total, lo_g = L·g), and Σ_g g·T_g is the same problem, one level up, over the T_g
-// with weights from 0 (w0 = 0): so the levels' reduced sums R_0, R_1, … combine by Horner's
-// rule in L, R_0 + L·(R_1 + L·(R_2 + …)), from the top level down.
+// with weights from 0 (w0 = 0; src/msm.rs solves it with the flat pass): so the reduced sums
+// R_0 of the A_g and R_1 of level 1 combine as R_0 + L·R_1.
 template <class F>
 BL_HD void window_horner_body(Xyzz<F>* r, const Xyzz<F>* y, uint32_t shift, uint32_t windows,
                               uint64_t t) {

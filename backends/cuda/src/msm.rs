@@ -34,6 +34,10 @@ const TARGET_THREADS: u64 = 132 * 384 * 4;
 const MIN_CHUNK: u64 = 8;
 /// Buckets per thread in the window pass ([`segment_len`]).
 const SEGMENT: u32 = 32;
+/// Segment totals per thread in the window pass's second level ([`CudaDevice::window_sums`]).
+const UPPER_SEGMENT: u32 = 8;
+/// Fewest threads the window pass's first level is cut for (shorter segments below it).
+const WINDOW_THREADS: u64 = 1 << 16;
 /// Inputs per thread in a tree-reduction step (fewer means more steps of shorter chains: these
 /// steps run a few thousand threads at most, so a thread's chain of additions is their time);
 /// `BELLOWS_MSM_REDUCE_PER` (2 to 64) overrides it, for timing.
@@ -480,11 +484,14 @@ impl CudaDevice {
     }
 
     /// The window sums Σ_j (j + 1)·B_{w,j} of `windows` sets of `half` buckets (at `buckets`)
-    /// into `out[0..windows)`, level by level (kernels/msm.cuh, `window_horner`): level k cuts
-    /// its inputs (the buckets, then the previous level's segment totals) into segments of
-    /// `seg`, whose weighted sums are reduced per window to R_k and whose plain sums are the
-    /// next level's inputs, until one segment a window is left; then R_k += seg·R_(k+1) from the
-    /// top down. `ph` marks "segments" after the first level.
+    /// into `out[0..windows)`, in two levels (kernels/msm.cuh, `window_horner`). Level 0 cuts
+    /// the buckets into segments of `seg` (fewer when that would leave under
+    /// [`WINDOW_THREADS`] threads: one window of a table), whose weighted sums A_g are reduced
+    /// per window to R_0 and whose plain sums T_g are level 1's inputs; level 1 is the flat
+    /// pass over the T_g with weights from 0 and segments of [`UPPER_SEGMENT`] (short chains:
+    /// its few thousand threads wait on their additions one after another, which made a third
+    /// and fourth level of 32-long segments cost 3.5 ms at 2^26, run 67), reduced to R_1; then
+    /// R_0 += seg·R_1. `ph` marks "segments" after level 0.
     fn window_sums<G: MsmGroup>(
         &self,
         buckets: u64,
@@ -495,25 +502,17 @@ impl CudaDevice {
         ph: &mut Phases<'_>,
     ) -> Result<()> {
         let kern = G::kernels(&self.k);
-        let mut keep: Vec<DeviceVec<G::Xyzz>> = Vec::new();
-        // Each level's reduced sums (windows points) and its segment length.
-        let mut levels: Vec<(u64, u32)> = Vec::new();
-        let (mut input, mut len, mut w0) = (buckets, half, 1u32);
-        loop {
-            let s = seg.min(len);
-            let segs = len / s;
-            let mut acc = self.alloc_uninit::<G::Xyzz>((segs * windows) as usize)?;
-            let acc_ptr = ptr_mut(&mut acc, self);
-            keep.push(acc);
-            let total_ptr = if segs > 1 {
-                let mut t = self.alloc_uninit::<G::Xyzz>((segs * windows) as usize)?;
-                let p = ptr_mut(&mut t, self);
-                keep.push(t);
-                p
-            } else {
-                0
-            };
-            let flat = 0u32;
+        let mut seg0 = seg.min(half);
+        while seg0 > 4 && u64::from(half / seg0) * u64::from(windows) < WINDOW_THREADS {
+            seg0 /= 2;
+        }
+        let segs = half / seg0;
+        let mut acc = self.alloc_uninit::<G::Xyzz>((segs * windows) as usize)?;
+        let acc_ptr = ptr_mut(&mut acc, self);
+        let mut total = self.alloc_uninit::<G::Xyzz>((segs * windows) as usize)?;
+        let total_ptr = ptr_mut(&mut total, self);
+        let launch = |input: u64, len: u32, s: u32, w0: u32, flat: u32, acc: u64, total: u64| {
+            let threads = u64::from(len / s) * u64::from(windows);
             let mut l = self.stream().launch_builder(&kern.window_segments);
             l.arg(&input)
                 .arg(&len)
@@ -521,43 +520,35 @@ impl CudaDevice {
                 .arg(&windows)
                 .arg(&w0)
                 .arg(&flat)
-                .arg(&acc_ptr)
-                .arg(&total_ptr);
-            // SAFETY: reads windows·len points at `input`; writes segs·windows points at
-            // `acc_ptr` and, when there is more than one segment a window, at `total_ptr`
-            // (both allocated above with that many; with one segment `total_ptr` is null,
-            // which the kernel does not write).
-            unsafe { l.launch(launch_cfg((segs * windows) as u64, BLOCK)) }
-                .map_err(|e| self.err(e))?;
-            if levels.is_empty() {
-                ph.mark("segments");
-            }
-            let r_ptr = if levels.is_empty() {
-                out
-            } else {
-                let mut r = self.alloc_uninit::<G::Xyzz>(windows as usize)?;
-                let p = ptr_mut(&mut r, self);
-                keep.push(r);
-                p
-            };
-            self.reduce_groups::<G>(acc_ptr, windows, segs, r_ptr)?;
-            levels.push((r_ptr, s));
-            if segs == 1 {
-                break;
-            }
-            (input, len, w0) = (total_ptr, segs, 0);
-        }
-        for k in (0..levels.len() - 1).rev() {
-            let ((r, s), (y, _)) = (levels[k], levels[k + 1]);
-            let shift = s.trailing_zeros();
+                .arg(&acc)
+                .arg(&total);
+            // SAFETY: reads windows·len points at `input`, writes windows·len/s points at `acc`
+            // and (not flat) at `total`: every caller below passes buffers of those sizes
+            // (`total` null when flat, which the kernel does not write then).
+            unsafe { l.launch(launch_cfg(threads, BLOCK)) }.map_err(|e| self.err(e))
+        };
+        launch(buckets, half, seg0, 1, 0, acc_ptr, total_ptr)?;
+        ph.mark("segments");
+        self.reduce_groups::<G>(acc_ptr, windows, segs, out)?;
+        if segs > 1 {
+            let s1 = UPPER_SEGMENT.min(segs);
+            let segs1 = segs / s1;
+            let mut acc1 = self.alloc_uninit::<G::Xyzz>((segs1 * windows) as usize)?;
+            let acc1_ptr = ptr_mut(&mut acc1, self);
+            launch(total_ptr, segs, s1, 0, 1, acc1_ptr, 0)?;
+            let mut r1 = self.alloc_uninit::<G::Xyzz>(windows as usize)?;
+            let r1_ptr = ptr_mut(&mut r1, self);
+            self.reduce_groups::<G>(acc1_ptr, windows, segs1, r1_ptr)?;
+            let shift = seg0.trailing_zeros();
             let mut l = self.stream().launch_builder(&kern.window_horner);
-            l.arg(&r).arg(&y).arg(&shift).arg(&windows);
-            // SAFETY: reads and writes `windows` points at r, reads `windows` at y (each a
-            // level's reduced sums, allocated with that many).
-            unsafe { l.launch(launch_cfg(windows as u64, BLOCK)) }.map_err(|e| self.err(e))?;
+            l.arg(&out).arg(&r1_ptr).arg(&shift).arg(&windows);
+            // SAFETY: reads and writes `windows` points at `out` (the caller's), reads `windows`
+            // at r1 (allocated with that many).
+            unsafe { l.launch(launch_cfg(u64::from(windows), BLOCK)) }.map_err(|e| self.err(e))?;
+            // Freed in stream order, after the kernels that read them.
+            drop((acc1, r1));
         }
-        // Freed in stream order, after the kernels that read them.
-        drop(keep);
+        drop((acc, total));
         Ok(())
     }
 
