@@ -6,6 +6,8 @@
 # (--backend-opt g2-in-g1-call=off, BELLOWS_MSM_WINDOW_PASS=flat), alternating with the new
 # defaults in the same command.
 #   STEPS="conf check win k24" | "k27"
+# Part 1 (results/run67/part1) had the window pass in levels of 32 all the way up; part 2 the
+# two-level pass of the final build (STEPS="check win k24", then "k27").
 set -u
 out=${OUT:-/tmp/o}; w=/tmp/r67; mkdir -p "$out" $w; s=$w/summary.txt
 d=/tmp/r67bin; mkdir -p $d; [ -x $d/bin/bellows ] || xz -dc .carry/r67.tar.xz | tar xf - -C $d
@@ -42,9 +44,17 @@ if has win; then
   BELLOWS_MSM_PROFILE=1 timeout 60 $b/bellows-cuda-msm --log-n 26 --check "" --g2-log-n "" --iters 1 --scalars device --sweep BELLOWS_MSM_WINDOW_PASS=flat,levels > $w/prof26.log 2>&1
   grep -h "msm-profile G1 n=67108864" $w/prof26.log | cut -c1-260 >> "$s"; save
 fi
+# Configurations: old (both off), new (both on), g2only (the G2 change alone, the flat window pass).
+cfg_env() {
+  case $1 in
+    old) pre=$OLD; opt=$OLDOPT;;
+    g2only) pre=$OLD; opt="";;
+    *) pre="env X=1"; opt="";;
+  esac
+}
 if has k24; then
-  for cfg in old new old new; do
-    if [ $cfg = old ]; then pre=$OLD; opt=$OLDOPT; else pre="env X=1"; opt=""; fi
+  for cfg in ${K24_CFGS:-old new g2only old new g2only}; do
+    cfg_env $cfg
     $pre timeout 120 $b/bellows bench --backend cuda -k 24 --bits-pct 0 --reps 3 --warmup 1 --backend-opt msm-precompute=on $opt > "$w/k24-$cfg.log" 2>&1
     echo "K=24 bits=0 $cfg rc=$?: $(line "$w/k24-$cfg.log")" >> "$s"; save
   done
@@ -52,8 +62,8 @@ if has k24; then
   echo "K=24 bits=90 new rc=$?: $(line "$w/k24-b90.log")" >> "$s"; save
 fi
 if has k27; then
-  for cfg in old new; do
-    if [ $cfg = old ]; then pre=$OLD; opt=$OLDOPT; else pre="env X=1"; opt=""; fi
+  for cfg in ${K27_CFGS:-old new}; do
+    cfg_env $cfg
     t0=$(date +%s)
     BELLOWS_MSM_PROFILE=1 RUST_LOG=info $pre timeout 250 $b/bellows bench --backend cuda -k 27 --bits-pct 90 --reps 2 --warmup 0 $opt > $w/k27-$cfg.log 2>&1
     echo "k27 $cfg rc=$? in $(( $(date +%s) - t0 )) s: $(line $w/k27-$cfg.log)" >> "$s"
