@@ -36,8 +36,9 @@ const MIN_CHUNK: u64 = 8;
 const SEGMENT: u32 = 32;
 /// Segment totals per thread in the window pass's second level ([`CudaDevice::window_sums`]).
 const UPPER_SEGMENT: u32 = 8;
-/// Fewest threads the window pass's first level is cut for (shorter segments below it).
-const WINDOW_THREADS: u64 = 1 << 16;
+/// Fewest segments (over all windows) for which the window pass runs in two levels
+/// ([`flat_window_pass`]).
+const LEVELLED_THREADS: u64 = 1 << 17;
 /// Inputs per thread in a tree-reduction step (fewer means more steps of shorter chains: these
 /// steps run a few thousand threads at most, so a thread's chain of additions is their time);
 /// `BELLOWS_MSM_REDUCE_PER` (2 to 64) overrides it, for timing.
@@ -485,13 +486,12 @@ impl CudaDevice {
 
     /// The window sums Σ_j (j + 1)·B_{w,j} of `windows` sets of `half` buckets (at `buckets`)
     /// into `out[0..windows)`, in two levels (kernels/msm.cuh, `window_horner`). Level 0 cuts
-    /// the buckets into segments of `seg` (fewer when that would leave under
-    /// [`WINDOW_THREADS`] threads: one window of a table), whose weighted sums A_g are reduced
-    /// per window to R_0 and whose plain sums T_g are level 1's inputs; level 1 is the flat
-    /// pass over the T_g with weights from 0 and segments of [`UPPER_SEGMENT`] (short chains:
-    /// its few thousand threads wait on their additions one after another, which made a third
-    /// and fourth level of 32-long segments cost 3.5 ms at 2^26, run 67), reduced to R_1; then
-    /// R_0 += seg·R_1. `ph` marks "segments" after level 0.
+    /// the buckets into segments of `seg`, whose weighted sums A_g are reduced per window to
+    /// R_0 and whose plain sums T_g are level 1's inputs; level 1 is the flat pass over the T_g
+    /// with weights from 0 and segments of [`UPPER_SEGMENT`] (short chains: its few thousand
+    /// threads wait on their additions one after another, which made a third and fourth level
+    /// of 32-long segments cost 3.5 ms at 2^26 in run 67), reduced to R_1; then R_0 += seg·R_1.
+    /// `ph` marks "segments" after level 0.
     fn window_sums<G: MsmGroup>(
         &self,
         buckets: u64,
@@ -502,10 +502,7 @@ impl CudaDevice {
         ph: &mut Phases<'_>,
     ) -> Result<()> {
         let kern = G::kernels(&self.k);
-        let mut seg0 = seg.min(half);
-        while seg0 > 4 && u64::from(half / seg0) * u64::from(windows) < WINDOW_THREADS {
-            seg0 /= 2;
-        }
+        let seg0 = seg.min(half);
         let segs = half / seg0;
         let mut acc = self.alloc_uninit::<G::Xyzz>((segs * windows) as usize)?;
         let acc_ptr = ptr_mut(&mut acc, self);
@@ -552,9 +549,9 @@ impl CudaDevice {
         Ok(())
     }
 
-    /// The window pass before run 67 (`BELLOWS_MSM_WINDOW_PASS=flat`, for timing one against
-    /// the other): one level of segments, each adding lo·(its plain sum) by double-and-add,
-    /// then a tree reduction per window into `out`.
+    /// The flat window pass (the only one before run 67; [`flat_window_pass`] says when it
+    /// runs): one level of segments, each adding lo·(its plain sum) by double-and-add, then a
+    /// tree reduction per window into `out`.
     fn window_sums_flat<G: MsmGroup>(
         &self,
         buckets: u64,
@@ -1045,7 +1042,7 @@ impl CudaDevice {
         let windows = sum_windows;
         let mut sums = self.alloc_uninit::<G::Xyzz>(windows as usize + 1)?;
         let sums_ptr = ptr_mut(&mut sums, self);
-        if flat_window_pass() {
+        if flat_window_pass(half / seg, windows) {
             self.window_sums_flat::<G>(b_ptr, half, seg, windows, sums_ptr)?;
             drop(buckets);
             ph.mark("segments");
@@ -1097,11 +1094,23 @@ impl CudaDevice {
     }
 }
 
-/// Whether `BELLOWS_MSM_WINDOW_PASS=flat` asks for the window pass before run 67 (one level of
-/// segments with double-and-add; [`CudaDevice::window_sums_flat`]), for timing; anything else,
-/// or nothing, is the levelled pass.
-fn flat_window_pass() -> bool {
-    std::env::var("BELLOWS_MSM_WINDOW_PASS").is_ok_and(|v| v.trim() == "flat")
+/// Whether the window pass over `windows` sets of `segs` segments runs flat (one level, each
+/// segment adding its offset's multiple by double-and-add; [`CudaDevice::window_sums_flat`])
+/// rather than in two levels ([`CudaDevice::window_sums`]). Two levels save the doublings,
+/// which matter when the segments' threads fill the GPU several times over (run 67: 13 windows
+/// of 2^19 buckets, 2^26 without a table, segments and reduction 14.5 → 10.9 ms, the MSM 432.9
+/// → 429.2 ms; at K = 27, 90 % bits, 14.4 → 10.9 ms per G1 MSM); with few (one table window
+/// of 2^19 buckets: 16 384 threads; a G2 pass of 16 windows of 2^15) level 1's chained
+/// additions cost more than the doublings saved (run 67: the dense K = 24 G1 and G2 phase with
+/// tables 763.1 ms flat, 767.5 ms in levels; the G2 pass of 16 windows 6.0 ms flat, 7.3 ms in
+/// levels), so those run flat. `BELLOWS_MSM_WINDOW_PASS=flat` or `levels` forces either, for
+/// timing.
+fn flat_window_pass(segs: u32, windows: u32) -> bool {
+    match std::env::var("BELLOWS_MSM_WINDOW_PASS").as_deref().map(str::trim) {
+        Ok("flat") => true,
+        Ok("levels") => false,
+        _ => u64::from(segs) * u64::from(windows) < LEVELLED_THREADS,
+    }
 }
 
 /// Buckets (or totals, a level up) per thread in the window pass over sets of `half`: [`SEGMENT`],
@@ -1284,5 +1293,18 @@ mod tests {
         assert_eq!(MAX_SCATTER_PASSES, 8);
         assert_eq!(segment_len(1 << 19), SEGMENT);
         assert_eq!(segment_len(8), 8);
+    }
+
+    /// Two levels for the no-table windows at 2^26 and beyond (13 windows of 2^19 buckets in
+    /// segments of 32), the flat pass for one table window and for the narrow windows below
+    /// 2^26 (16 of 2^15). (Holds without `BELLOWS_MSM_WINDOW_PASS` in the environment.)
+    #[test]
+    fn the_window_pass_is_levelled_only_for_many_segments() {
+        if std::env::var_os("BELLOWS_MSM_WINDOW_PASS").is_some() {
+            return;
+        }
+        assert!(!flat_window_pass((1 << 19) / SEGMENT, 13));
+        assert!(flat_window_pass((1 << 19) / SEGMENT, 1));
+        assert!(flat_window_pass((1 << 15) / SEGMENT, 16));
     }
 }
