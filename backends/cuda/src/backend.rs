@@ -1095,14 +1095,7 @@ impl Backend for CudaBackend {
         if !self.g2_in_g1_call {
             return groth16_g1_g2_from_parts(self, input, b_g2);
         }
-        check_b_g2(&b_g2)?;
-        for (k, p) in input.proofs.iter().enumerate() {
-            for j in p.b_jobs()? {
-                j.check(&b_g2).map_err(|e| {
-                    Error::invalid(format!("groth16_g1_g2, proof {k}, B in G2: {e}"))
-                })?;
-            }
-        }
+        check_b_g2(&b_g2, input.proofs)?;
         self.g1_phase(input, Some(b_g2))
     }
 

@@ -1106,7 +1106,10 @@ impl CudaDevice {
 /// levels), so those run flat. `BELLOWS_MSM_WINDOW_PASS=flat` or `levels` forces either, for
 /// timing.
 fn flat_window_pass(segs: u32, windows: u32) -> bool {
-    match std::env::var("BELLOWS_MSM_WINDOW_PASS").as_deref().map(str::trim) {
+    match std::env::var("BELLOWS_MSM_WINDOW_PASS")
+        .as_deref()
+        .map(str::trim)
+    {
         Ok("flat") => true,
         Ok("levels") => false,
         _ => u64::from(segs) * u64::from(windows) < LEVELLED_THREADS,

@@ -141,13 +141,20 @@ impl G1PhaseInput<'_> {
     }
 }
 
-/// Checks that `b_g2` names G2 bases (the phase's other shapes are [`G1PhaseInput::check`]'s).
-pub fn check_b_g2(b_g2: &BasesHandle) -> Result<()> {
+/// Checks that `b_g2` names G2 bases and holds every point the proofs' B jobs reach
+/// ([`ProofAssignment::b_jobs`]; the phase's other shapes are [`G1PhaseInput::check`]'s).
+pub fn check_b_g2(b_g2: &BasesHandle, proofs: &[ProofAssignment<'_>]) -> Result<()> {
     if b_g2.group != Group::G2 {
         return Err(Error::invalid(format!(
             "groth16_g1_g2: bases handle {} holds {:?} points, not the G2 b query",
             b_g2.id, b_g2.group
         )));
+    }
+    for (k, p) in proofs.iter().enumerate() {
+        for j in p.b_jobs()? {
+            j.check(b_g2)
+                .map_err(|e| Error::invalid(format!("groth16_g1_g2, proof {k}, B in G2: {e}")))?;
+        }
     }
     Ok(())
 }
@@ -178,7 +185,7 @@ pub fn groth16_g1_g2_from_parts<B: Backend + ?Sized>(
     input: &mut G1PhaseInput<'_>,
     b_g2: BasesHandle,
 ) -> Result<G1G2Sums> {
-    check_b_g2(&b_g2)?;
+    check_b_g2(&b_g2, input.proofs)?;
     let g1 = backend.groth16_g1(input)?;
     let g2 = b2_sums(backend, input.proofs, b_g2)?;
     Ok((g1, g2))

@@ -454,7 +454,6 @@ impl Backend for PluginBackend {
     /// too. A plugin that answers `Unsupported` (one built before interface 2.2 does) gets the
     /// default body instead: its `groth16_g1`, then its `msm_g2`.
     fn groth16_g1_g2(&self, input: &mut G1PhaseInput<'_>, b_g2: BasesHandle) -> Result<G1G2Sums> {
-        check_b_g2(&b_g2)?;
         let hs = input.handles;
         let guards = [
             self.lookup(hs.h, Group::G1)?,
@@ -471,12 +470,7 @@ impl Backend for PluginBackend {
         };
         let recorded_g2 = guards[4].handle;
         input.check_with(&recorded)?;
-        for p in input.proofs {
-            for j in p.b_jobs()? {
-                j.check(&recorded_g2)
-                    .map_err(|e| Error::invalid(format!("groth16_g1_g2, B in G2: {e}")))?;
-            }
-        }
+        check_b_g2(&recorded_g2, input.proofs)?;
         let batch = input.proofs.len();
         let proofs: Vec<FfiProofAssignment<'_>> =
             input.proofs.iter().map(FfiProofAssignment::from).collect();
