@@ -501,83 +501,90 @@ impl CudaDevice {
         out: u64,
         ph: &mut Phases<'_>,
     ) -> Result<()> {
-        let kern = G::kernels(&self.k);
         let seg0 = seg.min(half);
         let segs = half / seg0;
         let mut acc = self.alloc_uninit::<G::Xyzz>((segs * windows) as usize)?;
         let acc_ptr = ptr_mut(&mut acc, self);
         let mut total = self.alloc_uninit::<G::Xyzz>((segs * windows) as usize)?;
         let total_ptr = ptr_mut(&mut total, self);
-        let launch = |input: u64, len: u32, s: u32, w0: u32, flat: u32, acc: u64, total: u64| {
-            let threads = u64::from(len / s) * u64::from(windows);
-            let mut l = self.stream().launch_builder(&kern.window_segments);
-            l.arg(&input)
-                .arg(&len)
-                .arg(&s)
-                .arg(&windows)
-                .arg(&w0)
-                .arg(&flat)
-                .arg(&acc)
-                .arg(&total);
-            // SAFETY: reads windows·len points at `input`, writes windows·len/s points at `acc`
-            // and (not flat) at `total`: every caller below passes buffers of those sizes
-            // (`total` null when flat, which the kernel does not write then).
-            unsafe { l.launch(launch_cfg(threads, BLOCK)) }.map_err(|e| self.err(e))
-        };
-        launch(buckets, half, seg0, 1, 0, acc_ptr, total_ptr)?;
+        // SAFETY: acc and total hold segs·windows points each, what the level writes.
+        unsafe { self.launch_segments::<G>(buckets, half, seg0, windows, 1, acc_ptr, total_ptr) }?;
         ph.mark("segments");
         self.reduce_groups::<G>(acc_ptr, windows, segs, out)?;
         if segs > 1 {
-            let s1 = UPPER_SEGMENT.min(segs);
-            let segs1 = segs / s1;
-            let mut acc1 = self.alloc_uninit::<G::Xyzz>((segs1 * windows) as usize)?;
-            let acc1_ptr = ptr_mut(&mut acc1, self);
-            launch(total_ptr, segs, s1, 0, 1, acc1_ptr, 0)?;
             let mut r1 = self.alloc_uninit::<G::Xyzz>(windows as usize)?;
             let r1_ptr = ptr_mut(&mut r1, self);
-            self.reduce_groups::<G>(acc1_ptr, windows, segs1, r1_ptr)?;
+            self.window_sums_flat::<G>(total_ptr, segs, UPPER_SEGMENT, 0, windows, r1_ptr)?;
             let shift = seg0.trailing_zeros();
+            let kern = G::kernels(&self.k);
             let mut l = self.stream().launch_builder(&kern.window_horner);
             l.arg(&out).arg(&r1_ptr).arg(&shift).arg(&windows);
             // SAFETY: reads and writes `windows` points at `out` (the caller's), reads `windows`
             // at r1 (allocated with that many).
             unsafe { l.launch(launch_cfg(u64::from(windows), BLOCK)) }.map_err(|e| self.err(e))?;
-            // Freed in stream order, after the kernels that read them.
-            drop((acc1, r1));
+            // Freed in stream order, after the kernels that read it.
+            drop(r1);
         }
         drop((acc, total));
         Ok(())
     }
 
-    /// The flat window pass (the only one before run 67; [`flat_window_pass`] says when it
-    /// runs): one level of segments, each adding lo·(its plain sum) by double-and-add, then a
-    /// tree reduction per window into `out`.
+    /// The flat window pass ([`flat_window_pass`] says when it runs; the only one before run
+    /// 67, and level 1 of [`CudaDevice::window_sums`]): Σ_j (j + w0)·in_{w,j} over `windows`
+    /// sets of `len` points at `input`, in segments of `seg` (at most `len`) each adding
+    /// lo·(its plain sum) by double-and-add, then a tree reduction per window into `out`.
     fn window_sums_flat<G: MsmGroup>(
         &self,
-        buckets: u64,
-        half: u32,
+        input: u64,
+        len: u32,
         seg: u32,
+        w0: u32,
         windows: u32,
         out: u64,
     ) -> Result<()> {
-        let kern = G::kernels(&self.k);
-        let segs = half / seg;
+        let seg = seg.min(len);
+        let segs = len / seg;
         let mut seg_out = self.alloc_uninit::<G::Xyzz>((segs * windows) as usize)?;
         let seg_ptr = ptr_mut(&mut seg_out, self);
-        let (w0, flat, none) = (1u32, 1u32, 0u64);
+        // SAFETY: seg_out holds segs·windows points; flat: no totals are written.
+        unsafe { self.launch_segments::<G>(input, len, seg, windows, w0, seg_ptr, 0) }?;
+        self.reduce_groups::<G>(seg_ptr, windows, segs, out)?;
+        drop(seg_out);
+        Ok(())
+    }
+
+    /// Queues `window_segments` over `windows` sets of `len` points at `input` in segments of
+    /// `seg`, weights from `w0`: flat (each segment's offset added by double-and-add) when
+    /// `total` is 0, else each segment's plain sum written to `total`.
+    ///
+    /// # Safety
+    /// `input` holds windows·len points; `acc`, and `total` unless 0, hold windows·len/seg.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn launch_segments<G: MsmGroup>(
+        &self,
+        input: u64,
+        len: u32,
+        seg: u32,
+        windows: u32,
+        w0: u32,
+        acc: u64,
+        total: u64,
+    ) -> Result<()> {
+        let kern = G::kernels(&self.k);
+        let flat = u32::from(total == 0);
+        let threads = u64::from(len / seg) * u64::from(windows);
         let mut l = self.stream().launch_builder(&kern.window_segments);
-        l.arg(&buckets)
-            .arg(&half)
+        l.arg(&input)
+            .arg(&len)
             .arg(&seg)
             .arg(&windows)
             .arg(&w0)
             .arg(&flat)
-            .arg(&seg_ptr)
-            .arg(&none);
-        // SAFETY: reads windows·half buckets, writes segs·windows points (flat: no totals).
-        unsafe { l.launch(launch_cfg((segs * windows) as u64, BLOCK)) }.map_err(|e| self.err(e))?;
-        self.reduce_groups::<G>(seg_ptr, windows, segs, out)?;
-        drop(seg_out);
+            .arg(&acc)
+            .arg(&total);
+        // SAFETY: the caller's contract: the kernel reads windows·len points at `input` and
+        // writes windows·len/seg at `acc` and, not flat, at `total`.
+        unsafe { l.launch(launch_cfg(threads, BLOCK)) }.map_err(|e| self.err(e))?;
         Ok(())
     }
 
@@ -1043,7 +1050,7 @@ impl CudaDevice {
         let mut sums = self.alloc_uninit::<G::Xyzz>(windows as usize + 1)?;
         let sums_ptr = ptr_mut(&mut sums, self);
         if flat_window_pass(half / seg, windows) {
-            self.window_sums_flat::<G>(b_ptr, half, seg, windows, sums_ptr)?;
+            self.window_sums_flat::<G>(b_ptr, half, seg, 1, windows, sums_ptr)?;
             drop(buckets);
             ph.mark("segments");
         } else {

@@ -248,74 +248,40 @@ impl<B: Backend> FfiBackend for Exported<B> {
 
     fn groth16_g1(
         &self,
-        mut a: RSliceMut<'_, FfiFr>,
-        mut b: RSliceMut<'_, FfiFr>,
-        mut c: RSliceMut<'_, FfiFr>,
+        a: RSliceMut<'_, FfiFr>,
+        b: RSliceMut<'_, FfiFr>,
+        c: RSliceMut<'_, FfiFr>,
         log_n: u32,
         proofs: RSlice<'_, FfiProofAssignment<'_>>,
         handles: FfiG1Handles,
     ) -> RResult<RVec<FfiG1Jacobian>, FfiError> {
         guard("groth16_g1", || {
-            let handles = handles.to_handles().ok_or_else(|| {
-                Error::invalid("groth16_g1: a bases handle has an unknown group code")
+            let out = with_phase_input([a, b, c], log_n, proofs, handles, |input| {
+                self.inner.groth16_g1(input)
             })?;
-            let proofs: Vec<ProofAssignment<'_>> = proofs
-                .as_slice()
-                .iter()
-                .map(ProofAssignment::from)
-                .collect();
-            let out = self.inner.groth16_g1(&mut G1PhaseInput {
-                a: FfiFr::to_layout_mut(a.as_mut_slice()),
-                b: FfiFr::to_layout_mut(b.as_mut_slice()),
-                c: FfiFr::to_layout_mut(c.as_mut_slice()),
-                log_n,
-                proofs: &proofs,
-                handles,
-            })?;
-            Ok(out
-                .iter()
-                .flat_map(|r| FfiG1Jacobian::from_layout(r).iter().copied())
-                .collect())
+            Ok(flat_quads(&out))
         })
     }
 
     fn groth16_g1_g2(
         &self,
-        mut a: RSliceMut<'_, FfiFr>,
-        mut b: RSliceMut<'_, FfiFr>,
-        mut c: RSliceMut<'_, FfiFr>,
+        a: RSliceMut<'_, FfiFr>,
+        b: RSliceMut<'_, FfiFr>,
+        c: RSliceMut<'_, FfiFr>,
         log_n: u32,
         proofs: RSlice<'_, FfiProofAssignment<'_>>,
         handles: FfiG1Handles,
         b_g2: FfiBasesHandle,
     ) -> RResult<Tuple2<RVec<FfiG1Jacobian>, RVec<FfiG2Jacobian>>, FfiError> {
         guard("groth16_g1_g2", || {
-            let unknown =
-                || Error::invalid("groth16_g1_g2: a bases handle has an unknown group code");
-            let handles = handles.to_handles().ok_or_else(unknown)?;
-            let b_g2 = b_g2.to_handle().ok_or_else(unknown)?;
-            let proofs: Vec<ProofAssignment<'_>> = proofs
-                .as_slice()
-                .iter()
-                .map(ProofAssignment::from)
-                .collect();
-            let (g1, g2) = self.inner.groth16_g1_g2(
-                &mut G1PhaseInput {
-                    a: FfiFr::to_layout_mut(a.as_mut_slice()),
-                    b: FfiFr::to_layout_mut(b.as_mut_slice()),
-                    c: FfiFr::to_layout_mut(c.as_mut_slice()),
-                    log_n,
-                    proofs: &proofs,
-                    handles,
-                },
-                b_g2,
-            )?;
-            let g1: RVec<FfiG1Jacobian> = g1
-                .iter()
-                .flat_map(|r| FfiG1Jacobian::from_layout(r).iter().copied())
-                .collect();
+            let b_g2 = b_g2.to_handle().ok_or_else(|| {
+                Error::invalid("groth16_g1_g2: the b_g2 handle has an unknown group code")
+            })?;
+            let (g1, g2) = with_phase_input([a, b, c], log_n, proofs, handles, |input| {
+                self.inner.groth16_g1_g2(input, b_g2)
+            })?;
             let g2: RVec<FfiG2Jacobian> = FfiG2Jacobian::from_layout(&g2).iter().copied().collect();
-            Ok(Tuple2(g1, g2))
+            Ok(Tuple2(flat_quads(&g1), g2))
         })
     }
 
@@ -341,6 +307,39 @@ impl<B: Backend> FfiBackend for Exported<B> {
             unsafe { self.inner.free_host(p, bytes) }
         })
     }
+}
+
+/// Runs `f` on the [`G1PhaseInput`] the interface's arguments describe (a, b, c in place).
+fn with_phase_input<T>(
+    [mut a, mut b, mut c]: [RSliceMut<'_, FfiFr>; 3],
+    log_n: u32,
+    proofs: RSlice<'_, FfiProofAssignment<'_>>,
+    handles: FfiG1Handles,
+    f: impl FnOnce(&mut G1PhaseInput<'_>) -> Result<T>,
+) -> Result<T> {
+    let handles = handles
+        .to_handles()
+        .ok_or_else(|| Error::invalid("groth16_g1: a bases handle has an unknown group code"))?;
+    let proofs: Vec<ProofAssignment<'_>> = proofs
+        .as_slice()
+        .iter()
+        .map(ProofAssignment::from)
+        .collect();
+    f(&mut G1PhaseInput {
+        a: FfiFr::to_layout_mut(a.as_mut_slice()),
+        b: FfiFr::to_layout_mut(b.as_mut_slice()),
+        c: FfiFr::to_layout_mut(c.as_mut_slice()),
+        log_n,
+        proofs: &proofs,
+        handles,
+    })
+}
+
+/// Per-proof `[H, L, A', B₁']` flattened for the interface.
+fn flat_quads(out: &[[G1Jacobian; 4]]) -> RVec<FfiG1Jacobian> {
+    out.iter()
+        .flat_map(|r| FfiG1Jacobian::from_layout(r).iter().copied())
+        .collect()
 }
 
 /// Runs a plugin's constructor on the FFI configuration and wraps the backend; used by

@@ -226,11 +226,8 @@ impl Ntt for PluginBackend {
     }
 
     fn h_poly(&self, a: &mut [Fr], b: &mut [Fr], c: &mut [Fr], log_n: u32) -> Result<()> {
-        fn s(x: &mut [Fr]) -> RSliceMut<'_, FfiFr> {
-            RSliceMut::from_mut_slice(FfiFr::from_layout_mut(x))
-        }
         self.object
-            .h_poly(s(a), s(b), s(c), log_n)
+            .h_poly(ffi_fr(a), ffi_fr(b), ffi_fr(c), log_n)
             .into_result()
             .map_err(|e| self.err(e))
     }
@@ -403,32 +400,16 @@ impl Backend for PluginBackend {
     /// `groth16_g1`. A plugin that answers `Unsupported` gets the default body instead, built
     /// from its `h_poly` and `msm_g1`.
     fn groth16_g1(&self, input: &mut G1PhaseInput<'_>) -> Result<Vec<[G1Jacobian; 4]>> {
-        let hs = input.handles;
-        let guards = [
-            self.lookup(hs.h, Group::G1)?,
-            self.lookup(hs.l, Group::G1)?,
-            self.lookup(hs.a, Group::G1)?,
-            self.lookup(hs.b_g1, Group::G1)?,
-        ];
-        let recorded = G1Handles {
-            h: guards[0].handle,
-            l: guards[1].handle,
-            a: guards[2].handle,
-            b_g1: guards[3].handle,
-        };
-        input.check_with(&recorded)?;
+        let (_guards, recorded) = self.phase_in_flight(input)?;
         let batch = input.proofs.len();
         let proofs: Vec<FfiProofAssignment<'_>> =
             input.proofs.iter().map(FfiProofAssignment::from).collect();
-        fn s(x: &mut [Fr]) -> RSliceMut<'_, FfiFr> {
-            RSliceMut::from_mut_slice(FfiFr::from_layout_mut(x))
-        }
         let answer = self
             .object
             .groth16_g1(
-                s(input.a),
-                s(input.b),
-                s(input.c),
+                ffi_fr(input.a),
+                ffi_fr(input.b),
+                ffi_fr(input.c),
                 input.log_n,
                 RSlice::from_slice(&proofs),
                 recorded.into(),
@@ -437,10 +418,7 @@ impl Backend for PluginBackend {
         match answer {
             Ok(v) => {
                 self.check_count("groth16_g1", v.len(), 4 * batch)?;
-                Ok(FfiG1Jacobian::to_layout(&v)
-                    .chunks_exact(4)
-                    .map(|r| [r[0], r[1], r[2], r[3]])
-                    .collect())
+                Ok(g1_quads(&v))
             }
             Err(e) if e.code == codes::UNSUPPORTED => {
                 drop(proofs);
@@ -454,35 +432,19 @@ impl Backend for PluginBackend {
     /// too. A plugin that answers `Unsupported` (one built before interface 2.2 does) gets the
     /// default body instead: its `groth16_g1`, then its `msm_g2`.
     fn groth16_g1_g2(&self, input: &mut G1PhaseInput<'_>, b_g2: BasesHandle) -> Result<G1G2Sums> {
-        let hs = input.handles;
-        let guards = [
-            self.lookup(hs.h, Group::G1)?,
-            self.lookup(hs.l, Group::G1)?,
-            self.lookup(hs.a, Group::G1)?,
-            self.lookup(hs.b_g1, Group::G1)?,
-            self.lookup(b_g2, Group::G2)?,
-        ];
-        let recorded = G1Handles {
-            h: guards[0].handle,
-            l: guards[1].handle,
-            a: guards[2].handle,
-            b_g1: guards[3].handle,
-        };
-        let recorded_g2 = guards[4].handle;
-        input.check_with(&recorded)?;
+        let (_guards, recorded) = self.phase_in_flight(input)?;
+        let g2_guard = self.lookup(b_g2, Group::G2)?;
+        let recorded_g2 = g2_guard.handle;
         check_b_g2(&recorded_g2, input.proofs)?;
         let batch = input.proofs.len();
         let proofs: Vec<FfiProofAssignment<'_>> =
             input.proofs.iter().map(FfiProofAssignment::from).collect();
-        fn s(x: &mut [Fr]) -> RSliceMut<'_, FfiFr> {
-            RSliceMut::from_mut_slice(FfiFr::from_layout_mut(x))
-        }
         let answer = self
             .object
             .groth16_g1_g2(
-                s(input.a),
-                s(input.b),
-                s(input.c),
+                ffi_fr(input.a),
+                ffi_fr(input.b),
+                ffi_fr(input.c),
                 input.log_n,
                 RSlice::from_slice(&proofs),
                 recorded.into(),
@@ -498,11 +460,7 @@ impl Backend for PluginBackend {
                         g2.len()
                     )));
                 }
-                let g1 = FfiG1Jacobian::to_layout(&g1)
-                    .chunks_exact(4)
-                    .map(|r| [r[0], r[1], r[2], r[3]])
-                    .collect();
-                Ok((g1, FfiG2Jacobian::to_layout(&g2).to_vec()))
+                Ok((g1_quads(&g1), FfiG2Jacobian::to_layout(&g2).to_vec()))
             }
             Err(e) if e.code == codes::UNSUPPORTED => {
                 drop(proofs);
@@ -511,6 +469,41 @@ impl Backend for PluginBackend {
             Err(e) => Err(self.err(e)),
         }
     }
+}
+
+impl PluginBackend {
+    /// The four G1 handles of a phase counted in flight (while the returned guards live) and
+    /// the host's record of them, against which the phase's shapes are checked.
+    fn phase_in_flight(&self, input: &G1PhaseInput<'_>) -> Result<(Vec<InFlight<'_>>, G1Handles)> {
+        let hs = input.handles;
+        let guards = vec![
+            self.lookup(hs.h, Group::G1)?,
+            self.lookup(hs.l, Group::G1)?,
+            self.lookup(hs.a, Group::G1)?,
+            self.lookup(hs.b_g1, Group::G1)?,
+        ];
+        let recorded = G1Handles {
+            h: guards[0].handle,
+            l: guards[1].handle,
+            a: guards[2].handle,
+            b_g1: guards[3].handle,
+        };
+        input.check_with(&recorded)?;
+        Ok((guards, recorded))
+    }
+}
+
+/// A slice of Fr as the interface passes it (the same memory).
+fn ffi_fr(x: &mut [Fr]) -> RSliceMut<'_, FfiFr> {
+    RSliceMut::from_mut_slice(FfiFr::from_layout_mut(x))
+}
+
+/// A phase's flattened `[H, L, A', B₁']` points (the count checked by the caller), per proof.
+fn g1_quads(v: &[FfiG1Jacobian]) -> Vec<[G1Jacobian; 4]> {
+    FfiG1Jacobian::to_layout(v)
+        .chunks_exact(4)
+        .map(|r| [r[0], r[1], r[2], r[3]])
+        .collect()
 }
 
 /// Wraps a backend in the plugin interface without loading a library: the same object, checks and
