@@ -5,7 +5,7 @@
 # backends/cuda/scripts/build-device.sh); "old" is the same binary with both switched off
 # (--backend-opt g2-in-g1-call=off, BELLOWS_MSM_WINDOW_PASS=flat), alternating with the new
 # defaults in the same command.
-#   STEPS="conf check win k24" | "k27"
+#   STEPS="conf check win k24" | "k27" | "conf final"
 # Part 1 (results/run67/part1) had the window pass in levels of 32 all the way up; part 2 the
 # two-level pass of the final build (STEPS="check win k24", then "k27").
 set -u
@@ -60,6 +60,15 @@ if has k24; then
   done
   timeout 120 $b/bellows bench --backend cuda -k 24 --bits-pct 90 --reps 3 --warmup 1 --backend-opt msm-precompute=on > "$w/k24-b90.log" 2>&1
   echo "K=24 bits=90 new rc=$?: $(line "$w/k24-b90.log")" >> "$s"; save
+fi
+if has final; then
+  # The final build (the rule choosing the window pass, the review refactor): the MSM checks
+  # with the levelled pass forced (their sizes would otherwise all run flat), and one dense
+  # K = 24 bench with the defaults.
+  BELLOWS_MSM_WINDOW_PASS=levels timeout 60 $b/bellows-cuda-msm --log-n "" --check 0,1,10,16,20 --g2-log-n 12 --iters 1 > "$w/check-levels.log" 2>&1
+  echo "check levels rc=$?: $(grep -ciE 'ok$' "$w/check-levels.log") ok, $(grep -ciE 'mismatch|error' "$w/check-levels.log") bad" >> "$s"; save
+  timeout 100 $b/bellows bench --backend cuda -k 24 --bits-pct 0 --reps 2 --warmup 1 --backend-opt msm-precompute=on > "$w/k24-final.log" 2>&1
+  echo "K=24 bits=0 final rc=$?: $(line "$w/k24-final.log")" >> "$s"; save
 fi
 if has k27; then
   for cfg in ${K27_CFGS:-old new}; do
