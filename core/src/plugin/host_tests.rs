@@ -790,6 +790,45 @@ fn random_bits(n: usize, seed: u64) -> Vec<u64> {
     w
 }
 
+/// Two proofs' assignments (3 inputs, 70 aux variables each) and densities, from seeds
+/// `seed` (inputs), `seed + 10` (aux) and `seed + 20..=22` (the A aux, B input and B aux bitmaps).
+struct TwoProofs {
+    inputs: Vec<Vec<Fr>>,
+    aux: Vec<Vec<Fr>>,
+    a_aux: Vec<u64>,
+    b_in: Vec<u64>,
+    b_aux: Vec<u64>,
+}
+
+impl TwoProofs {
+    fn new(seed: u64) -> Self {
+        let vecs = |len: usize, s: u64| -> Vec<Vec<Fr>> {
+            (0..2)
+                .map(|k| fr_slice(&rand_scalars(len, s + k)).to_vec())
+                .collect()
+        };
+        Self {
+            inputs: vecs(3, seed),
+            aux: vecs(70, seed + 10),
+            a_aux: random_bits(70, seed + 20),
+            b_in: random_bits(3, seed + 21),
+            b_aux: random_bits(70, seed + 22),
+        }
+    }
+
+    fn assignments(&self) -> Vec<crate::backend::ProofAssignment<'_>> {
+        (0..2)
+            .map(|k| crate::backend::ProofAssignment {
+                inputs: &self.inputs[k],
+                aux: &self.aux[k],
+                a_aux_density: &self.a_aux,
+                b_input_density: &self.b_in,
+                b_aux_density: &self.b_aux,
+            })
+            .collect()
+    }
+}
+
 #[test]
 fn density_jobs_and_the_g1_phase_cross_the_interface() {
     use crate::backend::{G1Handles, G1PhaseInput, ProofAssignment};
@@ -835,24 +874,10 @@ fn density_jobs_and_the_g1_phase_cross_the_interface() {
     // fallback (plugin refuses), and directly, all equal; A' and L also against naive sums.
     let log_n = 3u32;
     let n = 1usize << log_n;
-    let inputs: Vec<Vec<Fr>> = (0..2)
-        .map(|k| fr_slice(&rand_scalars(3, 20 + k)).to_vec())
-        .collect();
-    let aux: Vec<Vec<Fr>> = (0..2)
-        .map(|k| fr_slice(&rand_scalars(70, 30 + k)).to_vec())
-        .collect();
-    let a_aux = random_bits(70, 40);
-    let b_in = random_bits(3, 41);
-    let b_aux = random_bits(70, 42);
-    let proofs: Vec<ProofAssignment<'_>> = (0..2)
-        .map(|k| ProofAssignment {
-            inputs: &inputs[k],
-            aux: &aux[k],
-            a_aux_density: &a_aux,
-            b_input_density: &b_in,
-            b_aux_density: &b_aux,
-        })
-        .collect();
+    let two = TwoProofs::new(20);
+    let (inputs, aux, a_aux, b_in, b_aux) =
+        (&two.inputs, &two.aux, &two.a_aux, &two.b_in, &two.b_aux);
+    let proofs = two.assignments();
     let evals = |s: u64| fr_slice(&rand_scalars(2 * n, s)).to_vec();
     let run = |b: &dyn Backend, hs: G1Handles| -> Result<Vec<[G1Jacobian; 4]>> {
         let (mut a, mut bb, mut c) = (evals(1), evals(2), evals(3));
@@ -935,22 +960,9 @@ fn the_g1_and_g2_phase_crosses_the_interface() {
     let p2 = g2_points(90);
     let log_n = 3u32;
     let n = 1usize << log_n;
-    let inputs: Vec<Vec<Fr>> = (0..2)
-        .map(|k| fr_slice(&rand_scalars(3, 60 + k)).to_vec())
-        .collect();
-    let aux: Vec<Vec<Fr>> = (0..2)
-        .map(|k| fr_slice(&rand_scalars(70, 70 + k)).to_vec())
-        .collect();
-    let (a_aux, b_in, b_aux) = (random_bits(70, 80), random_bits(3, 81), random_bits(70, 82));
-    let proofs: Vec<ProofAssignment<'_>> = (0..2)
-        .map(|k| ProofAssignment {
-            inputs: &inputs[k],
-            aux: &aux[k],
-            a_aux_density: &a_aux,
-            b_input_density: &b_in,
-            b_aux_density: &b_aux,
-        })
-        .collect();
+    let two = TwoProofs::new(60);
+    let (inputs, aux, b_in, b_aux) = (&two.inputs, &two.aux, &two.b_in, &two.b_aux);
+    let proofs = two.assignments();
     let evals = |s: u64| fr_slice(&rand_scalars(2 * n, s)).to_vec();
     // (G1 sums, G2 sums) of one backend, loading its own bases; `g2_points` picks the G2 set.
     let run = |b: &dyn Backend,
