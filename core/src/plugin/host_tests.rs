@@ -831,7 +831,7 @@ impl TwoProofs {
 
 #[test]
 fn density_jobs_and_the_g1_phase_cross_the_interface() {
-    use crate::backend::{G1Handles, G1PhaseInput, ProofAssignment};
+    use crate::backend::{G1Handles, G1PhaseInput};
     let plugin = wrapped();
     let pts = g1_points(200);
     let h = plugin
@@ -955,7 +955,7 @@ fn density_jobs_and_the_g1_phase_cross_the_interface() {
 
 #[test]
 fn the_g1_and_g2_phase_crosses_the_interface() {
-    use crate::backend::{G1Handles, G1PhaseInput, ProofAssignment};
+    use crate::backend::{G1Handles, G1PhaseInput};
     let pts = g1_points(120);
     let p2 = g2_points(90);
     let log_n = 3u32;
