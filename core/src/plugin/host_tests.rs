@@ -245,6 +245,18 @@ fn wrapped() -> PluginBackend {
     in_process(Mini::default(), "in-process:mini").unwrap()
 }
 
+/// [`wrapped`] with `refuse_g1_phase`: its phase calls answer `Unsupported`.
+fn refusing() -> PluginBackend {
+    in_process(
+        Mini {
+            refuse_g1_phase: true,
+            ..Mini::default()
+        },
+        "in-process:refusing",
+    )
+    .unwrap()
+}
+
 #[test]
 fn ntt_and_h_poly_through_the_interface_are_exact() {
     let direct = Mini::default();
@@ -899,14 +911,7 @@ fn density_jobs_and_the_g1_phase_cross_the_interface() {
     let direct = Mini::default();
     let want = run(&direct, handles(&direct)).unwrap();
     let got = run(&plugin, handles(&plugin)).unwrap();
-    let refusing = in_process(
-        Mini {
-            refuse_g1_phase: true,
-            ..Mini::default()
-        },
-        "in-process:refusing",
-    )
-    .unwrap();
+    let refusing = refusing();
     let fallback = run(&refusing, handles(&refusing)).unwrap();
     let proj = |r: &[[G1Jacobian; 4]]| -> Vec<[blstrs::G1Projective; 4]> {
         r.iter()
@@ -1003,14 +1008,7 @@ fn the_g1_and_g2_phase_crosses_the_interface() {
     let plugin = wrapped();
     assert_eq!(proj(&run(&plugin, &p2).unwrap()), want);
     // A plugin that refuses the call: the host runs groth16_g1, then msm_g2.
-    let refusing = in_process(
-        Mini {
-            refuse_g1_phase: true,
-            ..Mini::default()
-        },
-        "in-process:refusing",
-    )
-    .unwrap();
+    let refusing = refusing();
     assert_eq!(proj(&run(&refusing, &p2).unwrap()), want);
     // B2' against the naive sum over the B densities.
     let nb = crate::backend::check_density(&b_in, 3).unwrap();
