@@ -754,35 +754,37 @@ impl CudaBackend {
         let add = |x: G1Jacobian, y: G1Jacobian| -> G1Jacobian {
             (blstrs::G1Projective::from(x) + blstrs::G1Projective::from(y)).into()
         };
-        let b_inputs = |p: &ProofAssignment<'_>| -> usize {
-            p.b_input_density
-                .iter()
-                .map(|w| w.count_ones() as usize)
-                .sum()
-        };
         let mut out = Vec::with_capacity(proofs.len());
         for (j, p) in proofs.iter().enumerate() {
             let (di, dx) = (&assigned[2 * j], &assigned[2 * j + 1]);
             let h = msm(sh, 0, ScalarSource::Device(&da, j * n, n - 1), None)?;
             let l = msm(sl, 0, ScalarSource::Device(dx, 0, p.aux.len()), None)?;
-            let a_in = msm(sa, 0, ScalarSource::Device(di, 0, p.inputs.len()), None)?;
+            // The A and B jobs' starts and densities (a_jobs, b_jobs), over the device copies.
+            let [ai, ax] = p.a_jobs();
+            let a_in = msm(
+                sa,
+                ai.start,
+                ScalarSource::Device(di, 0, p.inputs.len()),
+                ai.density,
+            )?;
             let a_aux = msm(
                 sa,
-                p.inputs.len(),
+                ax.start,
                 ScalarSource::Device(dx, 0, p.aux.len()),
-                Some(p.a_aux_density),
+                ax.density,
             )?;
+            let [bi, bx] = p.b_jobs()?;
             let b_in = msm(
                 sb,
-                0,
+                bi.start,
                 ScalarSource::Device(di, 0, p.inputs.len()),
-                Some(p.b_input_density),
+                bi.density,
             )?;
             let b_aux = msm(
                 sb,
-                b_inputs(p),
+                bx.start,
                 ScalarSource::Device(dx, 0, p.aux.len()),
-                Some(p.b_aux_density),
+                bx.density,
             )?;
             out.push([h, l, add(a_in, a_aux), add(b_in, b_aux)]);
         }
@@ -791,22 +793,23 @@ impl CudaBackend {
         };
         // h's memory back to the pool before the G2 passes plan theirs.
         drop(da);
-        let msm2 = |start: usize, sc: ScalarSource<'_>, density: &[u64]| -> Result<G2Jacobian> {
+        let msm2 = |start: usize, sc: ScalarSource<'_>, density: Option<&[u64]>| {
             let (pass, room) = self.msm_room(k, 1, s2.tier != Tier::Full, 192, sc.len())?;
-            dev.msm::<G2>(s2.source(), start, sc, Some(density), pass, room)
+            dev.msm::<G2>(s2.source(), start, sc, density, pass, room)
         };
         let mut out2 = Vec::with_capacity(proofs.len());
         for (j, p) in proofs.iter().enumerate() {
             let (di, dx) = (&assigned[2 * j], &assigned[2 * j + 1]);
+            let [bi, bx] = p.b_jobs()?;
             let b_in = msm2(
-                0,
+                bi.start,
                 ScalarSource::Device(di, 0, p.inputs.len()),
-                p.b_input_density,
+                bi.density,
             )?;
             let b_aux = msm2(
-                b_inputs(p),
+                bx.start,
                 ScalarSource::Device(dx, 0, p.aux.len()),
-                p.b_aux_density,
+                bx.density,
             )?;
             out2.push(
                 (blstrs::G2Projective::from(b_in) + blstrs::G2Projective::from(b_aux)).into(),

@@ -969,30 +969,36 @@ fn the_g1_and_g2_phase_crosses_the_interface() {
     let (inputs, aux, b_in, b_aux) = (&two.inputs, &two.aux, &two.b_in, &two.b_aux);
     let proofs = two.assignments();
     let evals = |s: u64| fr_slice(&rand_scalars(2 * n, s)).to_vec();
-    // (G1 sums, G2 sums) of one backend, loading its own bases; `g2_points` picks the G2 set.
-    let run = |b: &dyn Backend,
-               g2_set: &Arc<Vec<blstrs::G2Affine>>|
-     -> Result<crate::backend::G1G2Sums> {
+    let load_g1 = |b: &dyn Backend| -> Result<G1Handles> {
         let load = || b.load_bases_g1(pts.clone() as SharedPoints<_>);
-        let hs = G1Handles {
+        Ok(G1Handles {
             h: load()?,
             l: load()?,
             a: load()?,
             b_g1: load()?,
-        };
-        let b_g2 = b.load_bases_g2(g2_set.clone() as SharedPoints<_>)?;
+        })
+    };
+    // With `b_g2`, the one call; without, groth16_g1 alone (an empty G2 vector).
+    let call = |b: &dyn Backend, hs: G1Handles, b_g2: Option<BasesHandle>| {
         let (mut a, mut bb, mut c) = (evals(1), evals(2), evals(3));
-        b.groth16_g1_g2(
-            &mut G1PhaseInput {
-                a: &mut a,
-                b: &mut bb,
-                c: &mut c,
-                log_n,
-                proofs: &proofs,
-                handles: hs,
-            },
-            b_g2,
-        )
+        let mut input = G1PhaseInput {
+            a: &mut a,
+            b: &mut bb,
+            c: &mut c,
+            log_n,
+            proofs: &proofs,
+            handles: hs,
+        };
+        match b_g2 {
+            Some(h) => b.groth16_g1_g2(&mut input, h),
+            None => b.groth16_g1(&mut input).map(|g1| (g1, Vec::new())),
+        }
+    };
+    // (G1 sums, G2 sums) of one backend, loading its own bases; `g2_set` is the G2 set.
+    let run = |b: &dyn Backend, g2_set: &Arc<Vec<blstrs::G2Affine>>| {
+        let hs = load_g1(b)?;
+        let b_g2 = b.load_bases_g2(g2_set.clone() as SharedPoints<_>)?;
+        call(b, hs, Some(b_g2))
     };
     let proj = |r: &crate::backend::G1G2Sums| {
         let g1: Vec<[blstrs::G1Projective; 4]> =
@@ -1031,32 +1037,8 @@ fn the_g1_and_g2_phase_crosses_the_interface() {
         );
     }
     // The G1 part is groth16_g1's.
-    let load = || {
-        plugin
-            .load_bases_g1(pts.clone() as SharedPoints<_>)
-            .unwrap()
-    };
-    let hs = G1Handles {
-        h: load(),
-        l: load(),
-        a: load(),
-        b_g1: load(),
-    };
-    let (mut a, mut bb, mut c) = (evals(1), evals(2), evals(3));
-    let g1 = plugin
-        .groth16_g1(&mut G1PhaseInput {
-            a: &mut a,
-            b: &mut bb,
-            c: &mut c,
-            log_n,
-            proofs: &proofs,
-            handles: hs,
-        })
-        .unwrap();
-    let g1: Vec<[blstrs::G1Projective; 4]> = g1
-        .iter()
-        .map(|x| x.map(blstrs::G1Projective::from))
-        .collect();
+    let hs = load_g1(&plugin).unwrap();
+    let g1 = proj(&call(&plugin, hs, None).unwrap()).0;
     assert_eq!(g1, want.0);
     // Too few G2 bases for the B jobs: refused on the host before the plugin runs.
     match run(&plugin, &g2_points(5)) {
@@ -1064,17 +1046,6 @@ fn the_g1_and_g2_phase_crosses_the_interface() {
         r => panic!("expected invalid input, got {r:?}"),
     }
     // A G1 handle in the G2 place is refused.
-    let (mut a, mut bb, mut c) = (evals(1), evals(2), evals(3));
-    let r = plugin.groth16_g1_g2(
-        &mut G1PhaseInput {
-            a: &mut a,
-            b: &mut bb,
-            c: &mut c,
-            log_n,
-            proofs: &proofs,
-            handles: hs,
-        },
-        hs.b_g1,
-    );
+    let r = call(&plugin, hs, Some(hs.b_g1));
     assert!(matches!(r, Err(Error::InvalidInput(_))), "{r:?}");
 }
