@@ -533,100 +533,135 @@ fn random_g1(n: usize, rng: &mut ChaCha8Rng) -> Vec<blstrs::G1Affine> {
     out
 }
 
-/// The device MSM's logic (digits, counting sort, chunked accumulation with head/tail fixups,
-/// the warp pass for buckets spanning many chunks, window sums, scalars equal to 1, densities),
-/// run on the host and compared with blst for shapes that exercise each path.
-#[test]
-fn msm_matches_blst() {
-    use bellows_core::{groth16::host_msm, layout::g1_affine_slice};
-    use blstrs::{G1Projective, Scalar};
+/// 700 random G1 bases and random scalars (seed 11), shared by the MSM tests below.
+fn msm_inputs() -> (Vec<blstrs::G1Affine>, Vec<blstrs::Scalar>) {
     use ff::Field;
-    use group::Curve;
-    let Some(e) = emu() else { return };
     let mut rng = ChaCha8Rng::seed_from_u64(11);
     let n = 700;
     let pts = random_g1(n, &mut rng);
+    let random = (0..n).map(|_| blstrs::Scalar::random(&mut rng)).collect();
+    (pts, random)
+}
+
+/// The device MSM's logic (digits, counting sort, chunked accumulation with head/tail fixups,
+/// the warp pass for buckets spanning many chunks, window sums, scalars equal to 1), run on the
+/// host over 700 bases and compared with blst, for shapes that exercise each path. One test per
+/// kind of scalars, so that they run side by side. `slow_tables`: also the table built with one
+/// inversion per point at c = 4 (64 windows: 44 800 emulated inversions, about 15 s; its
+/// building does not depend on the scalars, so one kind of scalars runs it).
+fn msm_shapes_match_blst(name: &str, scalars: &[blstrs::Scalar], slow_tables: bool) {
+    use bellows_core::{groth16::host_msm, layout::g1_affine_slice};
+    use blstrs::G1Projective;
+    use group::Curve;
+    let Some(e) = emu() else { return };
+    let (pts, _) = msm_inputs();
     let bases = g1_affine_slice(&pts);
-    let random: Vec<Scalar> = (0..n).map(|_| Scalar::random(&mut rng)).collect();
-    let mut cases: Vec<(&str, Vec<Scalar>)> = vec![("random", random.clone())];
-    cases.push((
-        "bits and zeros",
-        (0..n).map(|i| Scalar::from((i % 3 == 0) as u64)).collect(),
-    ));
-    cases.push(("all equal (one huge bucket a window)", vec![random[0]; n]));
-    cases.push((
-        "small, r-1 and window edges",
-        (0..n)
-            .map(|i| match i % 5 {
-                0 => -Scalar::ONE,
-                1 => Scalar::from(2u64),
-                2 => Scalar::from(1u64 << 9),
-                3 => Scalar::from((1u64 << 8) + 1),
-                _ => Scalar::ZERO,
-            })
-            .collect(),
-    ));
-    for (name, sc) in &cases {
-        let want = G1Projective::from(host_msm::msm_g1(bases, fr_slice_of(sc))).to_affine();
-        // Window widths with a full and a nearly empty top window; chunks from 1 entry (every
-        // bucket spans chunks) to more than the whole array.
-        // Batch-affine rounds: one round, several (a thread taking one pair or many), and
-        // more rounds than most buckets have entries (mostly padding).
-        // Chunk 0: the device's rule, the real entry count spread over the threads.
-        let mut shapes: Vec<Shape> = [(4, 1), (9, 3), (10, 7), (13, 64), (16, 100_000), (7, 0)]
-            .into_iter()
-            .map(|(c, chunk)| shape(c, chunk))
-            .collect();
-        for (c, chunk, rounds, round_threads) in
-            [(4, 1, 1, 1), (6, 3, 3, 5), (9, 2, 2, 1000), (10, 5, 5, 3)]
-        {
-            shapes.push(Shape {
-                rounds,
-                round_threads,
-                ..shape(c, chunk)
-            });
-        }
-        // Precomputed tables: tables built in several launches (a partial last one) and one,
-        // a thread inverting for one point or many; narrow and wide windows; the device's
-        // chunk rule; with batch-affine rounds over the table's points.
-        for (c, chunk, table_chunk, table_per) in [
-            (4, 3, 64, 1),
-            (8, 0, 100, 7),
-            (11, 5, 700, 32),
-            (16, 0, 256, 3),
-        ] {
-            shapes.push(table_shape(c, chunk, table_chunk, table_per));
-        }
+    let want = G1Projective::from(host_msm::msm_g1(bases, fr_slice_of(scalars))).to_affine();
+    // Window widths with a full and a nearly empty top window; chunks from 1 entry (every
+    // bucket spans chunks) to more than the whole array.
+    // Batch-affine rounds: one round, several (a thread taking one pair or many), and
+    // more rounds than most buckets have entries (mostly padding).
+    // Chunk 0: the device's rule, the real entry count spread over the threads.
+    let mut shapes: Vec<Shape> = [(4, 1), (9, 3), (10, 7), (13, 64), (16, 100_000), (7, 0)]
+        .into_iter()
+        .map(|(c, chunk)| shape(c, chunk))
+        .collect();
+    for (c, chunk, rounds, round_threads) in
+        [(4, 1, 1, 1), (6, 3, 3, 5), (9, 2, 2, 1000), (10, 5, 5, 3)]
+    {
         shapes.push(Shape {
-            rounds: 2,
-            round_threads: 9,
-            ..table_shape(9, 4, 333, 5)
+            rounds,
+            round_threads,
+            ..shape(c, chunk)
         });
-        // The window pass: segments of 2 (a level per bit) and 32, levels of one segment
-        // (c = 4: 8 buckets), and the flat pass of one level with double-and-add.
-        for (c, seg, flat) in [
-            (13, 2, false),
-            (11, 32, false),
-            (4, 32, false),
-            (13, 8, true),
-            (9, 4, true),
-        ] {
-            shapes.push(Shape {
-                seg,
-                flat,
-                ..shape(c, 5)
-            });
-        }
-        shapes.push(Shape {
-            seg: 2,
-            ..table_shape(10, 3, 700, 4)
-        });
-        for s in shapes {
-            let got = emulated_msm::<bellows_cuda::msm::G1>(e, 1, bases, fr_slice_of(sc), None, s);
-            assert_eq!(G1Projective::from(got).to_affine(), want, "{name}: {s:?}");
-        }
     }
-    // A density bitmap: scalar i used iff bit i is set; base index = set bits before it.
+    // Precomputed tables: tables built in several launches (a partial last one) and one,
+    // a thread inverting for one point or many; narrow and wide windows; the device's
+    // chunk rule; with batch-affine rounds over the table's points.
+    if slow_tables {
+        shapes.push(table_shape(4, 3, 64, 1));
+    }
+    for (c, chunk, table_chunk, table_per) in [(8, 0, 100, 7), (11, 5, 700, 32), (16, 0, 256, 3)] {
+        shapes.push(table_shape(c, chunk, table_chunk, table_per));
+    }
+    shapes.push(Shape {
+        rounds: 2,
+        round_threads: 9,
+        ..table_shape(9, 4, 333, 5)
+    });
+    // The window pass: segments of 2 (a level per bit) and 32, levels of one segment
+    // (c = 4: 8 buckets), and the flat pass of one level with double-and-add.
+    for (c, seg, flat) in [
+        (13, 2, false),
+        (11, 32, false),
+        (4, 32, false),
+        (13, 8, true),
+        (9, 4, true),
+    ] {
+        shapes.push(Shape {
+            seg,
+            flat,
+            ..shape(c, 5)
+        });
+    }
+    shapes.push(Shape {
+        seg: 2,
+        ..table_shape(10, 3, 700, 4)
+    });
+    for s in shapes {
+        let got = emulated_msm::<bellows_cuda::msm::G1>(e, 1, bases, fr_slice_of(scalars), None, s);
+        assert_eq!(G1Projective::from(got).to_affine(), want, "{name}: {s:?}");
+    }
+}
+
+#[test]
+fn msm_matches_blst_random() {
+    let (_, random) = msm_inputs();
+    msm_shapes_match_blst("random", &random, true);
+}
+
+#[test]
+fn msm_matches_blst_bits_and_zeros() {
+    let sc: Vec<_> = (0..700u64)
+        .map(|i| blstrs::Scalar::from((i % 3 == 0) as u64))
+        .collect();
+    msm_shapes_match_blst("bits and zeros", &sc, false);
+}
+
+#[test]
+fn msm_matches_blst_all_equal() {
+    let (_, random) = msm_inputs();
+    let sc = vec![random[0]; random.len()];
+    msm_shapes_match_blst("all equal (one huge bucket a window)", &sc, false);
+}
+
+#[test]
+fn msm_matches_blst_small_and_edges() {
+    use blstrs::Scalar;
+    use ff::Field;
+    let sc: Vec<_> = (0..700)
+        .map(|i| match i % 5 {
+            0 => -Scalar::ONE,
+            1 => Scalar::from(2u64),
+            2 => Scalar::from(1u64 << 9),
+            3 => Scalar::from((1u64 << 8) + 1),
+            _ => Scalar::ZERO,
+        })
+        .collect();
+    msm_shapes_match_blst("small, r-1 and window edges", &sc, false);
+}
+
+/// A density bitmap: scalar i used iff bit i is set; base index = set bits before it.
+#[test]
+fn msm_with_density_matches_blst() {
+    use bellows_core::{groth16::host_msm, layout::g1_affine_slice};
+    use blstrs::{G1Projective, Scalar};
+    use group::Curve;
+    let Some(e) = emu() else { return };
+    let (pts, random) = msm_inputs();
+    let bases = g1_affine_slice(&pts);
+    let n = random.len();
+    let mut rng = ChaCha8Rng::seed_from_u64(12);
     let dens: Vec<u64> = (0..n.div_ceil(64))
         .map(|_| rand::Rng::gen::<u64>(&mut rng))
         .collect();
