@@ -743,80 +743,61 @@ impl CudaBackend {
                 .map(|v| upload(dev, v))
                 .collect::<Result<Vec<_>>>()?
         };
-        let msm = |s: &ResidentSet<G1Affine>,
-                   start: usize,
-                   sc: ScalarSource<'_>,
-                   density: Option<&[u64]>|
-         -> Result<G1Jacobian> {
+        let msm = |s: &ResidentSet<G1Affine>, (start, sc, density): DeviceJob<'_>| {
             let (pass, room) = self.msm_room(k, 0, s.tier != Tier::Full, 96, sc.len())?;
             dev.msm::<G1>(s.source(), start, sc, density, pass, room)
         };
-        let add = |x: G1Jacobian, y: G1Jacobian| -> G1Jacobian {
-            (blstrs::G1Projective::from(x) + blstrs::G1Projective::from(y)).into()
+        let sum = |s: &ResidentSet<G1Affine>, [i, x]: [DeviceJob<'_>; 2]| -> Result<G1Jacobian> {
+            let (i, x) = (msm(s, i)?, msm(s, x)?);
+            Ok((blstrs::G1Projective::from(i) + blstrs::G1Projective::from(x)).into())
         };
         let mut out = Vec::with_capacity(proofs.len());
         for (j, p) in proofs.iter().enumerate() {
-            let (di, dx) = (&assigned[2 * j], &assigned[2 * j + 1]);
-            let h = msm(sh, 0, ScalarSource::Device(&da, j * n, n - 1), None)?;
-            let l = msm(sl, 0, ScalarSource::Device(dx, 0, p.aux.len()), None)?;
-            // The A and B jobs' starts and densities (a_jobs, b_jobs), over the device copies.
-            let [ai, ax] = p.a_jobs();
-            let a_in = msm(
-                sa,
-                ai.start,
-                ScalarSource::Device(di, 0, p.inputs.len()),
-                ai.density,
-            )?;
-            let a_aux = msm(
-                sa,
-                ax.start,
-                ScalarSource::Device(dx, 0, p.aux.len()),
-                ax.density,
-            )?;
-            let [bi, bx] = p.b_jobs()?;
-            let b_in = msm(
-                sb,
-                bi.start,
-                ScalarSource::Device(di, 0, p.inputs.len()),
-                bi.density,
-            )?;
-            let b_aux = msm(
-                sb,
-                bx.start,
-                ScalarSource::Device(dx, 0, p.aux.len()),
-                bx.density,
-            )?;
-            out.push([h, l, add(a_in, a_aux), add(b_in, b_aux)]);
+            let h = msm(sh, (0, ScalarSource::Device(&da, j * n, n - 1), None))?;
+            let aux = ScalarSource::Device(&assigned[2 * j + 1], 0, p.aux.len());
+            let l = msm(sl, (0, aux, None))?;
+            let a = sum(sa, on_device(&assigned, j, p.a_jobs()))?;
+            let b = sum(sb, on_device(&assigned, j, p.b_jobs()?))?;
+            out.push([h, l, a, b]);
         }
         let Some(s2) = g2 else {
             return Ok((out, Vec::new()));
         };
         // h's memory back to the pool before the G2 passes plan theirs.
         drop(da);
-        let msm2 = |start: usize, sc: ScalarSource<'_>, density: Option<&[u64]>| {
+        let msm2 = |(start, sc, density): DeviceJob<'_>| {
             let (pass, room) = self.msm_room(k, 1, s2.tier != Tier::Full, 192, sc.len())?;
             dev.msm::<G2>(s2.source(), start, sc, density, pass, room)
         };
         let mut out2 = Vec::with_capacity(proofs.len());
         for (j, p) in proofs.iter().enumerate() {
-            let (di, dx) = (&assigned[2 * j], &assigned[2 * j + 1]);
-            let [bi, bx] = p.b_jobs()?;
-            let b_in = msm2(
-                bi.start,
-                ScalarSource::Device(di, 0, p.inputs.len()),
-                bi.density,
-            )?;
-            let b_aux = msm2(
-                bx.start,
-                ScalarSource::Device(dx, 0, p.aux.len()),
-                bx.density,
-            )?;
-            out2.push(
-                (blstrs::G2Projective::from(b_in) + blstrs::G2Projective::from(b_aux)).into(),
-            );
+            let [i, x] = on_device(&assigned, j, p.b_jobs()?);
+            let (i, x) = (msm2(i)?, msm2(x)?);
+            out2.push((blstrs::G2Projective::from(i) + blstrs::G2Projective::from(x)).into());
         }
         Ok((out, out2))
     }
+}
+
+/// An MSM over scalars on the device: the first base's index, the scalars, their density.
+type DeviceJob<'b> = (usize, ScalarSource<'b>, Option<&'b [u64]>);
+
+/// A pair of jobs of proof `j` ([`ProofAssignment::a_jobs`], [`ProofAssignment::b_jobs`]: over
+/// its inputs, then its aux assignment) over the device copies of those vectors, `assigned[2j]`
+/// and `assigned[2j + 1]`.
+fn on_device<'b>(
+    assigned: &'b [DeviceVec<Fr>],
+    j: usize,
+    [i, x]: [MsmJob<'b>; 2],
+) -> [DeviceJob<'b>; 2] {
+    let job = |m: MsmJob<'b>, d: &'b DeviceVec<Fr>| {
+        (
+            m.start,
+            ScalarSource::Device(d, 0, m.scalars.len()),
+            m.density,
+        )
+    };
+    [job(i, &assigned[2 * j]), job(x, &assigned[2 * j + 1])]
 }
 
 /// Host values into new device memory through the pinned staging (copy stream).

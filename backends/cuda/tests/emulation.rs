@@ -549,14 +549,20 @@ fn msm_inputs() -> (Vec<blstrs::G1Affine>, Vec<blstrs::Scalar>) {
 /// kind of scalars, so that they run side by side. `slow_tables`: also the table built with one
 /// inversion per point at c = 4 (64 windows: 44 800 emulated inversions, about 15 s; its
 /// building does not depend on the scalars, so one kind of scalars runs it).
-fn msm_shapes_match_blst(name: &str, scalars: &[blstrs::Scalar], slow_tables: bool) {
+/// `scalars_of` makes the scalars from the 700 random ones.
+fn msm_shapes_match_blst(
+    name: &str,
+    scalars_of: impl FnOnce(&[blstrs::Scalar]) -> Vec<blstrs::Scalar>,
+    slow_tables: bool,
+) {
     use bellows_core::{groth16::host_msm, layout::g1_affine_slice};
     use blstrs::G1Projective;
     use group::Curve;
     let Some(e) = emu() else { return };
-    let (pts, _) = msm_inputs();
+    let (pts, random) = msm_inputs();
+    let scalars = scalars_of(&random);
     let bases = g1_affine_slice(&pts);
-    let want = G1Projective::from(host_msm::msm_g1(bases, fr_slice_of(scalars))).to_affine();
+    let want = G1Projective::from(host_msm::msm_g1(bases, fr_slice_of(&scalars))).to_affine();
     // Window widths with a full and a nearly empty top window; chunks from 1 entry (every
     // bucket spans chunks) to more than the whole array.
     // Batch-affine rounds: one round, several (a thread taking one pair or many), and
@@ -609,46 +615,49 @@ fn msm_shapes_match_blst(name: &str, scalars: &[blstrs::Scalar], slow_tables: bo
         ..table_shape(10, 3, 700, 4)
     });
     for s in shapes {
-        let got = emulated_msm::<bellows_cuda::msm::G1>(e, 1, bases, fr_slice_of(scalars), None, s);
+        let got =
+            emulated_msm::<bellows_cuda::msm::G1>(e, 1, bases, fr_slice_of(&scalars), None, s);
         assert_eq!(G1Projective::from(got).to_affine(), want, "{name}: {s:?}");
     }
 }
 
 #[test]
 fn msm_matches_blst_random() {
-    let (_, random) = msm_inputs();
-    msm_shapes_match_blst("random", &random, true);
+    msm_shapes_match_blst("random", |r| r.to_vec(), true);
 }
 
 #[test]
 fn msm_matches_blst_bits_and_zeros() {
-    let sc: Vec<_> = (0..700u64)
-        .map(|i| blstrs::Scalar::from((i % 3 == 0) as u64))
-        .collect();
-    msm_shapes_match_blst("bits and zeros", &sc, false);
+    let bits = |r: &[blstrs::Scalar]| {
+        (0..r.len())
+            .map(|i| blstrs::Scalar::from((i % 3 == 0) as u64))
+            .collect()
+    };
+    msm_shapes_match_blst("bits and zeros", bits, false);
 }
 
 #[test]
 fn msm_matches_blst_all_equal() {
-    let (_, random) = msm_inputs();
-    let sc = vec![random[0]; random.len()];
-    msm_shapes_match_blst("all equal (one huge bucket a window)", &sc, false);
+    let equal = |r: &[blstrs::Scalar]| vec![r[0]; r.len()];
+    msm_shapes_match_blst("all equal (one huge bucket a window)", equal, false);
 }
 
 #[test]
 fn msm_matches_blst_small_and_edges() {
     use blstrs::Scalar;
     use ff::Field;
-    let sc: Vec<_> = (0..700)
-        .map(|i| match i % 5 {
-            0 => -Scalar::ONE,
-            1 => Scalar::from(2u64),
-            2 => Scalar::from(1u64 << 9),
-            3 => Scalar::from((1u64 << 8) + 1),
-            _ => Scalar::ZERO,
-        })
-        .collect();
-    msm_shapes_match_blst("small, r-1 and window edges", &sc, false);
+    let edges = |r: &[Scalar]| {
+        (0..r.len())
+            .map(|i| match i % 5 {
+                0 => -Scalar::ONE,
+                1 => Scalar::from(2u64),
+                2 => Scalar::from(1u64 << 9),
+                3 => Scalar::from((1u64 << 8) + 1),
+                _ => Scalar::ZERO,
+            })
+            .collect()
+    };
+    msm_shapes_match_blst("small, r-1 and window edges", edges, false);
 }
 
 /// A density bitmap: scalar i used iff bit i is set; base index = set bits before it.
