@@ -7,6 +7,14 @@
 //! binary (found from its own path, `target/<profile>/deps/…`), and return the paths of the files.
 //! When everything is up to date this costs a fraction of a second; cargo's own lock serialises it
 //! with other builds.
+//!
+//! Cargo resolves dependency features from the packages a command selects, so `cargo build -p
+//! bellows-backend-cpu` picks other features than the `cargo test --workspace --features …` that
+//! built the test binaries, and recompiles bellows-core, wgpu and the rest a second time (about
+//! three minutes of CI's 2 cores, spread over the tests that build plugins). Where
+//! [`WORKSPACE_FEATURES_ENV`] is set (`.ci/run` sets it to the features of its `cargo test`), every
+//! build of this workspace's plugins is instead one `cargo build --workspace --lib --examples
+//! --features <those>`: the outer run's own selection, so its compiled dependencies are reused.
 
 use std::{
     path::{Path, PathBuf},
@@ -71,9 +79,43 @@ pub fn build_plugins() -> Result<Plugins, String> {
     BUILT.get_or_init(build_uncached).clone()
 }
 
+/// Set to the `--features` of the `cargo test --workspace` that runs the tests (empty: none), it
+/// makes every build of this workspace's plugins select the whole workspace with those features,
+/// so that dependencies are not compiled again with other ones (module docs).
+pub const WORKSPACE_FEATURES_ENV: &str = "BELLOWS_PLUGIN_BUILD_FEATURES";
+
 /// Runs `cargo build --manifest-path MANIFEST --target-dir <ours> <args> <our profile>`, in the
-/// target directory and profile of the running executable.
+/// target directory and profile of the running executable. For this workspace's manifest with
+/// [`WORKSPACE_FEATURES_ENV`] set, `args` gives way to the outer run's selection (`--workspace
+/// --lib --examples --features …`, a superset of any package's `--lib` or `--examples`), run once
+/// per process.
 pub fn cargo_build(manifest: &Path, args: &[&str]) -> Result<(), String> {
+    let ours = workspace_root().join("Cargo.toml");
+    let same_workspace = manifest == ours
+        || manifest
+            .canonicalize()
+            .ok()
+            .zip(ours.canonicalize().ok())
+            .is_some_and(|(a, b)| a == b);
+    match std::env::var(WORKSPACE_FEATURES_ENV) {
+        Ok(features) if same_workspace => {
+            static WHOLE: OnceLock<Result<(), String>> = OnceLock::new();
+            WHOLE
+                .get_or_init(|| {
+                    let mut whole = vec!["--workspace", "--lib", "--examples"];
+                    let features = features.trim();
+                    if !features.is_empty() {
+                        whole.extend(["--features", features]);
+                    }
+                    run_cargo_build(manifest, &whole)
+                })
+                .clone()
+        }
+        _ => run_cargo_build(manifest, args),
+    }
+}
+
+fn run_cargo_build(manifest: &Path, args: &[&str]) -> Result<(), String> {
     let profile = profile_dir()?;
     let target = profile
         .parent()
