@@ -116,14 +116,25 @@ fn nodes_share_jobs_and_prove_each_partition_once_with_a_single_daemons_proofs()
                 .filter(|e| matches!(e, Event::PartitionDone { .. }))
                 .count()
         };
-        assert_eq!(done(&ea) + done(&eb), 8);
+        // A node emits its events just after its commit, so the store (and so any watch) can
+        // show a job done a moment before the committing node's PartitionDone and JobFinished
+        // are recorded: wait for them to reach the counts, then make sure no more follow.
+        let settle = |count: &dyn Fn() -> usize, want: usize| {
+            let start = std::time::Instant::now();
+            while count() < want && start.elapsed() < WAIT {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            std::thread::sleep(Duration::from_millis(200));
+            count()
+        };
+        assert_eq!(settle(&|| done(&ea) + done(&eb), 8), 8);
         let finished = |ev: &Events| {
             ev.all()
                 .iter()
                 .filter(|e| matches!(e, Event::JobFinished { .. }))
                 .count()
         };
-        assert_eq!(finished(&ea) + finished(&eb), 4);
+        assert_eq!(settle(&|| finished(&ea) + finished(&eb), 4), 4);
         let mut who: Vec<String> = jobs.iter().flat_map(|&j| provers(&*store, j)).collect();
         assert_eq!(who.len(), 8);
         who.sort();
