@@ -10,8 +10,9 @@
 //!
 //! Cargo resolves dependency features from the packages a command selects, so `cargo build -p
 //! bellows-backend-cpu` picks other features than the `cargo test --workspace --features …` that
-//! built the test binaries, and recompiles bellows-core, wgpu and the rest a second time (about
-//! three minutes of CI's 2 cores, spread over the tests that build plugins). Where
+//! built the test binaries, and recompiles bellows-core, wgpu and the rest a second time (in a
+//! clean `.ci/run`: bellows-core compiled five times, wgpu and naga twice; with the setting below,
+//! twice and once, the other bellows-core being the out-of-tree vendor example's own). Where
 //! [`WORKSPACE_FEATURES_ENV`] is set (`.ci/run` sets it to the features of its `cargo test`), every
 //! build of this workspace's plugins is instead one `cargo build --workspace --lib --examples
 //! --features <those>`: the outer run's own selection, so its compiled dependencies are reused.
