@@ -124,6 +124,11 @@ fn run_cargo_build(manifest: &Path, args: &[&str]) -> Result<(), String> {
         .to_path_buf();
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut cmd = Command::new(&cargo);
+    for (name, _) in std::env::vars_os() {
+        if name.to_str().is_some_and(is_package_env) {
+            cmd.env_remove(&name);
+        }
+    }
     cmd.arg("build")
         .arg("--manifest-path")
         .arg(manifest)
@@ -144,6 +149,29 @@ fn run_cargo_build(manifest: &Path, args: &[&str]) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// Whether `name` is one of the variables Cargo sets for the package of a running test, bench or
+/// example (`CARGO_MANIFEST_DIR`, `CARGO_PKG_NAME`, `OUT_DIR`, …), which a nested `cargo build`
+/// must not inherit: build scripts that watch them (`ring`'s watches `CARGO_PKG_NAME` and
+/// `OUT_DIR`, through `cargo:rerun-if-env-changed`) would run again whenever a test of another
+/// package builds, and everything above them would be compiled again (in a clean `.ci/run`,
+/// ring, rustls, tonic and bellows-serve, about 70 s, from the wgpu backend's plugin test).
+/// Cargo's own configuration (`CARGO`, `CARGO_HOME`, `CARGO_TARGET_DIR`, `CARGO_BUILD_*`,
+/// `CARGO_PROFILE_*`, …) is kept.
+pub fn is_package_env(name: &str) -> bool {
+    const EXACT: &[&str] = &[
+        "CARGO_MANIFEST_DIR",
+        "CARGO_MANIFEST_PATH",
+        "CARGO_MANIFEST_LINKS",
+        "CARGO_CRATE_NAME",
+        "CARGO_BIN_NAME",
+        "CARGO_PRIMARY_PACKAGE",
+        "CARGO_TARGET_TMPDIR",
+        "CARGO_RUSTC_CURRENT_DIR",
+        "OUT_DIR",
+    ];
+    EXACT.contains(&name) || name.starts_with("CARGO_PKG_") || name.starts_with("CARGO_BIN_EXE_")
 }
 
 /// File name of the shared library of a crate whose library is called `lib_name`
@@ -195,4 +223,36 @@ fn build_uncached() -> Result<Plugins, String> {
         ));
     }
     Ok(plugins)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_package_env;
+
+    #[test]
+    fn package_variables_are_dropped_and_cargo_configuration_kept() {
+        for name in [
+            "CARGO_MANIFEST_DIR",
+            "CARGO_PKG_NAME",
+            "CARGO_PKG_VERSION_MAJOR",
+            "CARGO_BIN_EXE_bellows",
+            "CARGO_CRATE_NAME",
+            "CARGO_TARGET_TMPDIR",
+            "OUT_DIR",
+        ] {
+            assert!(is_package_env(name), "{name} is inherited");
+        }
+        for name in [
+            "CARGO",
+            "CARGO_HOME",
+            "CARGO_TARGET_DIR",
+            "CARGO_INCREMENTAL",
+            "CARGO_BUILD_JOBS",
+            "CARGO_PROFILE_DEV_OPT_LEVEL",
+            "CARGO_TERM_COLOR",
+            "PATH",
+        ] {
+            assert!(!is_package_env(name), "{name} is dropped");
+        }
+    }
 }
