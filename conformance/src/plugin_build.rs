@@ -87,9 +87,10 @@ pub const WORKSPACE_FEATURES_ENV: &str = "BELLOWS_PLUGIN_BUILD_FEATURES";
 
 /// Runs `cargo build --manifest-path MANIFEST --target-dir <ours> <args> <our profile>`, in the
 /// target directory and profile of the running executable. For this workspace's manifest with
-/// [`WORKSPACE_FEATURES_ENV`] set, `args` gives way to the outer run's selection (`--workspace
-/// --lib --examples --features …`, a superset of any package's `--lib` or `--examples`), run once
-/// per process.
+/// [`WORKSPACE_FEATURES_ENV`] set, the packages named in `args` give way to the outer run's
+/// selection ([`workspace_args`]): `--workspace --lib --examples --features …`, run once per
+/// process, covers any package's `--lib` or `--examples`; other target flags (`--bins`, …) are
+/// added to it, in a build of their own.
 pub fn cargo_build(manifest: &Path, args: &[&str]) -> Result<(), String> {
     let ours = workspace_root().join("Cargo.toml");
     let same_workspace = manifest == ours
@@ -100,20 +101,44 @@ pub fn cargo_build(manifest: &Path, args: &[&str]) -> Result<(), String> {
             .is_some_and(|(a, b)| a == b);
     match std::env::var(WORKSPACE_FEATURES_ENV) {
         Ok(features) if same_workspace => {
+            let (whole, covered) = workspace_args(args, &features);
+            if !covered {
+                return run_cargo_build(manifest, &whole);
+            }
             static WHOLE: OnceLock<Result<(), String>> = OnceLock::new();
             WHOLE
-                .get_or_init(|| {
-                    let mut whole = vec!["--workspace", "--lib", "--examples"];
-                    let features = features.trim();
-                    if !features.is_empty() {
-                        whole.extend(["--features", features]);
-                    }
-                    run_cargo_build(manifest, &whole)
-                })
+                .get_or_init(|| run_cargo_build(manifest, &whole))
                 .clone()
         }
         _ => run_cargo_build(manifest, args),
     }
+}
+
+/// The outer run's selection for a build that asked for `args`: `--workspace --lib --examples`,
+/// `--features FEATURES` (unless empty), and whatever else `args` holds but its packages (`-p X`,
+/// `--package X`, `--package=X`), `--lib` and `--examples`. The flag is true when nothing else
+/// was left, i.e. when the selection is the same for every such call.
+pub fn workspace_args<'a>(args: &[&'a str], features: &'a str) -> (Vec<&'a str>, bool) {
+    let mut whole = vec!["--workspace", "--lib", "--examples"];
+    let features = features.trim();
+    if !features.is_empty() {
+        whole.extend(["--features", features]);
+    }
+    let mut extra = Vec::new();
+    let mut it = args.iter();
+    while let Some(&a) = it.next() {
+        match a {
+            "-p" | "--package" => {
+                it.next();
+            }
+            "--lib" | "--examples" | "--workspace" => {}
+            _ if a.starts_with("--package=") => {}
+            _ => extra.push(a),
+        }
+    }
+    let covered = extra.is_empty();
+    whole.extend(extra);
+    (whole, covered)
 }
 
 fn run_cargo_build(manifest: &Path, args: &[&str]) -> Result<(), String> {
@@ -227,7 +252,24 @@ fn build_uncached() -> Result<Plugins, String> {
 
 #[cfg(test)]
 mod tests {
-    use super::is_package_env;
+    use super::{is_package_env, workspace_args};
+
+    #[test]
+    fn a_package_build_becomes_the_workspace_selection_and_other_targets_are_kept() {
+        let base = ["--workspace", "--lib", "--examples", "--features", "a/b"];
+        let (args, covered) = workspace_args(&["-p", "x", "--package", "y", "--lib"], " a/b ");
+        assert_eq!(args, base);
+        assert!(covered);
+        let (args, covered) = workspace_args(&["--package=x", "--examples"], "a/b");
+        assert_eq!(args, base);
+        assert!(covered);
+        let (args, covered) = workspace_args(&["-p", "x", "--bins", "--lib"], "a/b");
+        assert_eq!(args, [&base[..], &["--bins"]].concat());
+        assert!(!covered, "--bins is not in the shared selection");
+        let (args, covered) = workspace_args(&["-p", "x", "--lib"], "");
+        assert_eq!(args, ["--workspace", "--lib", "--examples"]);
+        assert!(covered);
+    }
 
     #[test]
     fn package_variables_are_dropped_and_cargo_configuration_kept() {
