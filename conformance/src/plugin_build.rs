@@ -15,7 +15,10 @@
 //! twice and once, the other bellows-core being the out-of-tree vendor example's own). Where
 //! [`WORKSPACE_FEATURES_ENV`] is set (`.ci/run` sets it to the features of its `cargo test`), every
 //! build of this workspace's plugins is instead one `cargo build --workspace --lib --examples
-//! --features <those>`: the outer run's own selection, so its compiled dependencies are reused.
+//! --features <those>`: the outer run's own selection, so its compiled dependencies are reused
+//! (a build asking for other targets, `--bins` say, gets them added to that selection). Every
+//! nested build also drops the variables Cargo set for the running test's package (see
+//! `is_package_env`), which would otherwise make watching build scripts run again.
 
 use std::{
     path::{Path, PathBuf},
@@ -118,7 +121,7 @@ pub fn cargo_build(manifest: &Path, args: &[&str]) -> Result<(), String> {
 /// `--features FEATURES` (unless empty), and whatever else `args` holds but its packages (`-p X`,
 /// `--package X`, `--package=X`), `--lib` and `--examples`. The flag is true when nothing else
 /// was left, i.e. when the selection is the same for every such call.
-pub fn workspace_args<'a>(args: &[&'a str], features: &'a str) -> (Vec<&'a str>, bool) {
+fn workspace_args<'a>(args: &[&'a str], features: &'a str) -> (Vec<&'a str>, bool) {
     let mut whole = vec!["--workspace", "--lib", "--examples"];
     let features = features.trim();
     if !features.is_empty() {
@@ -184,7 +187,7 @@ fn run_cargo_build(manifest: &Path, args: &[&str]) -> Result<(), String> {
 /// ring, rustls, tonic and bellows-serve, about 70 s, from the wgpu backend's plugin test).
 /// Cargo's own configuration (`CARGO`, `CARGO_HOME`, `CARGO_TARGET_DIR`, `CARGO_BUILD_*`,
 /// `CARGO_PROFILE_*`, …) is kept.
-pub fn is_package_env(name: &str) -> bool {
+fn is_package_env(name: &str) -> bool {
     const EXACT: &[&str] = &[
         "CARGO_MANIFEST_DIR",
         "CARGO_MANIFEST_PATH",
