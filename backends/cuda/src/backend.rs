@@ -93,6 +93,10 @@ impl<T: Plain> ResidentSet<T> {
             (None, None) => BaseSource::Host(&[]),
         }
     }
+    /// (c, windows) of the precomputed table, if any.
+    fn table_shape(&self) -> Option<(u32, u32)> {
+        self.table.as_ref().map(|t| (t.c(), t.windows()))
+    }
     fn device_bytes(&self) -> u64 {
         self.device.as_ref().map_or(0, |d| d.bytes() as u64)
             + self.table.as_ref().map_or(0, PrecomputedTable::bytes)
@@ -446,19 +450,28 @@ impl CudaBackend {
         })
     }
 
-    /// For an MSM of `n` scalars on GPU `k`: the scalars per pass that fit the room left there
-    /// (streamed bases need room too), shared by its lanes, and the room left beside those
-    /// passes for the batch-affine rounds' scratch.
-    fn msm_room(
+    /// For an MSM of `n` scalars on GPU `k` over the set `s`: the scalars per pass that fit the
+    /// room left there (streamed bases need room too), shared by its lanes, and the room left
+    /// beside those passes for the batch-affine rounds' scratch. One pass for the whole MSM
+    /// when its exact bound ([`crate::msm::pass_bytes`]) fits; otherwise passes sized by the
+    /// bound per scalar that holds for every window width, `PASS_BYTES_PER_POINT` (which split
+    /// the G2 MSM of a K = 27 proof in two passes, 100.5 M + 33.7 M scalars, with room for
+    /// one, run 67). `BELLOWS_MSM_WHOLE_PASS=off` keeps the per-scalar rule, for timing.
+    fn msm_room<G: MsmGroup>(
         &self,
         k: usize,
-        group: usize,
-        streamed: bool,
-        point_bytes: u64,
+        s: &ResidentSet<G::Affine>,
         n: usize,
     ) -> Result<(usize, u64)> {
         let room = self.room(k)? / self.streams() as u64;
-        let per = PASS_BYTES_PER_POINT[group] + if streamed { point_bytes } else { 0 };
+        let point_bytes = (G::Affine::WORDS * 8) as u64;
+        let streamed = s.tier != Tier::Full;
+        let stream_bytes = if streamed { point_bytes } else { 0 };
+        let whole = crate::msm::pass_bytes::<G>(n, s.table_shape()) + n as u64 * stream_bytes;
+        if whole_pass() && n <= crate::msm::MAX_POINTS_PER_PASS && whole <= room {
+            return Ok((n.div_ceil(64).max(1) * 64, room - whole));
+        }
+        let per = PASS_BYTES_PER_POINT[usize::from(G::NAME == "G2")] + stream_bytes;
         let points = room / per;
         if points < 1024 {
             return Err(Error::OutOfMemory {
@@ -728,24 +741,35 @@ impl CudaBackend {
         // quotient's last steps, when the room allows their buffers beside a, b and c (a peak
         // higher by their size); otherwise they are allocated once the quotient frees b and c,
         // and copied after it.
+        // The density bitmaps go with the assignments (a 2^27 aux bitmap is 16 MB; uploaded
+        // once, not once an MSM pass).
+        let dens_host = densities(proofs);
         let assignments: Vec<&[Fr]> = proofs.iter().flat_map(|p| [p.inputs, p.aux]).collect();
-        let words: usize = 3 * a.len() + assignments.iter().map(|v| v.len()).sum::<usize>();
+        let with_dens: Vec<&[Fr]> = assignments
+            .iter()
+            .copied()
+            .chain(dens_host.iter().map(Vec::as_slice))
+            .collect();
+        let words: usize = 3 * a.len() + with_dens.iter().map(|v| v.len()).sum::<usize>();
         let beside =
             self.room(k)? / self.streams() as u64 >= (words * std::mem::size_of::<Fr>()) as u64;
         let (da, early) =
-            quotient_upload(dev, a, b, c, log_n, if beside { &assignments } else { &[] })?;
-        // Proof j's inputs at 2j, its aux assignment at 2j + 1.
-        let assigned = if beside {
+            quotient_upload(dev, a, b, c, log_n, if beside { &with_dens } else { &[] })?;
+        // Proof j's inputs at 2j, its aux assignment at 2j + 1; then the densities, three a
+        // proof (`densities`).
+        let mut assigned = if beside {
             early
         } else {
-            assignments
+            with_dens
                 .iter()
                 .map(|v| upload(dev, v))
                 .collect::<Result<Vec<_>>>()?
         };
-        let msm = |s: &ResidentSet<G1Affine>, (start, sc, density): DeviceJob<'_>| {
-            let (pass, room) = self.msm_room(k, 0, s.tier != Tier::Full, 96, sc.len())?;
-            dev.msm::<G1>(s.source(), start, sc, density, pass, room)
+        let dens_dev = assigned.split_off(assignments.len());
+        let dens = |j: usize, which: usize| dens_dev.get(3 * j + which).filter(|d| !d.is_empty());
+        let msm = |s: &ResidentSet<G1Affine>, (start, sc, density, dd): DeviceJob<'_>| {
+            let (pass, room) = self.msm_room::<G1>(k, s, sc.len())?;
+            dev.msm_density::<G1>(s.source(), start, sc, density, dd, pass, room)
         };
         let sum = |s: &ResidentSet<G1Affine>, [i, x]: [DeviceJob<'_>; 2]| -> Result<G1Jacobian> {
             let (i, x) = (msm(s, i)?, msm(s, x)?);
@@ -753,11 +777,12 @@ impl CudaBackend {
         };
         let mut out = Vec::with_capacity(proofs.len());
         for (j, p) in proofs.iter().enumerate() {
-            let h = msm(sh, (0, ScalarSource::Device(&da, j * n, n - 1), None))?;
+            let h = msm(sh, (0, ScalarSource::Device(&da, j * n, n - 1), None, None))?;
             let aux = ScalarSource::Device(&assigned[2 * j + 1], 0, p.aux.len());
-            let l = msm(sl, (0, aux, None))?;
-            let a = sum(sa, on_device(&assigned, j, p.a_jobs()))?;
-            let b = sum(sb, on_device(&assigned, j, p.b_jobs()?))?;
+            let l = msm(sl, (0, aux, None, None))?;
+            let a = sum(sa, on_device(&assigned, j, p.a_jobs(), [None, dens(j, 0)]))?;
+            let b_jobs = on_device(&assigned, j, p.b_jobs()?, [dens(j, 1), dens(j, 2)]);
+            let b = sum(sb, b_jobs)?;
             out.push([h, l, a, b]);
         }
         let Some(s2) = g2 else {
@@ -765,13 +790,13 @@ impl CudaBackend {
         };
         // h's memory back to the pool before the G2 passes plan theirs.
         drop(da);
-        let msm2 = |(start, sc, density): DeviceJob<'_>| {
-            let (pass, room) = self.msm_room(k, 1, s2.tier != Tier::Full, 192, sc.len())?;
-            dev.msm::<G2>(s2.source(), start, sc, density, pass, room)
+        let msm2 = |(start, sc, density, dd): DeviceJob<'_>| {
+            let (pass, room) = self.msm_room::<G2>(k, s2, sc.len())?;
+            dev.msm_density::<G2>(s2.source(), start, sc, density, dd, pass, room)
         };
         let mut out2 = Vec::with_capacity(proofs.len());
         for (j, p) in proofs.iter().enumerate() {
-            let [i, x] = on_device(&assigned, j, p.b_jobs()?);
+            let [i, x] = on_device(&assigned, j, p.b_jobs()?, [dens(j, 1), dens(j, 2)]);
             let (i, x) = (msm2(i)?, msm2(x)?);
             out2.push((blstrs::G2Projective::from(i) + blstrs::G2Projective::from(x)).into());
         }
@@ -779,25 +804,53 @@ impl CudaBackend {
     }
 }
 
-/// An MSM over scalars on the device: the first base's index, the scalars, their density.
-type DeviceJob<'b> = (usize, ScalarSource<'b>, Option<&'b [u64]>);
+/// An MSM over scalars on the device: the first base's index, the scalars, their density, and
+/// the density's device copy.
+type DeviceJob<'b> = (
+    usize,
+    ScalarSource<'b>,
+    Option<&'b [u64]>,
+    Option<&'b DeviceVec<Fr>>,
+);
 
 /// A pair of jobs of proof `j` ([`ProofAssignment::a_jobs`], [`ProofAssignment::b_jobs`]: over
 /// its inputs, then its aux assignment) over the device copies of those vectors, `assigned[2j]`
-/// and `assigned[2j + 1]`.
+/// and `assigned[2j + 1]`, and of their densities, `dens` (see [`densities`]).
 fn on_device<'b>(
     assigned: &'b [DeviceVec<Fr>],
     j: usize,
     [i, x]: [MsmJob<'b>; 2],
+    dens: [Option<&'b DeviceVec<Fr>>; 2],
 ) -> [DeviceJob<'b>; 2] {
-    let job = |m: MsmJob<'b>, d: &'b DeviceVec<Fr>| {
+    let job = |m: MsmJob<'b>, d: &'b DeviceVec<Fr>, dd: Option<&'b DeviceVec<Fr>>| {
         (
             m.start,
             ScalarSource::Device(d, 0, m.scalars.len()),
             m.density,
+            dd.filter(|_| m.density.is_some()),
         )
     };
-    [job(i, &assigned[2 * j]), job(x, &assigned[2 * j + 1])]
+    [
+        job(i, &assigned[2 * j], dens[0]),
+        job(x, &assigned[2 * j + 1], dens[1]),
+    ]
+}
+
+/// The density bitmaps of each proof that the G1 phase uploads once, in this order: A's over
+/// the aux, B's over the inputs, B's over the aux (B₁ and B₂ read the same two); each laid out
+/// as [`crate::msm::words_as_fr`] pads it, an empty one as no value.
+fn densities(proofs: &[ProofAssignment<'_>]) -> Vec<Vec<Fr>> {
+    proofs
+        .iter()
+        .flat_map(|p| [p.a_aux_density, p.b_input_density, p.b_aux_density])
+        .map(crate::msm::words_as_fr)
+        .collect()
+}
+
+/// Whether an MSM that fits in one pass gets one (`BELLOWS_MSM_WHOLE_PASS=off`: passes sized
+/// by the per-scalar rule alone, as before run 74; for timing).
+fn whole_pass() -> bool {
+    std::env::var("BELLOWS_MSM_WHOLE_PASS").as_deref().map(str::trim) != Ok("off")
 }
 
 /// Host values into new device memory through the pinned staging (copy stream).
@@ -986,17 +1039,11 @@ impl CudaBackend {
     ) -> Result<()> {
         check_batch(&handle, jobs, out.len())?;
         let r = self.resident(handle, group)?;
-        let (g, point_bytes) = if group == Group::G1 {
-            (0, 96)
-        } else {
-            (1, 192)
-        };
         self.spread(jobs, out, |held, jobs, out| {
             let k = held.k;
             let set = set_of(&r[k]);
             for (job, o) in jobs.iter().zip(out.iter_mut()) {
-                let (pass, room) =
-                    self.msm_room(k, g, set.tier != Tier::Full, point_bytes, job.scalars.len())?;
+                let (pass, room) = self.msm_room::<G>(k, set, job.scalars.len())?;
                 *o = held.dev.msm::<G>(
                     set.source(),
                     job.start,

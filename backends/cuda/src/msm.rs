@@ -645,8 +645,43 @@ impl CudaDevice {
         pass_points: usize,
         affine_room: u64,
     ) -> Result<G::Jacobian> {
+        self.msm_density::<G>(bases, start, scalars, density, None, pass_points, affine_room)
+    }
+
+    /// [`CudaDevice::msm`] with the density bitmap's words also on the device (`density_dev`:
+    /// `density`'s words, padded into whole Fr values as [`words_as_fr`] lays them out), as the
+    /// G1 phase uploads them once per proof: a pass that starts on a word boundary (every pass
+    /// but the one after a partial tier's resident prefix) then reads them in place instead of
+    /// copying its words from the host (at K = 27 the bitmap is 16 MB, and the copy from
+    /// pageable memory cost 10 to 15 ms an MSM, run 67; `BELLOWS_MSM_DENSITY=host` restores
+    /// it, for timing). The host words are still read, for the passes' counts.
+    #[allow(clippy::too_many_arguments)]
+    pub fn msm_density<G: MsmGroup>(
+        &self,
+        bases: BaseSource<'_, G::Affine>,
+        start: usize,
+        scalars: ScalarSource<'_>,
+        density: Option<&[u64]>,
+        density_dev: Option<&DeviceVec<Fr>>,
+        pass_points: usize,
+        affine_room: u64,
+    ) -> Result<G::Jacobian> {
         let n = scalars.len();
         let used = used_count(n, density)?;
+        let density_dev = match (density, density_dev) {
+            (Some(d), Some(dd)) => {
+                if dd.len() != d.len().div_ceil(4) {
+                    return Err(Error::invalid(format!(
+                        "device density of {} words for a bitmap of {} (need {})",
+                        dd.len() * 4,
+                        d.len(),
+                        d.len().div_ceil(4) * 4
+                    )));
+                }
+                Some(dd).filter(|_| density_in_place())
+            }
+            _ => None,
+        };
         let total = bases.len();
         if start.checked_add(used).is_none_or(|end| end > total) {
             return Err(Error::invalid(format!(
@@ -675,16 +710,29 @@ impl CudaDevice {
             while p0 < s1 {
                 // Passes start on density-word boundaries (s0 is one, or the only cut).
                 let p1 = if s1 - p0 > pass { p0 + pass } else { s1 };
-                // This pass's density words, with the bits of earlier scalars cleared.
+                // This pass's density words: in place on the device when the pass starts on
+                // a word boundary, else a host copy with the bits of earlier scalars cleared.
                 // (Without a density, base indices are just offsets into the pass's bases.)
                 let first_bit = if density.is_some() { p0 % 64 } else { 0 };
-                let dens_owned: Option<Vec<u64>> = density.map(|d| {
-                    let mut v = d[p0 / 64..p1.div_ceil(64)].to_vec();
-                    v[0] &= !0u64 << first_bit;
-                    v
-                });
-                let dens = dens_owned.as_deref();
-                let consumed = used_count_from(p1 - p0, dens, first_bit)?;
+                let words = density.map(|d| &d[p0 / 64..p1.div_ceil(64)]);
+                let consumed = used_count_from(p1 - p0, words, first_bit)?;
+                let in_place = density_dev.filter(|_| first_bit == 0);
+                let dens_owned: Option<Vec<u64>> = match (words, in_place) {
+                    (Some(w), None) => {
+                        let mut v = w.to_vec();
+                        v[0] &= !0u64 << first_bit;
+                        Some(v)
+                    }
+                    _ => None,
+                };
+                let dens = match (words, in_place, dens_owned.as_deref()) {
+                    (Some(w), Some(dd), _) => Some(PassDensity::Device {
+                        ptr: ptr(dd, self) + (p0 / 64 * 8) as u64,
+                        words: w.len() as u64,
+                    }),
+                    (_, _, Some(v)) => Some(PassDensity::Host(v)),
+                    _ => None,
+                };
                 let sc = scalars.range(p0, p1);
                 if consumed > 0 {
                     let r = match bases.resident(self, base_off, consumed) {
@@ -744,7 +792,7 @@ impl CudaDevice {
         &self,
         bases_ptr: u64,
         scalars: ScalarSource<'_>,
-        density: Option<&[u64]>,
+        density: Option<PassDensity<'_>>,
         first_bit: u64,
         used: usize,
         affine_room: u64,
@@ -772,22 +820,28 @@ impl CudaDevice {
             ScalarSource::Host(_) => Some(self.alloc_uninit::<Fr>(scalars.len())?),
             ScalarSource::Device(..) => None,
         };
-        let (d_density, mut rank) = match density {
-            Some(d) => {
-                let dd = self.upload(words_as_fr(d).as_slice())?;
-                let words = d.len() as u64;
+        let (d_density, density_ptr, mut rank) = match density {
+            Some(pd) => {
+                let (owned, dd_ptr, words) = match pd {
+                    PassDensity::Host(d) => {
+                        let dd = self.upload(words_as_fr(d).as_slice())?;
+                        let p = ptr(&dd, self);
+                        (Some(dd), p, d.len() as u64)
+                    }
+                    PassDensity::Device { ptr, words } => (None, ptr, words),
+                };
                 let mut rank = U32Buf::uninit(self, words)?;
                 let rank_ptr = rank.ptr(self);
-                let dd_ptr = ptr(&dd, self);
                 let mut l = self.stream().launch_builder(&self.k.popcount);
                 l.arg(&dd_ptr).arg(&words).arg(&rank_ptr);
-                // SAFETY: reads `words` u64 at dd (uploaded just above, padded), writes `words`
+                // SAFETY: reads `words` u64 at dd_ptr (uploaded just above, padded, or inside
+                // the caller's device copy of the bitmap: PassDensity::Device), writes `words`
                 // u32 at rank.
                 unsafe { l.launch(stride_cfg(words)) }.map_err(|e| self.err(e))?;
                 self.scan_u32(rank_ptr, words)?;
-                (Some(dd), Some(rank))
+                (owned, dd_ptr, Some(rank))
             }
-            None => (None, None),
+            None => (None, 0, None),
         };
         // Batch-affine rounds: every bucket padded to a multiple of 2^rounds entries; their
         // scratch (a half and a quarter of the padded entries, as points) must fit the room.
@@ -828,7 +882,7 @@ impl CudaDevice {
             scalars: scalars_ptr,
             n,
             first: first_bit,
-            density: d_density.as_ref().map_or(0, |d| ptr(d, self)),
+            density: density_ptr,
             rank: rank.as_mut().map_or(0, |r| r.ptr(self)),
             c,
             windows,
@@ -1101,6 +1155,34 @@ impl CudaDevice {
     }
 }
 
+/// Device bytes one pass of [`CudaDevice::msm`] over `n` scalars allocates at most, beyond its
+/// bases, with or without the precomputed table of shape `table` ((c, windows)), the
+/// batch-affine rounds' scratch apart (`affine_room`): per scalar its uploaded copy, its
+/// entries (one per window), its place in the list of ones, its density and rank words and its
+/// share of the sums of ones; per bucket key its count, offset and XYZZ bucket; the
+/// accumulation's head and tail sums; the window pass's segment sums and reduction levels;
+/// then 64 MiB and 2 % to spare (the pool's rounding). An upper bound, so that a planner may
+/// give a whole MSM one pass when this fits; `PASS_BYTES_PER_POINT` in backend.rs stays the
+/// rule when it does not.
+pub fn pass_bytes<G: MsmGroup>(n: usize, table: Option<(u32, u32)>) -> u64 {
+    let xyzz = (G::Xyzz::WORDS * 8) as u64;
+    let plain_c = window_bits(n);
+    let mut shapes = vec![(window_count(plain_c), plain_c, window_count(plain_c))];
+    if let Some((c, windows)) = table {
+        shapes.push((windows, c, 1));
+    }
+    let mut most = 0u64;
+    for (windows, c, sets) in shapes {
+        let half = 1u64 << (c - 1);
+        let keys = u64::from(sets) * half;
+        let segs = (keys / u64::from(segment_len(half as u32))).max(u64::from(sets));
+        let per_scalar = 32 + 4 * u64::from(windows) + 4 + 1 + xyzz.div_ceil(u64::from(ONES_PER));
+        let fixed = 8 * (keys + 1) + keys * xyzz + 2 * TARGET_THREADS * xyzz + 4 * segs * xyzz;
+        most = most.max(n as u64 * per_scalar + fixed);
+    }
+    most + most / 50 + (64 << 20)
+}
+
 /// Whether the window pass over `windows` sets of `segs` segments runs flat (one level, each
 /// segment adding its offset's multiple by double-and-add; [`CudaDevice::window_sums_flat`])
 /// rather than in two levels ([`CudaDevice::window_sums`]). Two levels save the doublings,
@@ -1139,8 +1221,24 @@ fn segment_len(half: u32) -> u32 {
 /// The empty slot of a padded bucket (`msm::PAD` in kernels/msm.cuh).
 const PAD: u32 = u32::MAX;
 
+/// One pass's density bitmap, first word first: host words (uploaded for the pass, the bits
+/// of scalars before the pass cleared) or `words` u64 at device address `ptr`, inside a device
+/// copy of the whole bitmap (the pass then starts on a word boundary).
+#[derive(Clone, Copy)]
+enum PassDensity<'a> {
+    Host(&'a [u64]),
+    Device { ptr: u64, words: u64 },
+}
+
+/// Whether passes read a device copy of the density in place when the caller made one
+/// ([`CudaDevice::msm_density`]); `BELLOWS_MSM_DENSITY=host` copies each pass's words from the
+/// host instead, as before run 74, for timing.
+fn density_in_place() -> bool {
+    std::env::var("BELLOWS_MSM_DENSITY").as_deref().map(str::trim) != Ok("host")
+}
+
 /// Density words padded into whole Fr values (4 words each) for upload.
-fn words_as_fr(d: &[u64]) -> Vec<Fr> {
+pub(crate) fn words_as_fr(d: &[u64]) -> Vec<Fr> {
     d.chunks(4)
         .map(|c| {
             let mut w = [0u64; 4];
@@ -1290,6 +1388,36 @@ fn scalar_index_of_base(n: usize, density: Option<&[u64]>, k: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The one-pass bound covers what a pass allocates (entries, ones, buckets, counts and
+    /// offsets, the accumulation's partial sums) and stays far below the per-scalar rule at
+    /// the sizes that rule split: a K = 27 G2 MSM (2^27 scalars, 13 windows of 2^19 buckets)
+    /// fits in under 20 GB where 640 bytes a scalar asked for 86 GB.
+    #[test]
+    fn the_one_pass_bound_covers_a_pass() {
+        let xyzz_g1 = (<G1 as MsmGroup>::Xyzz::WORDS * 8) as u64;
+        let xyzz_g2 = (<G2 as MsmGroup>::Xyzz::WORDS * 8) as u64;
+        for (log_n, table) in [(10, None), (20, None), (24, None), (24, Some((20, 13))), (27, None)] {
+            let n = 1u64 << log_n;
+            let c = window_bits(n as usize);
+            let keys = u64::from(window_count(c)) << (c - 1);
+            for (bytes, xyzz) in [
+                (pass_bytes::<G1>(n as usize, table), xyzz_g1),
+                (pass_bytes::<G2>(n as usize, table), xyzz_g2),
+            ] {
+                let floor = n * (32 + 4 * u64::from(window_count(c)) + 4)
+                    + keys * (xyzz + 8)
+                    + 2 * TARGET_THREADS * xyzz;
+                assert!(bytes > floor, "2^{log_n}: {bytes} ≤ {floor}");
+            }
+        }
+        let k27 = pass_bytes::<G2>(1 << 27, None);
+        assert!(k27 < 20 << 30, "{k27}");
+        assert!(k27 < (1u64 << 27) * 640 / 4);
+        // A table's wider window set is covered too (c = 24: 2^23 buckets in one set).
+        let t24 = pass_bytes::<G1>(1 << 24, Some((24, 11)));
+        assert!(t24 > (1u64 << 23) * xyzz_g1);
+    }
 
     #[test]
     fn scatter_passes_follow_the_buckets() {
