@@ -850,7 +850,10 @@ fn densities(proofs: &[ProofAssignment<'_>]) -> Vec<Vec<Fr>> {
 /// Whether an MSM that fits in one pass gets one (`BELLOWS_MSM_WHOLE_PASS=off`: passes sized
 /// by the per-scalar rule alone, as before run 74; for timing).
 fn whole_pass() -> bool {
-    std::env::var("BELLOWS_MSM_WHOLE_PASS").as_deref().map(str::trim) != Ok("off")
+    std::env::var("BELLOWS_MSM_WHOLE_PASS")
+        .as_deref()
+        .map(str::trim)
+        != Ok("off")
 }
 
 /// Host values into new device memory through the pinned staging (copy stream).

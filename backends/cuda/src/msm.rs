@@ -645,7 +645,15 @@ impl CudaDevice {
         pass_points: usize,
         affine_room: u64,
     ) -> Result<G::Jacobian> {
-        self.msm_density::<G>(bases, start, scalars, density, None, pass_points, affine_room)
+        self.msm_density::<G>(
+            bases,
+            start,
+            scalars,
+            density,
+            None,
+            pass_points,
+            affine_room,
+        )
     }
 
     /// [`CudaDevice::msm`] with the density bitmap's words also on the device (`density_dev`:
@@ -1234,7 +1242,10 @@ enum PassDensity<'a> {
 /// ([`CudaDevice::msm_density`]); `BELLOWS_MSM_DENSITY=host` copies each pass's words from the
 /// host instead, as before run 74, for timing.
 fn density_in_place() -> bool {
-    std::env::var("BELLOWS_MSM_DENSITY").as_deref().map(str::trim) != Ok("host")
+    std::env::var("BELLOWS_MSM_DENSITY")
+        .as_deref()
+        .map(str::trim)
+        != Ok("host")
 }
 
 /// Density words padded into whole Fr values (4 words each) for upload.
@@ -1397,7 +1408,13 @@ mod tests {
     fn the_one_pass_bound_covers_a_pass() {
         let xyzz_g1 = (<G1 as MsmGroup>::Xyzz::WORDS * 8) as u64;
         let xyzz_g2 = (<G2 as MsmGroup>::Xyzz::WORDS * 8) as u64;
-        for (log_n, table) in [(10, None), (20, None), (24, None), (24, Some((20, 13))), (27, None)] {
+        for (log_n, table) in [
+            (10, None),
+            (20, None),
+            (24, None),
+            (24, Some((20, 13))),
+            (27, None),
+        ] {
             let n = 1u64 << log_n;
             let c = window_bits(n as usize);
             let keys = u64::from(window_count(c)) << (c - 1);

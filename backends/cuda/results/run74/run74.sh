@@ -14,7 +14,7 @@ save() { cp "$s" "$out/summary.txt"; tar czf "$out/run74-logs.tgz" -C $w .; }
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu --format=csv,noheader >> "$s"
 echo "steps:$steps" >> "$s"
 line() { grep -hE '^  (synthesis|G1 phase|total)' "$1" | awk '{$1=$1};1' | tr '\n' ';'; }
-old() { env BELLOWS_MSM_DENSITY=host BELLOWS_MSM_WHOLE_PASS=off "$@"; }
+old() { ( export BELLOWS_MSM_DENSITY=host BELLOWS_MSM_WHOLE_PASS=off; "$@" ); }
 if has conf; then
   t0=$(date +%s)
   timeout 120 $b/bellows conformance --backend cuda --full --max-log-size 18 > $w/conf.log 2>&1
