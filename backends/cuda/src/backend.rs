@@ -117,9 +117,6 @@ impl Resident {
     }
 }
 
-/// Device memory one MSM pass needs per scalar beyond its bases (scalar, sorted entries,
-/// buckets, partial sums), with room to spare: G1 and G2.
-const PASS_BYTES_PER_POINT: [u64; 2] = [320, 640];
 /// Device memory held back for MSM and NTT scratch when bases are loaded (at most).
 const WORK_RESERVE: u64 = 6 << 30;
 
@@ -454,8 +451,8 @@ impl CudaBackend {
     /// room left there (streamed bases need room too), shared by its lanes, and the room left
     /// beside those passes for the batch-affine rounds' scratch. One pass for the whole MSM
     /// when its upper bound ([`crate::msm::pass_bytes`]) fits; otherwise passes sized by the
-    /// bound per scalar that holds for every window width, `PASS_BYTES_PER_POINT` (which split
-    /// the G2 MSM of a K = 27 proof in two passes, 100.5 M + 33.7 M scalars, with room for
+    /// bound per scalar that holds for every window width, `MsmGroup::PASS_BYTES_PER_SCALAR`
+    /// (which split the G2 MSM of a K = 27 proof in two passes, 100.5 M + 33.7 M scalars, with room for
     /// one, run 67). `BELLOWS_MSM_WHOLE_PASS=off` keeps the per-scalar rule, for timing.
     fn msm_room<G: MsmGroup>(
         &self,
@@ -471,7 +468,7 @@ impl CudaBackend {
         if whole_pass() && n <= crate::msm::MAX_POINTS_PER_PASS && whole <= room {
             return Ok((n.div_ceil(64).max(1) * 64, room - whole));
         }
-        let per = PASS_BYTES_PER_POINT[usize::from(G::NAME == "G2")] + stream_bytes;
+        let per = G::PASS_BYTES_PER_SCALAR + stream_bytes;
         let points = room / per;
         if points < 1024 {
             return Err(Error::OutOfMemory {
@@ -500,8 +497,7 @@ impl CudaBackend {
         let full = len as u64 * size;
         let room = self.room(k)?;
         let reserve = (WORK_RESERVE * self.streams() as u64).min(room / 2);
-        let g = if group == Group::G1 { 0 } else { 1 };
-        let min_chunk = 1024 * (PASS_BYTES_PER_POINT[g] + size);
+        let min_chunk = 1024 * (G::PASS_BYTES_PER_SCALAR + size);
         let tier = plan_tier(full, min_chunk, room.saturating_sub(reserve), dev.label())?;
         let resident_points = match tier {
             Tier::Full => len,

@@ -129,6 +129,10 @@ pub trait MsmGroup: 'static {
     type Jacobian: Plain;
     /// "G1" or "G2".
     const NAME: &'static str;
+    /// Device memory one MSM pass needs per scalar beyond its bases (scalar, sorted entries,
+    /// buckets, partial sums), with room to spare, for every window width: the rule that sizes
+    /// the passes of an MSM too large for one ([`pass_bytes`] is the bound of one pass).
+    const PASS_BYTES_PER_SCALAR: u64;
     #[doc(hidden)]
     #[allow(private_interfaces)]
     fn kernels(k: &Kernels) -> &GroupKernels;
@@ -144,13 +148,14 @@ pub struct G2;
 /// `impl MsmGroup` for one group: its types, kernels, and Horner's rule over blstrs' projective
 /// points.
 macro_rules! msm_group {
-    ($marker:ty, $name:literal, $affine:ty, $xyzz:ty, $jac:ty, $proj:ty, $kernels:ident) => {
+    ($marker:ty, $name:literal, $per_scalar:literal, $affine:ty, $xyzz:ty, $jac:ty, $proj:ty, $kernels:ident) => {
         #[allow(private_interfaces)]
         impl MsmGroup for $marker {
             type Affine = $affine;
             type Xyzz = $xyzz;
             type Jacobian = $jac;
             const NAME: &'static str = $name;
+            const PASS_BYTES_PER_SCALAR: u64 = $per_scalar;
             fn kernels(k: &Kernels) -> &GroupKernels {
                 &k.$kernels
             }
@@ -168,8 +173,26 @@ macro_rules! msm_group {
         }
     };
 }
-msm_group!(G1, "G1", G1Affine, G1Xyzz, G1Jacobian, G1Projective, msm_g1);
-msm_group!(G2, "G2", G2Affine, G2Xyzz, G2Jacobian, G2Projective, msm_g2);
+msm_group!(
+    G1,
+    "G1",
+    320,
+    G1Affine,
+    G1Xyzz,
+    G1Jacobian,
+    G1Projective,
+    msm_g1
+);
+msm_group!(
+    G2,
+    "G2",
+    640,
+    G2Affine,
+    G2Xyzz,
+    G2Jacobian,
+    G2Projective,
+    msm_g2
+);
 
 /// The digit passes' arguments; mirrors `msm::DigitArgs` in kernels/msm.cuh field for field.
 #[repr(C)]
@@ -1170,7 +1193,7 @@ impl CudaDevice {
 /// share of the sums of ones; per bucket key its count, offset and XYZZ bucket; the
 /// accumulation's head and tail sums; the window pass's segment sums and reduction levels;
 /// then 64 MiB and 2 % to spare (the pool's rounding). An upper bound, so that a planner may
-/// give a whole MSM one pass when this fits; `PASS_BYTES_PER_POINT` in backend.rs stays the
+/// give a whole MSM one pass when this fits; [`MsmGroup::PASS_BYTES_PER_SCALAR`] stays the
 /// rule when it does not.
 pub fn pass_bytes<G: MsmGroup>(n: usize, table: Option<(u32, u32)>) -> u64 {
     let xyzz = (G::Xyzz::WORDS * 8) as u64;

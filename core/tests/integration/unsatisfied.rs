@@ -2,7 +2,7 @@
 //! namespace path and annotation in the named pass, exactly as bellpepper's
 //! `TestConstraintSystem::which_is_unsatisfied` names it.
 
-mod common;
+use crate::common;
 
 use bellows_core::{
     circuits::sha256::Sha256Circuit,

@@ -4,7 +4,7 @@
 //! corrupted, other version, other circuit) and written atomically, and the pipeline proves with
 //! a recording exactly as without.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

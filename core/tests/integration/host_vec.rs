@@ -1,7 +1,7 @@
 //! [`HostVec`]: memory lent by a backend is filled, resized, moved to the heap past its
 //! capacity, and returned exactly once; without a backend, or past its limit, the heap is used.
 
-mod common;
+use crate::common;
 
 use std::sync::{atomic::Ordering, Arc};
 

@@ -2,8 +2,6 @@
 //! prover's, the byte budget bounds the partitions in flight, a failing partition fails only its
 //! job, and several devices feed from one queue.
 
-mod common;
-
 use std::sync::Arc;
 
 use bellows_core::{

@@ -1,7 +1,7 @@
 //! The one-call shortcuts (prove one circuit, prove with explicit r and s, a proving key from
 //! parameters by value, `BackendConfig`'s builder) give exactly what the split API gives.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -2,7 +2,7 @@
 //! each side verifies the other's proofs; plus seeded determinism, batch verification and the
 //! unsatisfied-circuit and wrong-shape errors.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -1,6 +1,6 @@
 //! File formats: parameters, verifying keys, proofs and public inputs round-trip exactly; files
 //! are written atomically; a key is read from either a key file or a whole parameters file.
-//! (Interop with bellperson's files is in tests/setup.rs, bad input in tests/bad_input.rs.)
+//! (Interop with bellperson's files is in setup.rs, bad input in bad_input.rs, beside this module.)
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -237,7 +237,7 @@ fn public_inputs_json_round_trip() {
 
 /// Not a timed assertion: prints how long reading a 2^16-constraint parameter file takes in each
 /// check mode. Run with
-/// `cargo test --release -p bellows-core --test params_io -- --ignored --nocapture`.
+/// `cargo test --release -p bellows-core --test integration params_io:: -- --ignored --nocapture`.
 #[test]
 #[ignore = "timing report, run by hand"]
 fn report_read_times_2_16() {

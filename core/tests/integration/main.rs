@@ -1,0 +1,21 @@
+//! bellows-core's integration tests, in one test binary: each module was a file of its own
+//! under tests/, and thirteen binaries meant thirteen links and thirteen copies of the generic
+//! code they share (a clean CI build spent 95 s of wall time on them on 2 cores, against
+//! 46 s for this one; docs/benchmarks.md, "CI build and test time"). Run one module with
+//! `cargo test -p bellows-core --test integration pce::`.
+
+mod common;
+
+mod bad_input;
+mod batched_checks;
+mod capabilities;
+mod fuzz_parsers;
+mod hardening;
+mod host_vec;
+mod interop_proofs;
+mod params_io;
+mod pce;
+mod pipeline;
+mod setup;
+mod shortcuts;
+mod unsatisfied;
