@@ -10,7 +10,7 @@
 //! `HostVec` owns either such a block (freed through the backend, which it keeps alive) or a
 //! plain `Vec`. It dereferences to a slice; its length is fixed after filling (it never
 //! reallocates itself, except [`HostVec::resize_with_value`] and [`HostVec::push`] past its
-//! capacity, which move to the heap). Tests: core/tests/host_vec.rs.
+//! capacity, which move to the heap). Tests: core/tests/integration/host_vec.rs.
 
 use std::{
     mem::{size_of, MaybeUninit},
