@@ -936,13 +936,13 @@ fn density_jobs_and_the_g1_phase_cross_the_interface() {
         assert_eq!(w[1], dot(&aux[k], 0, None), "L of proof {k}");
         assert_eq!(
             w[2],
-            dot(&inputs[k], 0, None) + dot(&aux[k], 3, Some(&a_aux)),
+            dot(&inputs[k], 0, None) + dot(&aux[k], 3, Some(a_aux)),
             "A' of proof {k}"
         );
-        let nb = crate::backend::check_density(&b_in, 3).unwrap();
+        let nb = crate::backend::check_density(b_in, 3).unwrap();
         assert_eq!(
             w[3],
-            dot(&inputs[k], 0, Some(&b_in)) + dot(&aux[k], nb, Some(&b_aux)),
+            dot(&inputs[k], 0, Some(b_in)) + dot(&aux[k], nb, Some(b_aux)),
             "B1' of proof {k}"
         );
     }
@@ -1017,7 +1017,7 @@ fn the_g1_and_g2_phase_crosses_the_interface() {
     let refusing = refusing();
     assert_eq!(proj(&run(&refusing, &p2).unwrap()), want);
     // B2' against the naive sum over the B densities.
-    let nb = crate::backend::check_density(&b_in, 3).unwrap();
+    let nb = crate::backend::check_density(b_in, 3).unwrap();
     let dot2 = |s: &[Fr], start: usize, bits: &[u64]| -> blstrs::G2Projective {
         let mut j = start;
         let mut acc = blstrs::G2Projective::identity();
@@ -1032,7 +1032,7 @@ fn the_g1_and_g2_phase_crosses_the_interface() {
     for k in 0..2 {
         assert_eq!(
             want.1[k],
-            dot2(&inputs[k], 0, &b_in) + dot2(&aux[k], nb, &b_aux),
+            dot2(&inputs[k], 0, b_in) + dot2(&aux[k], nb, b_aux),
             "B2' of proof {k}"
         );
     }
