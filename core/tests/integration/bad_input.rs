@@ -5,39 +5,26 @@
 
 use std::sync::Arc;
 
+use crate::common::{
+    points::{g1_outside_subgroup, g2_outside_subgroup},
+    Squarings,
+};
+
 use bellows_core::groth16::{
     io::{self, PointCheck},
     setup::{generate_parameters, ToxicWaste},
     Parameters,
 };
 use bellows_core::Error;
-use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
-use blstrs::{G1Affine, G2Affine, Scalar};
+use blstrs::Scalar;
 use ff::Field;
 use group::{Curve, Group};
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
 
-/// A few squarings with an input used in B, so that every section is non-empty.
-struct Small;
-
-impl Circuit<Scalar> for Small {
-    fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
-        let mut x = cs.alloc(|| "x", || Ok(Scalar::from(2u64)))?;
-        for i in 0..6 {
-            let y = cs.alloc(|| format!("y{i}"), || Ok(Scalar::ZERO))?;
-            cs.enforce(|| format!("sq{i}"), |lc| lc + x, |lc| lc + x, |lc| lc + y);
-            x = y;
-        }
-        let k = cs.alloc_input(|| "k", || Ok(Scalar::ZERO))?;
-        cs.enforce(|| "k", |lc| lc + CS::one(), |lc| lc + k, |lc| lc + x);
-        Ok(())
-    }
-}
-
 fn params() -> Parameters {
     let waste = ToxicWaste::random(&mut ChaCha20Rng::seed_from_u64(77));
-    generate_parameters(Small, &waste).unwrap()
+    generate_parameters(Squarings(6), &waste).unwrap()
 }
 
 fn file_of(p: &Parameters) -> Vec<u8> {
@@ -99,33 +86,6 @@ fn assert_msg(m: &str, parts: &[&str]) {
     for p in parts {
         assert!(m.contains(p), "message {m:?} should mention {p:?}");
     }
-}
-
-/// An on-curve G1 point outside the prime-order subgroup: the first x whose x³ + 4 is a square,
-/// decompressed without the subgroup check (so the cofactor component stays).
-fn g1_outside_subgroup() -> G1Affine {
-    (1u8..=255)
-        .find_map(|x| {
-            let mut enc = [0u8; 48];
-            enc[0] = 0x80; // compressed, y sign 0
-            enc[47] = x;
-            Option::<G1Affine>::from(G1Affine::from_compressed_unchecked(&enc))
-        })
-        .filter(|p| bool::from(p.is_on_curve()) && !bool::from(p.is_torsion_free()))
-        .expect("a small x gives a point with a cofactor component")
-}
-
-/// The same in G2, x = (k, 0).
-fn g2_outside_subgroup() -> G2Affine {
-    (1u8..=255)
-        .find_map(|x| {
-            let mut enc = [0u8; 96];
-            enc[0] = 0x80;
-            enc[95] = x;
-            Option::<G2Affine>::from(G2Affine::from_compressed_unchecked(&enc))
-        })
-        .filter(|p| bool::from(p.is_on_curve()) && !bool::from(p.is_torsion_free()))
-        .expect("a small x gives a point with a cofactor component")
 }
 
 #[test]

@@ -8,7 +8,8 @@ use bellows_core::groth16::{
     setup::generate_benchmark_parameters,
     subgroup::{plan, Plan},
 };
-use blstrs::{G1Affine, G2Affine};
+
+use crate::common::points::{g1_outside_subgroup, g2_outside_subgroup};
 
 fn file() -> (Vec<u8>, bellows_core::groth16::Parameters) {
     // 2^13 domain: h has 8191 points, enough for the bucket test (see the plan assertions).
@@ -16,30 +17,6 @@ fn file() -> (Vec<u8>, bellows_core::groth16::Parameters) {
     let mut v = Vec::new();
     io::write_parameters(&p, &mut v).unwrap();
     (v, p)
-}
-
-fn g1_outside_subgroup() -> G1Affine {
-    (1u8..=255)
-        .find_map(|x| {
-            let mut enc = [0u8; 48];
-            enc[0] = 0x80;
-            enc[47] = x;
-            Option::<G1Affine>::from(G1Affine::from_compressed_unchecked(&enc))
-        })
-        .filter(|p| bool::from(p.is_on_curve()) && !bool::from(p.is_torsion_free()))
-        .unwrap()
-}
-
-fn g2_outside_subgroup() -> G2Affine {
-    (1u8..=255)
-        .find_map(|x| {
-            let mut enc = [0u8; 96];
-            enc[0] = 0x80;
-            enc[95] = x;
-            Option::<G2Affine>::from(G2Affine::from_compressed_unchecked(&enc))
-        })
-        .filter(|p| bool::from(p.is_on_curve()) && !bool::from(p.is_torsion_free()))
-        .unwrap()
 }
 
 /// Byte offset of point `i` of section `k` (0 ic, 1 h, 2 l, 3 a, 4 b_g1, 5 b_g2).

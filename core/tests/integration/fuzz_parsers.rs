@@ -10,14 +10,13 @@
 
 use std::sync::OnceLock;
 
+use crate::common::Squarings;
+
 use bellows_core::groth16::{
     io::{self, PointCheck},
     setup::{generate_parameters, ToxicWaste},
     Parameters,
 };
-use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
-use blstrs::Scalar;
-use ff::Field;
 use proptest::prelude::*;
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
@@ -37,28 +36,11 @@ fn config() -> ProptestConfig {
     }
 }
 
-/// Two inputs, a few aux variables, every section non-empty.
-struct Small;
-
-impl Circuit<Scalar> for Small {
-    fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
-        let mut x = cs.alloc(|| "x", || Ok(Scalar::from(2u64)))?;
-        for i in 0..3 {
-            let y = cs.alloc(|| format!("y{i}"), || Ok(Scalar::ZERO))?;
-            cs.enforce(|| format!("sq{i}"), |lc| lc + x, |lc| lc + x, |lc| lc + y);
-            x = y;
-        }
-        let k = cs.alloc_input(|| "k", || Ok(Scalar::ZERO))?;
-        cs.enforce(|| "k", |lc| lc + CS::one(), |lc| lc + k, |lc| lc + x);
-        Ok(())
-    }
-}
-
 fn params() -> &'static (Parameters, Vec<u8>, Vec<u8>) {
     static P: OnceLock<(Parameters, Vec<u8>, Vec<u8>)> = OnceLock::new();
     P.get_or_init(|| {
         let waste = ToxicWaste::random(&mut ChaCha20Rng::seed_from_u64(4));
-        let p = generate_parameters(Small, &waste).unwrap();
+        let p = generate_parameters(Squarings(3), &waste).unwrap();
         let mut file = Vec::new();
         io::write_parameters(&p, &mut file).unwrap();
         let mut vk = Vec::new();

@@ -72,16 +72,7 @@ fn same_r_s_gives_bellperson_bytes_and_both_verify() {
         let circuit = ChainCircuit::new(x0, rounds);
         let inputs = circuit.public_inputs();
         let (r, s) = (Scalar::random(&mut rng), Scalar::random(&mut rng));
-        let ours = prover::start_with_randomness(
-            &key,
-            vec![synthesize(circuit.clone()).unwrap()],
-            vec![r],
-            vec![s],
-        )
-        .unwrap()
-        .finalize()
-        .unwrap()
-        .remove(0);
+        let ours = common::prove_with(&key, circuit.clone(), r, s);
         let theirs = bellperson::groth16::create_proof(circuit, &bp, r, s).unwrap();
         assert_eq!(
             ours.to_bytes().to_vec(),
@@ -134,16 +125,8 @@ fn seeded_proofs_are_byte_identical_and_batches_verify() {
         .finalize()
         .unwrap();
     assert_eq!(split, p1);
-    let single = prover::start_with_randomness(
-        &key,
-        vec![synthesize(circuits[1].clone()).unwrap()],
-        vec![r[1]],
-        vec![s[1]],
-    )
-    .unwrap()
-    .finalize()
-    .unwrap();
-    assert_eq!(single[0], p1[1]);
+    let single = common::prove_with(&key, circuits[1].clone(), r[1], s[1]);
+    assert_eq!(single, p1[1]);
 }
 
 #[test]

@@ -370,7 +370,7 @@ fn setup_rejects_degenerate_toxic_waste() {
 /// byte (same shape), and the proof does not verify.
 #[test]
 fn our_prover_on_our_parameters() {
-    use bellows_core::groth16::{prover, synthesis::synthesize, verifier};
+    use bellows_core::groth16::{prover, verifier};
     use std::sync::Arc;
 
     let rounds = 12;
@@ -393,16 +393,7 @@ fn our_prover_on_our_parameters() {
         let read = io::parameters_from_bytes(&file, PointCheck::Full).unwrap();
         let key = prover::ProvingKey::new(Arc::new(read), backend.clone()).unwrap();
         let circuit = DensityCircuit { x: Some(x), rounds };
-        let ours = prover::start_with_randomness(
-            &key,
-            vec![synthesize(circuit.clone()).unwrap()],
-            vec![r],
-            vec![s],
-        )
-        .unwrap()
-        .finalize()
-        .unwrap()
-        .remove(0);
+        let ours = crate::common::prove_with(&key, circuit.clone(), r, s);
         let bp = BpParams::read(&file[..], true).unwrap();
         let theirs = bellperson::groth16::create_proof(circuit, &bp, r, s).unwrap();
         let mut theirs_bytes = Vec::new();

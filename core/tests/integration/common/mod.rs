@@ -4,7 +4,13 @@
 #![allow(dead_code)]
 
 pub mod lending;
+pub mod points;
 
+use bellows_core::groth16::{
+    prover::{self, ProvingKey},
+    synthesis::synthesize,
+    Proof,
+};
 use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
 use blstrs::Scalar;
 use ff::Field;
@@ -112,6 +118,35 @@ impl Circuit<Scalar> for ChainCircuit {
             |lc| lc + x0,
             |lc| lc + t,
         );
+        Ok(())
+    }
+}
+
+/// One proof of `circuit` with the given r and s, synthesised directly: the fixed-randomness
+/// route that the byte-for-byte comparisons with bellperson's `create_proof` take.
+pub fn prove_with<C: Circuit<Scalar>>(key: &ProvingKey, circuit: C, r: Scalar, s: Scalar) -> Proof {
+    prover::start_with_randomness(key, vec![synthesize(circuit).unwrap()], vec![r], vec![s])
+        .unwrap()
+        .finalize()
+        .unwrap()
+        .remove(0)
+}
+
+/// x ← x² for `rounds` rounds, then x = 1·k for a public input k (in B): every section of the
+/// parameters is non-empty. For setup only: its witness (x = 2, every later value 0) does not
+/// satisfy it.
+pub struct Squarings(pub usize);
+
+impl Circuit<Scalar> for Squarings {
+    fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
+        let mut x = cs.alloc(|| "x", || Ok(Scalar::from(2u64)))?;
+        for i in 0..self.0 {
+            let y = cs.alloc(|| format!("y{i}"), || Ok(Scalar::ZERO))?;
+            cs.enforce(|| format!("sq{i}"), |lc| lc + x, |lc| lc + x, |lc| lc + y);
+            x = y;
+        }
+        let k = cs.alloc_input(|| "k", || Ok(Scalar::ZERO))?;
+        cs.enforce(|| "k", |lc| lc + CS::one(), |lc| lc + k, |lc| lc + x);
         Ok(())
     }
 }
