@@ -452,8 +452,8 @@ impl CudaBackend {
     /// beside those passes for the batch-affine rounds' scratch. One pass for the whole MSM
     /// when its upper bound ([`crate::msm::pass_bytes`]) fits; otherwise passes sized by the
     /// bound per scalar that holds for every window width, `MsmGroup::PASS_BYTES_PER_SCALAR`
-    /// (which split the G2 MSM of a K = 27 proof in two passes, 100.5 M + 33.7 M scalars, with room for
-    /// one, run 67). `BELLOWS_MSM_WHOLE_PASS=off` keeps the per-scalar rule, for timing.
+    /// (which split the G2 MSM of a K = 27 proof in two passes, 100.5 M + 33.7 M scalars, with
+    /// room for one, run 67). `BELLOWS_MSM_WHOLE_PASS=off` keeps the per-scalar rule, for timing.
     fn msm_room<G: MsmGroup>(
         &self,
         k: usize,

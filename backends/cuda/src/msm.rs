@@ -148,7 +148,10 @@ pub struct G2;
 /// `impl MsmGroup` for one group: its types, kernels, and Horner's rule over blstrs' projective
 /// points.
 macro_rules! msm_group {
-    ($marker:ty, $name:literal, $per_scalar:literal, $affine:ty, $xyzz:ty, $jac:ty, $proj:ty, $kernels:ident) => {
+    (
+        $marker:ty, $name:literal, $per_scalar:literal, $affine:ty, $xyzz:ty, $jac:ty, $proj:ty,
+        $kernels:ident
+    ) => {
         #[allow(private_interfaces)]
         impl MsmGroup for $marker {
             type Affine = $affine;
