@@ -81,25 +81,10 @@ fn min(v: &[Duration]) -> f64 {
         .fold(f64::INFINITY, f64::min)
 }
 
-/// bellperson parameters made of the same points (the same `Arc`s) as ours.
+/// bellperson parameters made of the same points (the same `Arc`s) as ours, through the
+/// crate's own conversion (`groth16::bellperson_compat`).
 fn bellperson_params(p: &bellows_core::groth16::Parameters) -> BpParams {
-    let vk = &p.vk;
-    BpParams {
-        vk: bellperson::groth16::VerifyingKey {
-            alpha_g1: vk.alpha_g1,
-            beta_g1: vk.beta_g1,
-            beta_g2: vk.beta_g2,
-            gamma_g2: vk.gamma_g2,
-            delta_g1: vk.delta_g1,
-            delta_g2: vk.delta_g2,
-            ic: vk.ic.clone(),
-        },
-        h: p.h.clone(),
-        l: p.l.clone(),
-        a: p.a.clone(),
-        b_g1: p.b_g1.clone(),
-        b_g2: p.b_g2.clone(),
-    }
+    BpParams::from(p)
 }
 
 fn bp_bytes(p: &bellperson::groth16::Proof<Bls12>) -> Vec<u8> {

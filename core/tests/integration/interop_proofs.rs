@@ -11,7 +11,7 @@ use bellows_core::{
         prover::{self, ProvingKey},
         synthesis::{synthesize, synthesize_batch},
         verifier::{prepare_verifying_key, verify_proof, verify_proofs_batch},
-        Parameters, Proof, VerifyingKey,
+        Parameters, Proof,
     },
     rng::ProofRng,
     Backend, Error,
@@ -32,24 +32,10 @@ fn bellperson_params(rounds: usize, seed: u64) -> BpParams {
     .expect("bellperson setup")
 }
 
+/// Our parameters from bellperson's, through the crate's own conversion
+/// (`groth16::bellperson_compat`, feature `bellperson`).
 fn ours_from(bp: &BpParams) -> Arc<Parameters> {
-    let vk = &bp.vk;
-    Arc::new(Parameters {
-        vk: VerifyingKey {
-            alpha_g1: vk.alpha_g1,
-            beta_g1: vk.beta_g1,
-            beta_g2: vk.beta_g2,
-            gamma_g2: vk.gamma_g2,
-            delta_g1: vk.delta_g1,
-            delta_g2: vk.delta_g2,
-            ic: vk.ic.clone(),
-        },
-        h: bp.h.clone(),
-        l: bp.l.clone(),
-        a: bp.a.clone(),
-        b_g1: bp.b_g1.clone(),
-        b_g2: bp.b_g2.clone(),
-    })
+    Arc::new(Parameters::from(bp))
 }
 
 fn cpu() -> Arc<dyn Backend> {
