@@ -5,6 +5,7 @@
 //! ```text
 //! bellows-cuda-msm [--log-n 20,22,24,26] [--check 10,16,20] [--iters 5] [--g2-log-n 20,24]
 //!                  [--scalars host|device] [--precompute C] [--pool-release trim|sync]
+//!                  [--bits-pct P] [--sweep NAME=V1,V2,..]
 //! ```
 //!
 //! `--sweep NAME=V1,V2,..` times every G1 size once per value with the environment variable
@@ -18,6 +19,11 @@
 //! `--precompute C` builds precomputed tables of window multiples (windows of C bits) over the
 //! G1 bases (and the G2 bases) first, times that, and runs every check and timing over them
 //! (`BELLOWS_MSM_TABLE=always` makes the small checks use the table too; `never` ignores it).
+//!
+//! `--bits-pct P` times the G1 MSMs over scalars of which P % are 0 or 1 (drawn at random,
+//! half each) and the rest random, as in a witness with P % boolean constraints: such an MSM
+//! has few non-trivial scalars for its size, so its best window can differ from a random
+//! one's (the checks keep their own scalars).
 //!
 //! `--scalars device` times the G1 MSMs with the scalars uploaded beforehand (as in a proof,
 //! where the assignments are uploaded once for several MSMs); the default times the upload too.
@@ -83,6 +89,25 @@ fn scalars(n: usize, seed: u64) -> Vec<Scalar> {
         .collect()
 }
 
+/// `sc` with `pct` % of its entries (drawn at random) replaced by 0 or 1, half each.
+fn with_bits(sc: &[Scalar], pct: u32, seed: u64) -> Vec<Scalar> {
+    sc.par_chunks(1 << 12)
+        .enumerate()
+        .flat_map_iter(|(k, c)| {
+            let mut rng = ChaCha8Rng::seed_from_u64(seed ^ (k as u64).wrapping_mul(0x9e37));
+            c.iter()
+                .map(|x| {
+                    if rng.gen_range(0..100) < pct {
+                        Scalar::from(rng.gen_range(0..2u64))
+                    } else {
+                        *x
+                    }
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
 /// Prints one check's line; 1 when it failed.
 fn report(what: &str, n: usize, ok: bool) -> usize {
     println!(
@@ -107,6 +132,7 @@ fn main() -> ExitCode {
     let mut precompute = 0u32;
     let mut release_at_sync = false;
     let mut sweep: Option<(String, Vec<String>)> = None;
+    let mut bits_pct = 0u32;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let v = args.next().unwrap_or_default();
@@ -118,6 +144,9 @@ fn main() -> ExitCode {
             "--scalars" if v == "host" || v == "device" => device_scalars = v == "device",
             "--tiers" => tier_log = v.parse().ok(),
             "--precompute" => precompute = v.parse().unwrap_or(0),
+            "--bits-pct" if v.parse::<u32>().is_ok_and(|p| p <= 100) => {
+                bits_pct = v.parse().unwrap_or(0)
+            }
             "--pool-release" if v == "trim" || v == "sync" => release_at_sync = v == "sync",
             "--sweep" if v.contains('=') => {
                 let (name, vals) = v.split_once('=').unwrap_or_default();
@@ -127,7 +156,7 @@ fn main() -> ExitCode {
                 ));
             }
             _ => {
-                eprintln!("usage: bellows-cuda-msm [--log-n L,..] [--g2-log-n L,..] [--check L,..] [--iters N] [--scalars host|device] [--precompute C] [--pool-release trim|sync] [--sweep NAME=V1,V2,..]");
+                eprintln!("usage: bellows-cuda-msm [--log-n L,..] [--g2-log-n L,..] [--check L,..] [--iters N] [--scalars host|device] [--precompute C] [--pool-release trim|sync] [--bits-pct P] [--sweep NAME=V1,V2,..]");
                 return ExitCode::from(2);
             }
         }
@@ -303,9 +332,15 @@ fn main() -> ExitCode {
         });
         failures += report("repeated/identity/negated", 1000, ok);
     }
+    // The timed G1 scalars: the random ones, or with bits_pct % of them 0 or 1.
+    let timed = if bits_pct > 0 {
+        with_bits(&sc, bits_pct, 5)
+    } else {
+        Vec::new()
+    };
     for &l in &log_ns {
         let n = 1usize << l;
-        let s = fr_slice(&sc[..n]);
+        let s = fr_slice(if bits_pct > 0 { &timed[..n] } else { &sc[..n] });
         let on_device = if device_scalars {
             match dev.upload(s) {
                 Ok(d) => Some(d),
@@ -356,7 +391,7 @@ fn main() -> ExitCode {
             if !times.is_empty() {
                 let min = times.iter().cloned().fold(f64::MAX, f64::min);
                 println!(
-                "RESULT msm=G1 log_n={l} median_ms={:.2} min_ms={:.2} same_result={same} window={} scalars={} table={}{}",
+                "RESULT msm=G1 log_n={l} bits_pct={bits_pct} median_ms={:.2} min_ms={:.2} same_result={same} window={} scalars={} table={}{}",
                 median(&mut times),
                 min,
                 bellows_cuda::msm::window_bits(n),
