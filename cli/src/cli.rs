@@ -412,6 +412,13 @@ pub struct BenchArgs {
     /// writes into the pinned host memory that backend provides, as proving does.
     #[arg(long = "compare-synthesis", conflicts_with_all = ["json", "no_pce"])]
     pub compare_synthesis: bool,
+    /// Tuning aid: set environment variable NAME to V1, V2, … in turn before each rep (rep i,
+    /// warm-ups included, gets value i mod k), and report the phases per value. Backend knobs
+    /// read at every call (the CUDA backend's `BELLOWS_*` variables, docs/cuda.md) are then
+    /// compared side by side in one process, over the same parameters and witnesses.
+    #[arg(long = "alternate-env", value_name = "NAME=V1,V2,..",
+          value_parser = crate::values::env_alternation, conflicts_with = "compare_synthesis")]
+    pub alternate_env: Option<(String, Vec<String>)>,
     /// Throughput mode (`--count` jobs, `--concurrency` at once) on a daemon or in process.
     #[command(flatten)]
     pub serve: crate::cmd::daemon::BenchServeArgs,

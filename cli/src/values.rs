@@ -178,3 +178,19 @@ mod tests {
         assert!(preimage_bytes("65MiB").is_err());
     }
 }
+
+/// `bench --alternate-env NAME=V1,V2,..`: a variable name (letters, digits, `_`) and one or more
+/// values separated by commas.
+pub fn env_alternation(s: &str) -> Result<(String, Vec<String>), String> {
+    let usage = "expected NAME=V1,V2,.. (an environment variable and the values it takes in turn)";
+    let (name, vals) = s.split_once('=').ok_or_else(|| usage.to_string())?;
+    let name = name.trim();
+    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        return Err(format!("{name:?} is not a variable name; {usage}"));
+    }
+    let vals: Vec<String> = vals.split(',').map(|v| v.trim().to_string()).collect();
+    if vals.iter().any(String::is_empty) {
+        return Err(format!("an empty value; {usage}"));
+    }
+    Ok((name.to_string(), vals))
+}

@@ -74,6 +74,31 @@ pub struct BenchReport {
     pub pce_recording_s: Option<f64>,
     /// Size of the recording in bytes (null with `--no-pce`).
     pub pce_bytes: Option<u64>,
+    /// With `--alternate-env`: the variable and, per value, its reps' phases.
+    pub alternate: Option<Alternation>,
+}
+
+/// `--alternate-env`'s results: the variable set before each rep, and per value the timed
+/// reps that ran with it.
+#[derive(Debug, serde::Serialize)]
+pub struct Alternation {
+    /// The environment variable.
+    pub name: String,
+    /// One entry per value, in the order given.
+    pub values: Vec<AlternateValue>,
+}
+
+/// The timed reps of one `--alternate-env` value.
+#[derive(Debug, serde::Serialize)]
+pub struct AlternateValue {
+    /// The value.
+    pub value: String,
+    /// Timed reps that ran with it.
+    pub reps: usize,
+    /// Their G1 phase (with the G2 MSM on the backend, the one call of both).
+    pub g1_phase: Stat,
+    /// Their total.
+    pub total: Stat,
 }
 
 /// Statistics of each phase.
@@ -154,8 +179,18 @@ pub fn run(args: &BenchArgs, g: &Globals) -> Result<()> {
         .map(|i| witness_seed(args.seed, i))
         .collect();
     let mut samples: [Vec<Duration>; 7] = Default::default();
+    // Per `--alternate-env` value: its timed reps' G1 phase and total.
+    let alternate = args.alternate_env.as_ref();
+    let mut per_value: Vec<(Vec<Duration>, Vec<Duration>)> =
+        alternate.map_or(Vec::new(), |(_, v)| vec![Default::default(); v.len()]);
     let pb = progress(u64::from(args.warmup + args.reps), "bench");
     for rep in 0..args.warmup + args.reps {
+        let setting = alternate.map(|(name, vals)| {
+            let k = rep as usize % vals.len();
+            // Between reps no other thread of this process reads the environment.
+            std::env::set_var(name, &vals[k]);
+            (k, format!(" ({name}={})", vals[k]))
+        });
         let t = Instant::now();
         let out = prove_batch(&key, &spec, &seeds, &mut rng, pce, &|_| {});
         let total = t.elapsed();
@@ -183,9 +218,13 @@ pub fn run(args: &BenchArgs, g: &Globals) -> Result<()> {
         for (v, d) in samples.iter_mut().zip(row) {
             v.push(d);
         }
+        if let Some((k, _)) = &setting {
+            per_value[*k].0.push(tm.g1_phase);
+            per_value[*k].1.push(total);
+        }
         tracing::info!(
             "rep {}/{}: total {}, synthesis {}, batch buffers {}, G1 phase {}, G2 MSM {}, \
-             release {}, finalize {}",
+             release {}, finalize {}{}",
             rep - args.warmup + 1,
             args.reps,
             fmt_duration(total),
@@ -194,10 +233,24 @@ pub fn run(args: &BenchArgs, g: &Globals) -> Result<()> {
             fmt_duration(tm.g1_phase),
             fmt_duration(tm.msm_g2),
             fmt_duration(tm.release),
-            fmt_duration(tm.finalize)
+            fmt_duration(tm.finalize),
+            setting.as_ref().map_or("", |(_, s)| s.as_str())
         );
     }
     pb.finish_and_clear();
+    let alternate = alternate.map(|(name, vals)| Alternation {
+        name: name.clone(),
+        values: vals
+            .iter()
+            .zip(&per_value)
+            .map(|(v, (g1, total))| AlternateValue {
+                value: v.clone(),
+                reps: g1.len(),
+                g1_phase: Stat::of(g1),
+                total: Stat::of(total),
+            })
+            .collect(),
+    });
 
     let [syn, g1, g2s, fin, buffers, release, total] = samples.map(|v| Stat::of(&v));
     let report = BenchReport {
@@ -231,6 +284,7 @@ pub fn run(args: &BenchArgs, g: &Globals) -> Result<()> {
         synthesis_mode: if pce.is_some() { "pce" } else { "direct" },
         pce_recording_s: recording.as_ref().map(|r| r.took.as_secs_f64()),
         pce_bytes: pce.map(|p| p.size_bytes()),
+        alternate,
     };
     if args.json {
         let text = serde_json::to_string_pretty(&report)
@@ -299,5 +353,20 @@ pub fn run(args: &BenchArgs, g: &Globals) -> Result<()> {
         );
     }
     outln!("proofs/s: {:.3}", report.proofs_per_sec);
+    if let Some(alt) = &report.alternate {
+        outln!("per value of {} (timed reps only):", alt.name);
+        for v in &alt.values {
+            outln!(
+                "  {}={:<20} reps {:>3}  {} median {:>10} min {:>10}  total median {:>10}",
+                alt.name,
+                v.value,
+                v.reps,
+                g1_row,
+                fmt_secs(v.g1_phase.median_s),
+                fmt_secs(v.g1_phase.min_s),
+                fmt_secs(v.total.median_s)
+            );
+        }
+    }
     Ok(())
 }

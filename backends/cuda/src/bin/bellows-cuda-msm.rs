@@ -5,7 +5,7 @@
 //! ```text
 //! bellows-cuda-msm [--log-n 20,22,24,26] [--check 10,16,20] [--iters 5] [--g2-log-n 20,24]
 //!                  [--scalars host|device] [--precompute C] [--pool-release trim|sync]
-//!                  [--bits-pct P] [--sweep NAME=V1,V2,..]
+//!                  [--bits-pct P] [--sweep NAME=V1,V2,..] [--overlap L,..]
 //! ```
 //!
 //! `--sweep NAME=V1,V2,..` times every G1 size once per value with the environment variable
@@ -24,6 +24,13 @@
 //! half each) and the rest random, as in a witness with P % boolean constraints: such an MSM
 //! has few non-trivial scalars for its size, so its best window can differ from a random
 //! one's (the checks keep their own scalars).
+//!
+//! `--overlap L,..` measures what two lanes of one GPU ([`CudaDevice::lane`]) gain when two
+//! MSMs run at once instead of one after the other, as the two halves of a proof's G1 phase
+//! could: at each size 2^L, a dense MSM (random scalars, as the H MSM's) beside a mostly-0/1 one
+//! (90 % of the scalars 0 or 1, or `--bits-pct`, as the L, A and B MSMs'), and two mostly-0/1
+//! ones beside each other; scalars on the device, the same results checked both ways. Each
+//! RESULT line gives the median of both orders' wall times.
 //!
 //! `--scalars device` times the G1 MSMs with the scalars uploaded beforehand (as in a proof,
 //! where the assignments are uploaded once for several MSMs); the default times the upload too.
@@ -133,6 +140,7 @@ fn main() -> ExitCode {
     let mut release_at_sync = false;
     let mut sweep: Option<(String, Vec<String>)> = None;
     let mut bits_pct = 0u32;
+    let mut overlap: Vec<u32> = vec![];
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let v = args.next().unwrap_or_default();
@@ -147,6 +155,7 @@ fn main() -> ExitCode {
             "--bits-pct" if v.parse::<u32>().is_ok_and(|p| p <= 100) => {
                 bits_pct = v.parse().unwrap_or(0)
             }
+            "--overlap" => overlap = list(&v),
             "--pool-release" if v == "trim" || v == "sync" => release_at_sync = v == "sync",
             "--sweep" if v.contains('=') => {
                 let (name, vals) = v.split_once('=').unwrap_or_default();
@@ -156,7 +165,7 @@ fn main() -> ExitCode {
                 ));
             }
             _ => {
-                eprintln!("usage: bellows-cuda-msm [--log-n L,..] [--g2-log-n L,..] [--check L,..] [--iters N] [--scalars host|device] [--precompute C] [--pool-release trim|sync] [--bits-pct P] [--sweep NAME=V1,V2,..]");
+                eprintln!("usage: bellows-cuda-msm [--log-n L,..] [--g2-log-n L,..] [--check L,..] [--iters N] [--scalars host|device] [--precompute C] [--pool-release trim|sync] [--bits-pct P] [--sweep NAME=V1,V2,..] [--overlap L,..]");
                 return ExitCode::from(2);
             }
         }
@@ -187,6 +196,7 @@ fn main() -> ExitCode {
         .chain(&check_ns)
         .chain(&g2_log_ns)
         .chain(tier_log.as_ref())
+        .chain(&overlap)
         .copied()
         .max()
         .unwrap_or(16)
@@ -407,6 +417,11 @@ fn main() -> ExitCode {
         drop(on_device);
         let _ = dev.trim_pool();
     }
+    for &l in &overlap {
+        let pct = if bits_pct > 0 { bits_pct } else { 90 };
+        failures += overlapped(&dev, &bases, &sc[..1 << l], pct, iters);
+        let _ = dev.trim_pool();
+    }
     drop(table);
     drop(bases);
     if !g2_log_ns.is_empty() {
@@ -601,6 +616,92 @@ fn tiers(pts: &[G1Affine], sc: &[Scalar], log_n: u32, iters: usize) -> usize {
         if !ok {
             failures += 1;
         }
+    }
+    failures
+}
+
+/// `--overlap`: a dense and a mostly-0/1 MSM (then two mostly-0/1 ones) over the same 2^L bases,
+/// one after the other on one lane against side by side on two lanes of the GPU; prints the
+/// median wall time of each and returns the number of failures (errors, or results that differ
+/// between the two ways).
+fn overlapped(
+    dev: &CudaDevice,
+    bases: &bellows_cuda::memory::DeviceVec<bellows_core::layout::G1Affine>,
+    sc: &[Scalar],
+    pct: u32,
+    iters: usize,
+) -> usize {
+    let n = sc.len();
+    let sparse = with_bits(sc, pct, 7);
+    let sparse2 = with_bits(sc, pct, 9);
+    let lane = match dev.lane() {
+        Ok(l) => l,
+        Err(e) => {
+            println!("overlap: ERROR opening a second lane: {e}");
+            return 1;
+        }
+    };
+    let up = |s: &[Scalar]| dev.upload(fr_slice(s));
+    let (d_dense, d_sparse, d_sparse2) = match (up(sc), up(&sparse), up(&sparse2)) {
+        (Ok(a), Ok(b), Ok(c)) => (a, b, c),
+        _ => {
+            println!(
+                "overlap 2^{}: ERROR uploading the scalars",
+                n.trailing_zeros()
+            );
+            return 1;
+        }
+    };
+    let msm = |d: &CudaDevice, s: &bellows_cuda::memory::DeviceVec<bellows_core::layout::Fr>| {
+        d.msm::<G1>(
+            BaseSource::Device(bases),
+            0,
+            ScalarSource::Device(s, 0, n),
+            None,
+            usize::MAX,
+            u64::MAX,
+        )
+        .map(G1Projective::from)
+    };
+    let mut failures = 0;
+    for (what, x, y) in [
+        ("dense+sparse", &d_dense, &d_sparse),
+        ("sparse+sparse", &d_sparse, &d_sparse2),
+    ] {
+        let (mut seq, mut par) = (Vec::new(), Vec::new());
+        let mut ok = true;
+        for i in 0..=iters {
+            let t = Instant::now();
+            let one = (msm(dev, x), msm(dev, y));
+            let t_seq = t.elapsed().as_secs_f64() * 1e3;
+            let t = Instant::now();
+            let two = std::thread::scope(|s| {
+                let h = s.spawn(|| msm(&lane, y));
+                let a = msm(dev, x);
+                let b = h.join().unwrap_or_else(|_| {
+                    Err(bellows_core::Error::invalid(
+                        "the second lane's thread panicked",
+                    ))
+                });
+                (a, b)
+            });
+            let t_par = t.elapsed().as_secs_f64() * 1e3;
+            match (one, two) {
+                ((Ok(a), Ok(b)), (Ok(c), Ok(d))) => ok &= a == c && b == d,
+                _ => ok = false,
+            }
+            if i > 0 {
+                seq.push(t_seq);
+                par.push(t_par);
+            }
+        }
+        let (s, p) = (median(&mut seq), median(&mut par));
+        println!(
+            "RESULT overlap={what} log_n={} bits_pct={pct} one_lane_ms={s:.2} two_lanes_ms={p:.2} ratio={:.3} same_result={ok}",
+            n.trailing_zeros(),
+            p / s
+        );
+        failures += usize::from(!ok);
     }
     failures
 }

@@ -1,0 +1,508 @@
+//! The Groth16 G1 phase on one lane of a GPU ([`Backend::groth16_g1`] and
+//! [`Backend::groth16_g1_g2`] for the proofs a GPU was given): the quotient on the device (h
+//! never leaves it), the H MSM over h, the L, A and B₁ MSMs over the assignments, and with G2
+//! bases the B₂ MSM over the same device copies of the assignments.
+//!
+//! The work falls in two halves that share no device data: the quotient and the H MSM need a, b
+//! and c; the L, A, B₁ and B₂ MSMs need the assignments and their density bitmaps. On one
+//! stream they run one after the other (`split-phase=off`). With option `split-phase=on` each
+//! lane has a second lane of the same GPU beside it ([`CudaDevice::lane`]) and the two halves
+//! run at once, each on its own streams from its own host thread: while a, b and c upload and
+//! the quotient's transforms run, the other half's uploads and MSMs keep the GPU busy, and
+//! the phases of one MSM that leave most of the GPU idle (its scatter's atomics, fix-ups,
+//! window sums and reductions, the host's waits) overlap the other half's kernels. Each half's
+//! MSM passes plan for half the room. Should a half run out of device memory, the phase runs
+//! again on one stream (the proof never fails for that). `BELLOWS_SPLIT_PHASE=off`, read at
+//! every call, runs it on one stream although the option is on, so that both can be timed in
+//! one process (`bellows bench --alternate-env BELLOWS_SPLIT_PHASE=on,off`).
+//!
+//! [`Backend::groth16_g1`]: bellows_core::Backend::groth16_g1
+//! [`Backend::groth16_g1_g2`]: bellows_core::Backend::groth16_g1_g2
+
+use bellows_core::{
+    backend::{ntt::coset_generator, G1G2Sums, MsmJob, NttConfig, Ordering, ProofAssignment},
+    layout::{Fr, G1Affine, G1Jacobian, G2Affine, G2Jacobian},
+    Error, Result,
+};
+use cudarc::driver::{CudaEvent, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg};
+use ff::Field;
+
+use super::{CudaBackend, FrArg, Held, ResidentSet};
+use crate::{
+    memory::DeviceVec,
+    msm::{MsmGroup, ScalarSource, G1, G2},
+    CudaDevice,
+};
+
+/// The G1 phase's inputs other than a, b and c: each proof's assignments (inputs at 2j, aux at
+/// 2j + 1) and then its three density bitmaps ([`densities`]), in the order they go up.
+struct Assignments<'p> {
+    /// Host density bitmaps laid out for the device (owned: [`crate::msm::words_as_fr`]).
+    dens: Vec<Vec<Fr>>,
+    proofs: &'p [ProofAssignment<'p>],
+}
+
+impl<'p> Assignments<'p> {
+    fn new(proofs: &'p [ProofAssignment<'p>]) -> Self {
+        Self {
+            dens: densities(proofs),
+            proofs,
+        }
+    }
+    /// Every vector that goes up, in order: the assignments, then the densities.
+    fn vectors(&self) -> Vec<&[Fr]> {
+        self.proofs
+            .iter()
+            .flat_map(|p| [p.inputs, p.aux])
+            .chain(self.dens.iter().map(Vec::as_slice))
+            .collect()
+    }
+}
+
+/// The device copies of [`Assignments::vectors`]: the assignments, then the densities.
+struct OnDevice {
+    assigned: Vec<DeviceVec<Fr>>,
+    dens: Vec<DeviceVec<Fr>>,
+}
+
+impl OnDevice {
+    fn new(mut all: Vec<DeviceVec<Fr>>, proofs: usize) -> Self {
+        let dens = all.split_off(2 * proofs);
+        Self {
+            assigned: all,
+            dens,
+        }
+    }
+    /// Density `which` of proof `j` ([`densities`]' order), if it has one.
+    fn density(&self, j: usize, which: usize) -> Option<&DeviceVec<Fr>> {
+        self.dens.get(3 * j + which).filter(|d| !d.is_empty())
+    }
+}
+
+impl CudaBackend {
+    /// The G1 phase of some proofs on the lane `held`: a, b, c hold their vectors. With `g2`,
+    /// then B₂' of each proof over those G2 bases, reading the assignments the G1 phase
+    /// uploaded; without, the second vector is empty. On two lanes when the lane has a helper
+    /// (`split-phase=on`), else on one (module docs).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn g1_phase_on(
+        &self,
+        held: &Held<'_>,
+        a: &[Fr],
+        b: &[Fr],
+        c: &[Fr],
+        log_n: u32,
+        proofs: &[ProofAssignment<'_>],
+        sets: [&ResidentSet<G1Affine>; 4],
+        g2: Option<&ResidentSet<G2Affine>>,
+    ) -> Result<G1G2Sums> {
+        let knob = std::env::var("BELLOWS_SPLIT_PHASE");
+        if let Some(helper) = held
+            .helper
+            .filter(|_| knob.as_deref().map(str::trim) != Ok("off"))
+        {
+            match self.g1_phase_split(held, helper, a, b, c, log_n, proofs, sets, g2) {
+                Err(Error::OutOfMemory { .. }) => tracing::info!(
+                    "{}: out of device memory with the G1 phase split over two streams; running \
+                     it again on one",
+                    held.dev.label()
+                ),
+                r => return r,
+            }
+        }
+        self.g1_phase_serial(held, a, b, c, log_n, proofs, sets, g2)
+    }
+
+    /// The G1 phase on one stream: a, b, c up, each vector's transforms queued after its upload
+    /// and running under the next one's copy; then the quotient's pointwise steps and last
+    /// transform. The assignments' copies (and the density bitmaps: a 2^27 aux bitmap is 16 MB,
+    /// uploaded once, not once an MSM pass) follow c's on the copy stream, under c's transforms
+    /// and the quotient's last steps, when the room allows their buffers beside a, b and c (a
+    /// peak higher by their size); otherwise they are allocated once the quotient frees b and
+    /// c, and copied after it. Then the H MSMs, the L, A and B₁ MSMs, and (h's buffer freed
+    /// first) the G2 MSMs.
+    #[allow(clippy::too_many_arguments)]
+    fn g1_phase_serial(
+        &self,
+        held: &Held<'_>,
+        a: &[Fr],
+        b: &[Fr],
+        c: &[Fr],
+        log_n: u32,
+        proofs: &[ProofAssignment<'_>],
+        [sh, sl, sa, sb]: [&ResidentSet<G1Affine>; 4],
+        g2: Option<&ResidentSet<G2Affine>>,
+    ) -> Result<G1G2Sums> {
+        let (k, dev) = (held.k, held.dev);
+        let inputs = Assignments::new(proofs);
+        let vectors = inputs.vectors();
+        let words: usize = 3 * a.len() + vectors.iter().map(|v| v.len()).sum::<usize>();
+        let beside =
+            self.room(k)? / self.streams() as u64 >= (words * std::mem::size_of::<Fr>()) as u64;
+        let (da, early) =
+            quotient_upload(dev, a, b, c, log_n, if beside { &vectors } else { &[] })?;
+        let all = if beside {
+            early
+        } else {
+            vectors
+                .iter()
+                .map(|v| upload(dev, v))
+                .collect::<Result<Vec<_>>>()?
+        };
+        let on = OnDevice::new(all, proofs.len());
+        let h = self.h_msms(dev, k, sh, &da, log_n, proofs.len(), 1)?;
+        let lab = self.assignment_msms(dev, k, [sl, sa, sb], &on, proofs, 1)?;
+        // h's memory back to the pool before the G2 passes plan theirs.
+        drop(da);
+        let out2 = match g2 {
+            Some(s2) => self.g2_msms(dev, k, s2, &on, proofs, 1)?,
+            None => Vec::new(),
+        };
+        Ok((join_g1(h, lab), out2))
+    }
+
+    /// The G1 phase on two lanes of one GPU (module docs): this thread uploads a, b and c,
+    /// computes the quotient and the H MSMs on `held`'s lane; a second thread uploads the
+    /// assignments and densities and runs the L, A, B₁ (and G2) MSMs on `helper`. a, b and c's
+    /// buffers are allocated before the second thread starts, so that its MSMs plan their
+    /// passes with that memory already taken.
+    #[allow(clippy::too_many_arguments)]
+    fn g1_phase_split(
+        &self,
+        held: &Held<'_>,
+        helper: &CudaDevice,
+        a: &[Fr],
+        b: &[Fr],
+        c: &[Fr],
+        log_n: u32,
+        proofs: &[ProofAssignment<'_>],
+        [sh, sl, sa, sb]: [&ResidentSet<G1Affine>; 4],
+        g2: Option<&ResidentSet<G2Affine>>,
+    ) -> Result<G1G2Sums> {
+        let (k, dev) = (held.k, held.dev);
+        let inputs = Assignments::new(proofs);
+        let bufs = QuotientBufs::alloc(dev, a.len(), &[])?;
+        let (h, rest) = std::thread::scope(|s| {
+            let other = s.spawn(|| -> Result<(Vec<[G1Jacobian; 3]>, Vec<G2Jacobian>)> {
+                let all = inputs
+                    .vectors()
+                    .iter()
+                    .map(|v| upload(helper, v))
+                    .collect::<Result<Vec<_>>>()?;
+                let on = OnDevice::new(all, proofs.len());
+                let lab = self.assignment_msms(helper, k, [sl, sa, sb], &on, proofs, 2)?;
+                let out2 = match g2 {
+                    Some(s2) => self.g2_msms(helper, k, s2, &on, proofs, 2)?,
+                    None => Vec::new(),
+                };
+                Ok((lab, out2))
+            });
+            let h = quotient_run(dev, bufs, a, b, c, log_n, &[])
+                .and_then(|(da, _)| self.h_msms(dev, k, sh, &da, log_n, proofs.len(), 2));
+            let rest = other.join().unwrap_or_else(|_| {
+                Err(Error::Backend {
+                    name: super::NAME.into(),
+                    reason: "the G1 phase's second thread panicked".into(),
+                })
+            });
+            (h, rest)
+        });
+        // An out-of-memory error first, so that the caller runs the phase again on one stream.
+        let (h, (lab, out2)) = match (h, rest) {
+            (Ok(h), Ok(rest)) => (h, rest),
+            (Err(e @ Error::OutOfMemory { .. }), _) | (_, Err(e @ Error::OutOfMemory { .. })) => {
+                return Err(e)
+            }
+            (Err(e), _) | (_, Err(e)) => return Err(e),
+        };
+        Ok((join_g1(h, lab), out2))
+    }
+
+    /// One MSM over scalars on the device of `dev` (GPU `k`), its passes planned for a
+    /// `share`-th of the room.
+    fn device_msm<G: MsmGroup>(
+        &self,
+        dev: &CudaDevice,
+        k: usize,
+        s: &ResidentSet<G::Affine>,
+        (start, sc, density, dd): DeviceJob<'_>,
+        share: u64,
+    ) -> Result<G::Jacobian> {
+        let (pass, room) = self.msm_room::<G>(k, s, sc.len(), share)?;
+        dev.msm_density::<G>(s.source(), start, sc, density, dd, pass, room)
+    }
+
+    /// The H MSM of each of `proofs` proofs over h (proof j's at `j·2^log_n` in `da`, of which
+    /// the first 2^log_n − 1 values are its coefficients).
+    #[allow(clippy::too_many_arguments)]
+    fn h_msms(
+        &self,
+        dev: &CudaDevice,
+        k: usize,
+        sh: &ResidentSet<G1Affine>,
+        da: &DeviceVec<Fr>,
+        log_n: u32,
+        proofs: usize,
+        share: u64,
+    ) -> Result<Vec<G1Jacobian>> {
+        let n = 1usize << log_n;
+        (0..proofs)
+            .map(|j| {
+                let h = ScalarSource::Device(da, j * n, n - 1);
+                self.device_msm::<G1>(dev, k, sh, (0, h, None, None), share)
+            })
+            .collect()
+    }
+
+    /// L, A and B₁ of each proof, over the device copies of its assignments and densities.
+    fn assignment_msms(
+        &self,
+        dev: &CudaDevice,
+        k: usize,
+        [sl, sa, sb]: [&ResidentSet<G1Affine>; 3],
+        on: &OnDevice,
+        proofs: &[ProofAssignment<'_>],
+        share: u64,
+    ) -> Result<Vec<[G1Jacobian; 3]>> {
+        let sum = |s: &ResidentSet<G1Affine>, [i, x]: [DeviceJob<'_>; 2]| -> Result<G1Jacobian> {
+            let i = self.device_msm::<G1>(dev, k, s, i, share)?;
+            let x = self.device_msm::<G1>(dev, k, s, x, share)?;
+            Ok((blstrs::G1Projective::from(i) + blstrs::G1Projective::from(x)).into())
+        };
+        proofs
+            .iter()
+            .enumerate()
+            .map(|(j, p)| {
+                let aux = ScalarSource::Device(&on.assigned[2 * j + 1], 0, p.aux.len());
+                let l = self.device_msm::<G1>(dev, k, sl, (0, aux, None, None), share)?;
+                let a_jobs = on_device(on, j, p.a_jobs(), [None, on.density(j, 0)]);
+                let a = sum(sa, a_jobs)?;
+                let b_dens = [on.density(j, 1), on.density(j, 2)];
+                let b = sum(sb, on_device(on, j, p.b_jobs()?, b_dens))?;
+                Ok([l, a, b])
+            })
+            .collect()
+    }
+
+    /// B₂' of each proof over the G2 bases `s2`, from the same device copies.
+    fn g2_msms(
+        &self,
+        dev: &CudaDevice,
+        k: usize,
+        s2: &ResidentSet<G2Affine>,
+        on: &OnDevice,
+        proofs: &[ProofAssignment<'_>],
+        share: u64,
+    ) -> Result<Vec<G2Jacobian>> {
+        proofs
+            .iter()
+            .enumerate()
+            .map(|(j, p)| {
+                let b_dens = [on.density(j, 1), on.density(j, 2)];
+                let [i, x] = on_device(on, j, p.b_jobs()?, b_dens);
+                let i = self.device_msm::<G2>(dev, k, s2, i, share)?;
+                let x = self.device_msm::<G2>(dev, k, s2, x, share)?;
+                Ok((blstrs::G2Projective::from(i) + blstrs::G2Projective::from(x)).into())
+            })
+            .collect()
+    }
+}
+
+/// Each proof's [H, L, A, B₁] from its H and its [L, A, B₁].
+fn join_g1(h: Vec<G1Jacobian>, lab: Vec<[G1Jacobian; 3]>) -> Vec<[G1Jacobian; 4]> {
+    h.into_iter()
+        .zip(lab)
+        .map(|(h, [l, a, b])| [h, l, a, b])
+        .collect()
+}
+
+/// An MSM over scalars on the device: the first base's index, the scalars, their density, and
+/// the density's device copy.
+type DeviceJob<'b> = (
+    usize,
+    ScalarSource<'b>,
+    Option<&'b [u64]>,
+    Option<&'b DeviceVec<Fr>>,
+);
+
+/// A pair of jobs of proof `j` ([`ProofAssignment::a_jobs`], [`ProofAssignment::b_jobs`]: over
+/// its inputs, then its aux assignment) over the device copies of those vectors and of their
+/// densities, `dens` (see [`densities`]).
+fn on_device<'b>(
+    on: &'b OnDevice,
+    j: usize,
+    [i, x]: [MsmJob<'b>; 2],
+    dens: [Option<&'b DeviceVec<Fr>>; 2],
+) -> [DeviceJob<'b>; 2] {
+    let job = |m: MsmJob<'b>, d: &'b DeviceVec<Fr>, dd: Option<&'b DeviceVec<Fr>>| {
+        (
+            m.start,
+            ScalarSource::Device(d, 0, m.scalars.len()),
+            m.density,
+            dd.filter(|_| m.density.is_some()),
+        )
+    };
+    [
+        job(i, &on.assigned[2 * j], dens[0]),
+        job(x, &on.assigned[2 * j + 1], dens[1]),
+    ]
+}
+
+/// The density bitmaps of each proof that the G1 phase uploads once, in this order: A's over
+/// the aux, B's over the inputs, B's over the aux (B₁ and B₂ read the same two); each laid out
+/// as [`crate::msm::words_as_fr`] pads it, an empty one as no value.
+fn densities(proofs: &[ProofAssignment<'_>]) -> Vec<Vec<Fr>> {
+    proofs
+        .iter()
+        .flat_map(|p| [p.a_aux_density, p.b_input_density, p.b_aux_density])
+        .map(crate::msm::words_as_fr)
+        .collect()
+}
+
+/// Host values into new device memory through the pinned staging (copy stream).
+fn upload(dev: &CudaDevice, host: &[Fr]) -> Result<DeviceVec<Fr>> {
+    let mut d = dev.alloc_uninit::<Fr>(host.len())?;
+    dev.upload_staged(host, &mut d, |_, _| Ok(()))?;
+    Ok(d)
+}
+
+/// The device buffers of a quotient (a, b, c, and those of the vectors that go up beside
+/// them), and the point on the compute stream after which every copy into them may start.
+pub(super) struct QuotientBufs {
+    a: DeviceVec<Fr>,
+    b: DeviceVec<Fr>,
+    c: DeviceVec<Fr>,
+    also: Vec<DeviceVec<Fr>>,
+    allocated: CudaEvent,
+}
+
+impl QuotientBufs {
+    /// Buffers for a, b and c of `len` values each and for the vectors `also`.
+    pub(super) fn alloc(dev: &CudaDevice, len: usize, also: &[&[Fr]]) -> Result<Self> {
+        let a = dev.alloc_uninit::<Fr>(len)?;
+        let b = dev.alloc_uninit::<Fr>(len)?;
+        let c = dev.alloc_uninit::<Fr>(len)?;
+        let also = also
+            .iter()
+            .map(|v| dev.alloc_uninit::<Fr>(v.len()))
+            .collect::<Result<Vec<_>>>()?;
+        let allocated = dev.stream().record_event(None).map_err(|e| dev.err(e))?;
+        Ok(Self {
+            a,
+            b,
+            c,
+            also,
+            allocated,
+        })
+    }
+}
+
+/// The quotient of host vectors a, b, c (see [`bellows_core::backend::Ntt::h_poly`]), h
+/// returned on the device, with the vectors of `also` copied up beside (returned in order):
+/// [`QuotientBufs::alloc`] then [`quotient_run`].
+pub(super) fn quotient_upload(
+    dev: &CudaDevice,
+    a: &[Fr],
+    b: &[Fr],
+    c: &[Fr],
+    log_n: u32,
+    also: &[&[Fr]],
+) -> Result<(DeviceVec<Fr>, Vec<DeviceVec<Fr>>)> {
+    let bufs = QuotientBufs::alloc(dev, a.len(), also)?;
+    quotient_run(dev, bufs, a, b, c, log_n, also)
+}
+
+/// The quotient into buffers allocated before.
+///
+/// h = (coset_iNTT(A·B) − C)/Z, where A and B are a's and b's evaluations on the coset, C is c's
+/// coefficient vector and Z = g^n − 1 is Z's constant value on the coset: the inverse coset
+/// transform is linear and undoes the forward coset transform of c's coefficients, so c only
+/// goes through the inverse transform, six transforms instead of seven (run 66).
+///
+/// Every copy is ordered after the buffers' allocation alone
+/// ([`CudaDevice::upload_staged_after`]), and each vector's transforms are queued right after
+/// its own upload: so the copy engine fills b while the compute stream transforms a, and c
+/// while it transforms b, instead of each copy waiting for the transforms queued before it
+/// (runs 56–57 at 2^27: 624 ms of copies and transforms one after the other before the H MSM;
+/// 480 ms with this order, run 59). The vectors of `also` are copied after c, under c's
+/// transform and the quotient's last steps.
+#[allow(clippy::too_many_arguments)]
+fn quotient_run(
+    dev: &CudaDevice,
+    bufs: QuotientBufs,
+    a: &[Fr],
+    b: &[Fr],
+    c: &[Fr],
+    log_n: u32,
+    also: &[&[Fr]],
+) -> Result<(DeviceVec<Fr>, Vec<DeviceVec<Fr>>)> {
+    let QuotientBufs {
+        a: mut da,
+        b: mut db,
+        c: mut dc,
+        also: mut more,
+        allocated,
+    } = bufs;
+    for (host, d) in [(a, &mut da), (b, &mut db)] {
+        dev.upload_staged_after(host, d, &allocated, |_, _| Ok(()))?;
+        to_coset(dev, d, log_n)?;
+    }
+    dev.upload_staged_after(c, &mut dc, &allocated, |_, _| Ok(()))?;
+    dev.ntt_device(&mut dc, log_n, &NttConfig::inverse())?;
+    quotient_finish(dev, &mut da, &db, &dc, log_n)?;
+    // Queued after the quotient on the compute stream, so it does not wait for these copies;
+    // on the copy stream they follow c's.
+    for (host, d) in also.iter().zip(more.iter_mut()) {
+        dev.upload_staged_after(host, d, &allocated, |_, _| Ok(()))?;
+    }
+    Ok((da, more))
+}
+
+/// Evaluations → evaluations on the coset (inverse transform, then the forward coset
+/// transform), queued on the compute stream.
+fn to_coset(dev: &CudaDevice, v: &mut DeviceVec<Fr>, log_n: u32) -> Result<()> {
+    let inv = NttConfig::inverse().with_orders(Ordering::Natural, Ordering::BitReversed);
+    let fwd_coset = NttConfig::forward()
+        .with_coset(true)
+        .with_orders(Ordering::BitReversed, Ordering::Natural);
+    dev.ntt_device(v, log_n, &inv)?;
+    dev.ntt_device(v, log_n, &fwd_coset)
+}
+
+/// A·B on the coset, the inverse coset transform, then (· − C)/Z: `a` receives h (`a`, `b` hold
+/// the coset evaluations, `c` the coefficients, all in natural order).
+fn quotient_finish(
+    dev: &CudaDevice,
+    a: &mut DeviceVec<Fr>,
+    b: &DeviceVec<Fr>,
+    c: &DeviceVec<Fr>,
+    log_n: u32,
+) -> Result<()> {
+    // Z(g·ω^j) = g^n − 1 for every j.
+    let n = 1u64 << log_n;
+    let z = coset_generator().pow_vartime([n]) - blstrs::Scalar::ONE;
+    let z_inv: blstrs::Scalar =
+        Option::from(z.invert()).ok_or_else(|| Error::invalid("Z vanishes on the coset"))?;
+    let z_inv = FrArg(blst::blst_fr::from(z_inv).l);
+    let len = a.len() as u64;
+    let stream = dev.stream();
+    let cfg = LaunchConfig {
+        grid_dim: (len.div_ceil(256).clamp(1, 1 << 16) as u32, 1, 1),
+        block_dim: (256, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    let pa = a.buf.device_ptr_mut(stream).0;
+    let (pb, pc) = (b.buf.device_ptr(stream).0, c.buf.device_ptr(stream).0);
+    let mut l = stream.launch_builder(&dev.k.quotient_product);
+    l.arg(&pa).arg(&pb).arg(&len);
+    // SAFETY: reads and writes len elements of a, reads len of b (equal lengths).
+    unsafe { l.launch(cfg) }.map_err(|e| dev.err(e))?;
+    let inv_coset = NttConfig::inverse().with_coset(true);
+    dev.ntt_device(a, log_n, &inv_coset)?;
+    let pa = a.buf.device_ptr_mut(stream).0;
+    let mut l = stream.launch_builder(&dev.k.quotient_finish);
+    l.arg(&pa).arg(&pc).arg(&z_inv).arg(&len);
+    // SAFETY: reads and writes len elements of a, reads len of c (equal lengths).
+    unsafe { l.launch(cfg) }.map_err(|e| dev.err(e))?;
+    Ok(())
+}
