@@ -124,11 +124,9 @@ const WORK_RESERVE: u64 = 6 << 30;
 /// Most lanes (option `streams`) per GPU.
 pub const MAX_STREAMS: usize = 8;
 
-/// One lane of a GPU ([`CudaDevice::lane`]), with the lock that serialises the calls on it, and
-/// with option `split-phase=on` a second lane that only this one's G1 phase uses (`phase`).
+/// One lane of a GPU ([`CudaDevice::lane`]), with the lock that serialises the calls on it.
 struct Lane {
     dev: CudaDevice,
-    helper: Option<CudaDevice>,
     work: Mutex<()>,
 }
 
@@ -147,7 +145,6 @@ impl Gpu {
 struct Held<'a> {
     k: usize,
     dev: &'a CudaDevice,
-    helper: Option<&'a CudaDevice>,
     _guard: MutexGuard<'a, ()>,
 }
 
@@ -160,7 +157,6 @@ fn try_hold(k: usize, lane: &Lane) -> Option<Held<'_>> {
     Some(Held {
         k,
         dev: &lane.dev,
-        helper: lane.helper.as_ref(),
         _guard: guard,
     })
 }
@@ -169,7 +165,6 @@ fn hold(k: usize, lane: &Lane) -> Held<'_> {
     Held {
         k,
         dev: &lane.dev,
-        helper: lane.helper.as_ref(),
         _guard: lane.work.lock().unwrap_or_else(|e| e.into_inner()),
     }
 }
@@ -318,20 +313,6 @@ fn g2_in_g1_call(cfg: &BackendConfig) -> Result<bool> {
     )
 }
 
-/// Option `split-phase`: `on` (the G1 phase's two halves, the quotient with the H MSM and the
-/// MSMs over the assignments, run at once on two lanes of the GPU: `phase`) or `off` (default:
-/// one after the other on one lane).
-fn split_phase(cfg: &BackendConfig) -> Result<bool> {
-    on_off(
-        cfg,
-        "split-phase",
-        false,
-        "the quotient with the H MSM and the MSMs over the assignments run at once, on two \
-         streams of the GPU",
-        "one after the other",
-    )
-}
-
 /// The GPU ordinals named by option `devices` (`all` or a comma-separated list); without the
 /// option, `device` alone when it is set (non-zero), else every GPU.
 fn device_list(cfg: &BackendConfig) -> Result<Vec<usize>> {
@@ -372,7 +353,6 @@ impl CudaBackend {
         let precompute = precompute_window(cfg)?;
         let release_at_sync = pool_release_at_sync(cfg)?;
         let g2_in_g1_call = g2_in_g1_call(cfg)?;
-        let split = split_phase(cfg)?;
         let ordinals = device_list(cfg)?;
         let gpus = ordinals
             .iter()
@@ -386,17 +366,15 @@ impl CudaBackend {
                     lanes.push(first.lane()?);
                 }
                 lanes.insert(0, first);
-                let lanes = lanes
-                    .into_iter()
-                    .map(|dev| {
-                        Ok(Lane {
-                            helper: if split { Some(dev.lane()?) } else { None },
+                Ok(Gpu {
+                    lanes: lanes
+                        .into_iter()
+                        .map(|dev| Lane {
                             dev,
                             work: Mutex::new(()),
                         })
-                    })
-                    .collect::<Result<Vec<_>>>()?;
-                Ok(Gpu { lanes })
+                        .collect(),
+                })
             })
             .collect::<Result<Vec<_>>>()?;
         let budget = match (cfg.memory_budget, cfg.get_option("gpu-memory-limit")) {
@@ -489,16 +467,13 @@ impl CudaBackend {
     /// bound per scalar that holds for every window width, `MsmGroup::PASS_BYTES_PER_SCALAR`
     /// (which split the G2 MSM of a K = 27 proof in two passes, 100.5 M + 33.7 M scalars, with
     /// room for one, run 67). `BELLOWS_MSM_WHOLE_PASS=off` keeps the per-scalar rule, for timing.
-    /// `share`: MSMs that may run at once on the lane (2 in a split G1 phase), each planned
-    /// for that part of the lane's room.
     fn msm_room<G: MsmGroup>(
         &self,
         k: usize,
         s: &ResidentSet<G::Affine>,
         n: usize,
-        share: u64,
     ) -> Result<(usize, u64)> {
-        let room = self.room(k)? / (self.streams() as u64 * share.max(1));
+        let room = self.room(k)? / self.streams() as u64;
         let point_bytes = (G::Affine::WORDS * 8) as u64;
         let streamed = s.tier != Tier::Full;
         let stream_bytes = if streamed { point_bytes } else { 0 };
@@ -849,7 +824,7 @@ impl CudaBackend {
             let k = held.k;
             let set = set_of(&r[k]);
             for (job, o) in jobs.iter().zip(out.iter_mut()) {
-                let (pass, room) = self.msm_room::<G>(k, set, job.scalars.len(), 1)?;
+                let (pass, room) = self.msm_room::<G>(k, set, job.scalars.len())?;
                 *o = held.dev.msm::<G>(
                     set.source(),
                     job.start,
@@ -1042,21 +1017,6 @@ mod tests {
                 .to_string();
             assert!(e.contains("g2-in-g1-call"), "{bad}: {e}");
         }
-    }
-
-    #[test]
-    fn split_phase_options_parse() {
-        let cfg = BackendConfig::default();
-        assert!(!split_phase(&cfg).unwrap());
-        assert!(split_phase(&cfg.clone().option("split-phase", " on")).unwrap());
-        assert!(!split_phase(&cfg.clone().option("split-phase", "off")).unwrap());
-        let e = split_phase(&cfg.clone().option("split-phase", "2"))
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.contains("split-phase") && e.contains("two streams"),
-            "{e}"
-        );
     }
 
     #[test]

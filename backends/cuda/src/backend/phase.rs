@@ -3,18 +3,13 @@
 //! never leaves it), the H MSM over h, the L, A and B₁ MSMs over the assignments, and with G2
 //! bases the B₂ MSM over the same device copies of the assignments.
 //!
-//! The work falls in two halves that share no device data: the quotient and the H MSM need a, b
-//! and c; the L, A, B₁ and B₂ MSMs need the assignments and their density bitmaps. On one
-//! stream they run one after the other (`split-phase=off`). With option `split-phase=on` each
-//! lane has a second lane of the same GPU beside it ([`CudaDevice::lane`]) and the two halves
-//! run at once, each on its own streams from its own host thread: while a, b and c upload and
-//! the quotient's transforms run, the other half's uploads and MSMs keep the GPU busy, and
-//! the phases of one MSM that leave most of the GPU idle (its scatter's atomics, fix-ups,
-//! window sums and reductions, the host's waits) overlap the other half's kernels. Each half's
-//! MSM passes plan for half the room. Should a half run out of device memory, the phase runs
-//! again on one stream (the proof never fails for that). `BELLOWS_SPLIT_PHASE=off`, read at
-//! every call, runs it on one stream although the option is on, so that both can be timed in
-//! one process (`bellows bench --alternate-env BELLOWS_SPLIT_PHASE=on,off`).
+//! One stream does it all, in that order: the quotient's uploads and transforms overlap one
+//! another (`quotient_upload`), and the assignments' copies run under the quotient's last
+//! transforms. Running the quotient with the H MSM and the assignments' MSMs at once on two
+//! lanes of the GPU was built and measured in run 77 (commit fa96a3f, option `split-phase`):
+//! no faster (K = 27, 90 % bits: 2.11 against 2.12 s; K = 24 dense 764.1 against 762.3 ms),
+//! since the MSMs' kernels each fill the GPU and two of them at once ran 0.97× the time of
+//! one after the other (docs/benchmarks.md, "H200 run 77").
 //!
 //! [`Backend::groth16_g1`]: bellows_core::Backend::groth16_g1
 //! [`Backend::groth16_g1_g2`]: bellows_core::Backend::groth16_g1_g2
@@ -24,7 +19,7 @@ use bellows_core::{
     layout::{Fr, G1Affine, G1Jacobian, G2Affine, G2Jacobian},
     Error, Result,
 };
-use cudarc::driver::{CudaEvent, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg};
+use cudarc::driver::{DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg};
 use ff::Field;
 
 use super::{CudaBackend, FrArg, Held, ResidentSet};
@@ -82,47 +77,17 @@ impl OnDevice {
 impl CudaBackend {
     /// The G1 phase of some proofs on the lane `held`: a, b, c hold their vectors. With `g2`,
     /// then B₂' of each proof over those G2 bases, reading the assignments the G1 phase
-    /// uploaded; without, the second vector is empty. On two lanes when the lane has a helper
-    /// (`split-phase=on`), else on one (module docs).
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn g1_phase_on(
-        &self,
-        held: &Held<'_>,
-        a: &[Fr],
-        b: &[Fr],
-        c: &[Fr],
-        log_n: u32,
-        proofs: &[ProofAssignment<'_>],
-        sets: [&ResidentSet<G1Affine>; 4],
-        g2: Option<&ResidentSet<G2Affine>>,
-    ) -> Result<G1G2Sums> {
-        let knob = std::env::var("BELLOWS_SPLIT_PHASE");
-        if let Some(helper) = held
-            .helper
-            .filter(|_| knob.as_deref().map(str::trim) != Ok("off"))
-        {
-            match self.g1_phase_split(held, helper, a, b, c, log_n, proofs, sets, g2) {
-                Err(Error::OutOfMemory { .. }) => tracing::info!(
-                    "{}: out of device memory with the G1 phase split over two streams; running \
-                     it again on one",
-                    held.dev.label()
-                ),
-                r => return r,
-            }
-        }
-        self.g1_phase_serial(held, a, b, c, log_n, proofs, sets, g2)
-    }
-
-    /// The G1 phase on one stream: a, b, c up, each vector's transforms queued after its upload
-    /// and running under the next one's copy; then the quotient's pointwise steps and last
-    /// transform. The assignments' copies (and the density bitmaps: a 2^27 aux bitmap is 16 MB,
+    /// uploaded; without, the second vector is empty.
+    ///
+    /// a, b, c go up, each vector's transforms queued after its upload and running under the
+    /// next one's copy; then the quotient's pointwise steps and last transform. The assignments' copies (and the density bitmaps: a 2^27 aux bitmap is 16 MB,
     /// uploaded once, not once an MSM pass) follow c's on the copy stream, under c's transforms
     /// and the quotient's last steps, when the room allows their buffers beside a, b and c (a
     /// peak higher by their size); otherwise they are allocated once the quotient frees b and
     /// c, and copied after it. Then the H MSMs, the L, A and B₁ MSMs, and (h's buffer freed
     /// first) the G2 MSMs.
     #[allow(clippy::too_many_arguments)]
-    fn g1_phase_serial(
+    pub(super) fn g1_phase_on(
         &self,
         held: &Held<'_>,
         a: &[Fr],
@@ -150,91 +115,31 @@ impl CudaBackend {
                 .collect::<Result<Vec<_>>>()?
         };
         let on = OnDevice::new(all, proofs.len());
-        let h = self.h_msms(dev, k, sh, &da, log_n, proofs.len(), 1)?;
-        let lab = self.assignment_msms(dev, k, [sl, sa, sb], &on, proofs, 1)?;
+        let h = self.h_msms(dev, k, sh, &da, log_n, proofs.len())?;
+        let lab = self.assignment_msms(dev, k, [sl, sa, sb], &on, proofs)?;
         // h's memory back to the pool before the G2 passes plan theirs.
         drop(da);
         let out2 = match g2 {
-            Some(s2) => self.g2_msms(dev, k, s2, &on, proofs, 1)?,
+            Some(s2) => self.g2_msms(dev, k, s2, &on, proofs)?,
             None => Vec::new(),
         };
         Ok((join_g1(h, lab), out2))
     }
 
-    /// The G1 phase on two lanes of one GPU (module docs): this thread uploads a, b and c,
-    /// computes the quotient and the H MSMs on `held`'s lane; a second thread uploads the
-    /// assignments and densities and runs the L, A, B₁ (and G2) MSMs on `helper`. a, b and c's
-    /// buffers are allocated before the second thread starts, so that its MSMs plan their
-    /// passes with that memory already taken.
-    #[allow(clippy::too_many_arguments)]
-    fn g1_phase_split(
-        &self,
-        held: &Held<'_>,
-        helper: &CudaDevice,
-        a: &[Fr],
-        b: &[Fr],
-        c: &[Fr],
-        log_n: u32,
-        proofs: &[ProofAssignment<'_>],
-        [sh, sl, sa, sb]: [&ResidentSet<G1Affine>; 4],
-        g2: Option<&ResidentSet<G2Affine>>,
-    ) -> Result<G1G2Sums> {
-        let (k, dev) = (held.k, held.dev);
-        let inputs = Assignments::new(proofs);
-        let bufs = QuotientBufs::alloc(dev, a.len(), &[])?;
-        let (h, rest) = std::thread::scope(|s| {
-            let other = s.spawn(|| -> Result<(Vec<[G1Jacobian; 3]>, Vec<G2Jacobian>)> {
-                let all = inputs
-                    .vectors()
-                    .iter()
-                    .map(|v| upload(helper, v))
-                    .collect::<Result<Vec<_>>>()?;
-                let on = OnDevice::new(all, proofs.len());
-                let lab = self.assignment_msms(helper, k, [sl, sa, sb], &on, proofs, 2)?;
-                let out2 = match g2 {
-                    Some(s2) => self.g2_msms(helper, k, s2, &on, proofs, 2)?,
-                    None => Vec::new(),
-                };
-                Ok((lab, out2))
-            });
-            let h = quotient_run(dev, bufs, a, b, c, log_n, &[])
-                .and_then(|(da, _)| self.h_msms(dev, k, sh, &da, log_n, proofs.len(), 2));
-            let rest = other.join().unwrap_or_else(|_| {
-                Err(Error::Backend {
-                    name: super::NAME.into(),
-                    reason: "the G1 phase's second thread panicked".into(),
-                })
-            });
-            (h, rest)
-        });
-        // An out-of-memory error first, so that the caller runs the phase again on one stream.
-        let (h, (lab, out2)) = match (h, rest) {
-            (Ok(h), Ok(rest)) => (h, rest),
-            (Err(e @ Error::OutOfMemory { .. }), _) | (_, Err(e @ Error::OutOfMemory { .. })) => {
-                return Err(e)
-            }
-            (Err(e), _) | (_, Err(e)) => return Err(e),
-        };
-        Ok((join_g1(h, lab), out2))
-    }
-
-    /// One MSM over scalars on the device of `dev` (GPU `k`), its passes planned for a
-    /// `share`-th of the room.
+    /// One MSM over scalars on the device of `dev` (GPU `k`).
     fn device_msm<G: MsmGroup>(
         &self,
         dev: &CudaDevice,
         k: usize,
         s: &ResidentSet<G::Affine>,
         (start, sc, density, dd): DeviceJob<'_>,
-        share: u64,
     ) -> Result<G::Jacobian> {
-        let (pass, room) = self.msm_room::<G>(k, s, sc.len(), share)?;
+        let (pass, room) = self.msm_room::<G>(k, s, sc.len())?;
         dev.msm_density::<G>(s.source(), start, sc, density, dd, pass, room)
     }
 
     /// The H MSM of each of `proofs` proofs over h (proof j's at `j·2^log_n` in `da`, of which
     /// the first 2^log_n − 1 values are its coefficients).
-    #[allow(clippy::too_many_arguments)]
     fn h_msms(
         &self,
         dev: &CudaDevice,
@@ -243,13 +148,12 @@ impl CudaBackend {
         da: &DeviceVec<Fr>,
         log_n: u32,
         proofs: usize,
-        share: u64,
     ) -> Result<Vec<G1Jacobian>> {
         let n = 1usize << log_n;
         (0..proofs)
             .map(|j| {
                 let h = ScalarSource::Device(da, j * n, n - 1);
-                self.device_msm::<G1>(dev, k, sh, (0, h, None, None), share)
+                self.device_msm::<G1>(dev, k, sh, (0, h, None, None))
             })
             .collect()
     }
@@ -262,11 +166,10 @@ impl CudaBackend {
         [sl, sa, sb]: [&ResidentSet<G1Affine>; 3],
         on: &OnDevice,
         proofs: &[ProofAssignment<'_>],
-        share: u64,
     ) -> Result<Vec<[G1Jacobian; 3]>> {
         let sum = |s: &ResidentSet<G1Affine>, [i, x]: [DeviceJob<'_>; 2]| -> Result<G1Jacobian> {
-            let i = self.device_msm::<G1>(dev, k, s, i, share)?;
-            let x = self.device_msm::<G1>(dev, k, s, x, share)?;
+            let i = self.device_msm::<G1>(dev, k, s, i)?;
+            let x = self.device_msm::<G1>(dev, k, s, x)?;
             Ok((blstrs::G1Projective::from(i) + blstrs::G1Projective::from(x)).into())
         };
         proofs
@@ -274,7 +177,7 @@ impl CudaBackend {
             .enumerate()
             .map(|(j, p)| {
                 let aux = ScalarSource::Device(&on.assigned[2 * j + 1], 0, p.aux.len());
-                let l = self.device_msm::<G1>(dev, k, sl, (0, aux, None, None), share)?;
+                let l = self.device_msm::<G1>(dev, k, sl, (0, aux, None, None))?;
                 let a_jobs = on_device(on, j, p.a_jobs(), [None, on.density(j, 0)]);
                 let a = sum(sa, a_jobs)?;
                 let b_dens = [on.density(j, 1), on.density(j, 2)];
@@ -292,7 +195,6 @@ impl CudaBackend {
         s2: &ResidentSet<G2Affine>,
         on: &OnDevice,
         proofs: &[ProofAssignment<'_>],
-        share: u64,
     ) -> Result<Vec<G2Jacobian>> {
         proofs
             .iter()
@@ -300,8 +202,8 @@ impl CudaBackend {
             .map(|(j, p)| {
                 let b_dens = [on.density(j, 1), on.density(j, 2)];
                 let [i, x] = on_device(on, j, p.b_jobs()?, b_dens);
-                let i = self.device_msm::<G2>(dev, k, s2, i, share)?;
-                let x = self.device_msm::<G2>(dev, k, s2, x, share)?;
+                let i = self.device_msm::<G2>(dev, k, s2, i)?;
+                let x = self.device_msm::<G2>(dev, k, s2, x)?;
                 Ok((blstrs::G2Projective::from(i) + blstrs::G2Projective::from(x)).into())
             })
             .collect()
@@ -366,40 +268,21 @@ fn upload(dev: &CudaDevice, host: &[Fr]) -> Result<DeviceVec<Fr>> {
     Ok(d)
 }
 
-/// The device buffers of a quotient (a, b, c, and those of the vectors that go up beside
-/// them), and the point on the compute stream after which every copy into them may start.
-pub(super) struct QuotientBufs {
-    a: DeviceVec<Fr>,
-    b: DeviceVec<Fr>,
-    c: DeviceVec<Fr>,
-    also: Vec<DeviceVec<Fr>>,
-    allocated: CudaEvent,
-}
-
-impl QuotientBufs {
-    /// Buffers for a, b and c of `len` values each and for the vectors `also`.
-    pub(super) fn alloc(dev: &CudaDevice, len: usize, also: &[&[Fr]]) -> Result<Self> {
-        let a = dev.alloc_uninit::<Fr>(len)?;
-        let b = dev.alloc_uninit::<Fr>(len)?;
-        let c = dev.alloc_uninit::<Fr>(len)?;
-        let also = also
-            .iter()
-            .map(|v| dev.alloc_uninit::<Fr>(v.len()))
-            .collect::<Result<Vec<_>>>()?;
-        let allocated = dev.stream().record_event(None).map_err(|e| dev.err(e))?;
-        Ok(Self {
-            a,
-            b,
-            c,
-            also,
-            allocated,
-        })
-    }
-}
-
 /// The quotient of host vectors a, b, c (see [`bellows_core::backend::Ntt::h_poly`]), h
-/// returned on the device, with the vectors of `also` copied up beside (returned in order):
-/// [`QuotientBufs::alloc`] then [`quotient_run`].
+/// returned on the device, with the vectors of `also` copied up beside (returned in order).
+///
+/// h = (coset_iNTT(A·B) − C)/Z, where A and B are a's and b's evaluations on the coset, C is c's
+/// coefficient vector and Z = g^n − 1 is Z's constant value on the coset: the inverse coset
+/// transform is linear and undoes the forward coset transform of c's coefficients, so c only
+/// goes through the inverse transform, six transforms instead of seven (run 66).
+///
+/// The buffers are allocated first and every copy is ordered after that point alone
+/// ([`CudaDevice::upload_staged_after`]), and each vector's transforms are queued right after
+/// its own upload: so the copy engine fills b while the compute stream transforms a, and c
+/// while it transforms b, instead of each copy waiting for the transforms queued before it
+/// (runs 56–57 at 2^27: 624 ms of copies and transforms one after the other before the H MSM;
+/// 480 ms with this order, run 59). The vectors of `also` are copied after c, under c's
+/// transform and the quotient's last steps.
 pub(super) fn quotient_upload(
     dev: &CudaDevice,
     a: &[Fr],
@@ -408,41 +291,14 @@ pub(super) fn quotient_upload(
     log_n: u32,
     also: &[&[Fr]],
 ) -> Result<(DeviceVec<Fr>, Vec<DeviceVec<Fr>>)> {
-    let bufs = QuotientBufs::alloc(dev, a.len(), also)?;
-    quotient_run(dev, bufs, a, b, c, log_n, also)
-}
-
-/// The quotient into buffers allocated before.
-///
-/// h = (coset_iNTT(A·B) − C)/Z, where A and B are a's and b's evaluations on the coset, C is c's
-/// coefficient vector and Z = g^n − 1 is Z's constant value on the coset: the inverse coset
-/// transform is linear and undoes the forward coset transform of c's coefficients, so c only
-/// goes through the inverse transform, six transforms instead of seven (run 66).
-///
-/// Every copy is ordered after the buffers' allocation alone
-/// ([`CudaDevice::upload_staged_after`]), and each vector's transforms are queued right after
-/// its own upload: so the copy engine fills b while the compute stream transforms a, and c
-/// while it transforms b, instead of each copy waiting for the transforms queued before it
-/// (runs 56–57 at 2^27: 624 ms of copies and transforms one after the other before the H MSM;
-/// 480 ms with this order, run 59). The vectors of `also` are copied after c, under c's
-/// transform and the quotient's last steps.
-#[allow(clippy::too_many_arguments)]
-fn quotient_run(
-    dev: &CudaDevice,
-    bufs: QuotientBufs,
-    a: &[Fr],
-    b: &[Fr],
-    c: &[Fr],
-    log_n: u32,
-    also: &[&[Fr]],
-) -> Result<(DeviceVec<Fr>, Vec<DeviceVec<Fr>>)> {
-    let QuotientBufs {
-        a: mut da,
-        b: mut db,
-        c: mut dc,
-        also: mut more,
-        allocated,
-    } = bufs;
+    let mut da = dev.alloc_uninit::<Fr>(a.len())?;
+    let mut db = dev.alloc_uninit::<Fr>(b.len())?;
+    let mut dc = dev.alloc_uninit::<Fr>(c.len())?;
+    let mut more = also
+        .iter()
+        .map(|v| dev.alloc_uninit::<Fr>(v.len()))
+        .collect::<Result<Vec<_>>>()?;
+    let allocated = dev.stream().record_event(None).map_err(|e| dev.err(e))?;
     for (host, d) in [(a, &mut da), (b, &mut db)] {
         dev.upload_staged_after(host, d, &allocated, |_, _| Ok(()))?;
         to_coset(dev, d, log_n)?;
