@@ -581,6 +581,43 @@ fn bench_json_has_every_phase() {
 }
 
 #[test]
+fn bench_alternates_an_environment_variable_per_rep() {
+    let out = ok(&[
+        "bench",
+        "--log-size",
+        "8",
+        "--reps",
+        "3",
+        "--alternate-env",
+        "BELLOWS_TEST_KNOB=a,b",
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&out).expect("bench --json prints JSON only");
+    let alt = &v["alternate"];
+    assert_eq!(alt["name"], "BELLOWS_TEST_KNOB", "{v}");
+    // Reps 0, 1, 2 take a, b, a.
+    assert_eq!(alt["values"][0]["value"], "a");
+    assert_eq!(alt["values"][0]["reps"], 2);
+    assert_eq!(alt["values"][1]["value"], "b");
+    assert_eq!(alt["values"][1]["reps"], 1);
+    for val in alt["values"].as_array().unwrap() {
+        let g1 = &val["g1_phase"];
+        assert!(g1["median_s"].as_f64().unwrap() > 0.0, "{val}");
+        assert!(g1["min_s"].as_f64() <= g1["median_s"].as_f64(), "{val}");
+    }
+    // Without the option the field is null; the table names each value's line.
+    let plain = ok(&["bench", "--log-size", "8", "--reps", "1", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&plain).unwrap();
+    assert!(v["alternate"].is_null(), "{v}");
+    let table = ok(&["bench", "--log-size", "8", "--reps", "2", "--alternate-env", "K=x,y"]);
+    assert!(table.contains("per value of K") && table.contains("K=y"), "{table}");
+    for bad in ["K", "=a", "K=a,,b", "K-1=a"] {
+        let err = fails(&["bench", "--log-size", "8", "--alternate-env", bad], 2);
+        assert!(err.contains("--alternate-env"), "{bad}: {err}");
+    }
+}
+
+#[test]
 fn demo_runs_end_to_end() {
     let out = ok(&["demo", "--log-size", "8", "--seed", "3"]);
     assert!(
