@@ -609,8 +609,19 @@ fn bench_alternates_an_environment_variable_per_rep() {
     let plain = ok(&["bench", "--log-size", "8", "--reps", "1", "--json"]);
     let v: serde_json::Value = serde_json::from_str(&plain).unwrap();
     assert!(v["alternate"].is_null(), "{v}");
-    let table = ok(&["bench", "--log-size", "8", "--reps", "2", "--alternate-env", "K=x,y"]);
-    assert!(table.contains("per value of K") && table.contains("K=y"), "{table}");
+    let table = ok(&[
+        "bench",
+        "--log-size",
+        "8",
+        "--reps",
+        "2",
+        "--alternate-env",
+        "K=x,y",
+    ]);
+    assert!(
+        table.contains("per value of K") && table.contains("K=y"),
+        "{table}"
+    );
     for bad in ["K", "=a", "K=a,,b", "K-1=a"] {
         let err = fails(&["bench", "--log-size", "8", "--alternate-env", bad], 2);
         assert!(err.contains("--alternate-env"), "{bad}: {err}");

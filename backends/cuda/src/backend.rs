@@ -288,29 +288,17 @@ fn precompute_window(cfg: &BackendConfig) -> Result<Option<u32>> {
     }
 }
 
-/// An `on`/`off` option: its value, `default` when absent, or an error that says what each
-/// value does.
-fn on_off(cfg: &BackendConfig, name: &str, default: bool, on: &str, off: &str) -> Result<bool> {
-    match cfg.get_option(name).map(str::trim) {
-        None => Ok(default),
-        Some("on") => Ok(true),
-        Some("off") => Ok(false),
-        Some(v) => Err(Error::invalid(format!(
-            "option {name}={v:?}: expected `on` ({on}) or `off` ({off})"
-        ))),
-    }
-}
-
 /// Option `g2-in-g1-call`: `on` (default) or `off`.
 fn g2_in_g1_call(cfg: &BackendConfig) -> Result<bool> {
-    on_off(
-        cfg,
-        "g2-in-g1-call",
-        true,
-        "the G2 MSM of a proof runs in the G1 phase's call, reading the assignments already in \
-         device memory",
-        "a call of its own, uploading them again",
-    )
+    match cfg.get_option("g2-in-g1-call").map(str::trim) {
+        None | Some("on") => Ok(true),
+        Some("off") => Ok(false),
+        Some(v) => Err(Error::invalid(format!(
+            "option g2-in-g1-call={v:?}: expected `on` (the G2 MSM of a proof runs in the G1 \
+             phase's call, reading the assignments already in device memory) or `off` (a call \
+             of its own, uploading them again)"
+        ))),
+    }
 }
 
 /// The GPU ordinals named by option `devices` (`all` or a comma-separated list); without the

@@ -4,7 +4,7 @@
 //! bases the B₂ MSM over the same device copies of the assignments.
 //!
 //! One stream does it all, in that order: the quotient's uploads and transforms overlap one
-//! another (`quotient_upload`), and the assignments' copies run under the quotient's last
+//! another ([`quotient_upload`]), and the assignments' copies run under the quotient's last
 //! transforms. Running the quotient with the H MSM and the assignments' MSMs at once on two
 //! lanes of the GPU was built and measured in run 77 (commit fa96a3f, option `split-phase`):
 //! no faster (K = 27, 90 % bits: 2.11 against 2.12 s; K = 24 dense 764.1 against 762.3 ms),
@@ -16,7 +16,7 @@
 
 use bellows_core::{
     backend::{ntt::coset_generator, G1G2Sums, MsmJob, NttConfig, Ordering, ProofAssignment},
-    layout::{Fr, G1Affine, G1Jacobian, G2Affine, G2Jacobian},
+    layout::{Fr, G1Affine, G1Jacobian, G2Affine},
     Error, Result,
 };
 use cudarc::driver::{DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg};
@@ -25,67 +25,14 @@ use ff::Field;
 use super::{CudaBackend, FrArg, Held, ResidentSet};
 use crate::{
     memory::DeviceVec,
-    msm::{MsmGroup, ScalarSource, G1, G2},
+    msm::{ScalarSource, G1, G2},
     CudaDevice,
 };
-
-/// The G1 phase's inputs other than a, b and c: each proof's assignments (inputs at 2j, aux at
-/// 2j + 1) and then its three density bitmaps ([`densities`]), in the order they go up.
-struct Assignments<'p> {
-    /// Host density bitmaps laid out for the device (owned: [`crate::msm::words_as_fr`]).
-    dens: Vec<Vec<Fr>>,
-    proofs: &'p [ProofAssignment<'p>],
-}
-
-impl<'p> Assignments<'p> {
-    fn new(proofs: &'p [ProofAssignment<'p>]) -> Self {
-        Self {
-            dens: densities(proofs),
-            proofs,
-        }
-    }
-    /// Every vector that goes up, in order: the assignments, then the densities.
-    fn vectors(&self) -> Vec<&[Fr]> {
-        self.proofs
-            .iter()
-            .flat_map(|p| [p.inputs, p.aux])
-            .chain(self.dens.iter().map(Vec::as_slice))
-            .collect()
-    }
-}
-
-/// The device copies of [`Assignments::vectors`]: the assignments, then the densities.
-struct OnDevice {
-    assigned: Vec<DeviceVec<Fr>>,
-    dens: Vec<DeviceVec<Fr>>,
-}
-
-impl OnDevice {
-    fn new(mut all: Vec<DeviceVec<Fr>>, proofs: usize) -> Self {
-        let dens = all.split_off(2 * proofs);
-        Self {
-            assigned: all,
-            dens,
-        }
-    }
-    /// Density `which` of proof `j` ([`densities`]' order), if it has one.
-    fn density(&self, j: usize, which: usize) -> Option<&DeviceVec<Fr>> {
-        self.dens.get(3 * j + which).filter(|d| !d.is_empty())
-    }
-}
 
 impl CudaBackend {
     /// The G1 phase of some proofs on the lane `held`: a, b, c hold their vectors. With `g2`,
     /// then B₂' of each proof over those G2 bases, reading the assignments the G1 phase
-    /// uploaded; without, the second vector is empty.
-    ///
-    /// a, b, c go up, each vector's transforms queued after its upload and running under the
-    /// next one's copy; then the quotient's pointwise steps and last transform. The assignments' copies (and the density bitmaps: a 2^27 aux bitmap is 16 MB,
-    /// uploaded once, not once an MSM pass) follow c's on the copy stream, under c's transforms
-    /// and the quotient's last steps, when the room allows their buffers beside a, b and c (a
-    /// peak higher by their size); otherwise they are allocated once the quotient frees b and
-    /// c, and copied after it. Then the H MSMs, the L, A and B₁ MSMs, and (h's buffer freed
-    /// first) the G2 MSMs.
+    /// uploaded (h's buffer is freed first); without, the second vector is empty.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn g1_phase_on(
         &self,
@@ -95,127 +42,79 @@ impl CudaBackend {
         c: &[Fr],
         log_n: u32,
         proofs: &[ProofAssignment<'_>],
-        [sh, sl, sa, sb]: [&ResidentSet<G1Affine>; 4],
+        sets: [&ResidentSet<G1Affine>; 4],
         g2: Option<&ResidentSet<G2Affine>>,
     ) -> Result<G1G2Sums> {
         let (k, dev) = (held.k, held.dev);
-        let inputs = Assignments::new(proofs);
-        let vectors = inputs.vectors();
-        let words: usize = 3 * a.len() + vectors.iter().map(|v| v.len()).sum::<usize>();
+        let n = 1usize << log_n;
+        let [sh, sl, sa, sb] = sets;
+        // a, b, c up, each vector's transforms queued after its upload and running under the
+        // next one's copy; then the quotient's pointwise steps and last transform. The
+        // assignments' copies follow c's on the copy stream, under c's transforms and the
+        // quotient's last steps, when the room allows their buffers beside a, b and c (a peak
+        // higher by their size); otherwise they are allocated once the quotient frees b and c,
+        // and copied after it.
+        // The density bitmaps go with the assignments (a 2^27 aux bitmap is 16 MB; uploaded
+        // once, not once an MSM pass).
+        let dens_host = densities(proofs);
+        let assignments: Vec<&[Fr]> = proofs.iter().flat_map(|p| [p.inputs, p.aux]).collect();
+        let with_dens: Vec<&[Fr]> = assignments
+            .iter()
+            .copied()
+            .chain(dens_host.iter().map(Vec::as_slice))
+            .collect();
+        let words: usize = 3 * a.len() + with_dens.iter().map(|v| v.len()).sum::<usize>();
         let beside =
             self.room(k)? / self.streams() as u64 >= (words * std::mem::size_of::<Fr>()) as u64;
         let (da, early) =
-            quotient_upload(dev, a, b, c, log_n, if beside { &vectors } else { &[] })?;
-        let all = if beside {
+            quotient_upload(dev, a, b, c, log_n, if beside { &with_dens } else { &[] })?;
+        // Proof j's inputs at 2j, its aux assignment at 2j + 1; then the densities, three a
+        // proof (`densities`).
+        let mut assigned = if beside {
             early
         } else {
-            vectors
+            with_dens
                 .iter()
                 .map(|v| upload(dev, v))
                 .collect::<Result<Vec<_>>>()?
         };
-        let on = OnDevice::new(all, proofs.len());
-        let h = self.h_msms(dev, k, sh, &da, log_n, proofs.len())?;
-        let lab = self.assignment_msms(dev, k, [sl, sa, sb], &on, proofs)?;
-        // h's memory back to the pool before the G2 passes plan theirs.
-        drop(da);
-        let out2 = match g2 {
-            Some(s2) => self.g2_msms(dev, k, s2, &on, proofs)?,
-            None => Vec::new(),
+        let dens_dev = assigned.split_off(assignments.len());
+        let dens = |j: usize, which: usize| dens_dev.get(3 * j + which).filter(|d| !d.is_empty());
+        let msm = |s: &ResidentSet<G1Affine>, (start, sc, density, dd): DeviceJob<'_>| {
+            let (pass, room) = self.msm_room::<G1>(k, s, sc.len())?;
+            dev.msm_density::<G1>(s.source(), start, sc, density, dd, pass, room)
         };
-        Ok((join_g1(h, lab), out2))
-    }
-
-    /// One MSM over scalars on the device of `dev` (GPU `k`).
-    fn device_msm<G: MsmGroup>(
-        &self,
-        dev: &CudaDevice,
-        k: usize,
-        s: &ResidentSet<G::Affine>,
-        (start, sc, density, dd): DeviceJob<'_>,
-    ) -> Result<G::Jacobian> {
-        let (pass, room) = self.msm_room::<G>(k, s, sc.len())?;
-        dev.msm_density::<G>(s.source(), start, sc, density, dd, pass, room)
-    }
-
-    /// The H MSM of each of `proofs` proofs over h (proof j's at `j·2^log_n` in `da`, of which
-    /// the first 2^log_n − 1 values are its coefficients).
-    fn h_msms(
-        &self,
-        dev: &CudaDevice,
-        k: usize,
-        sh: &ResidentSet<G1Affine>,
-        da: &DeviceVec<Fr>,
-        log_n: u32,
-        proofs: usize,
-    ) -> Result<Vec<G1Jacobian>> {
-        let n = 1usize << log_n;
-        (0..proofs)
-            .map(|j| {
-                let h = ScalarSource::Device(da, j * n, n - 1);
-                self.device_msm::<G1>(dev, k, sh, (0, h, None, None))
-            })
-            .collect()
-    }
-
-    /// L, A and B₁ of each proof, over the device copies of its assignments and densities.
-    fn assignment_msms(
-        &self,
-        dev: &CudaDevice,
-        k: usize,
-        [sl, sa, sb]: [&ResidentSet<G1Affine>; 3],
-        on: &OnDevice,
-        proofs: &[ProofAssignment<'_>],
-    ) -> Result<Vec<[G1Jacobian; 3]>> {
         let sum = |s: &ResidentSet<G1Affine>, [i, x]: [DeviceJob<'_>; 2]| -> Result<G1Jacobian> {
-            let i = self.device_msm::<G1>(dev, k, s, i)?;
-            let x = self.device_msm::<G1>(dev, k, s, x)?;
+            let (i, x) = (msm(s, i)?, msm(s, x)?);
             Ok((blstrs::G1Projective::from(i) + blstrs::G1Projective::from(x)).into())
         };
-        proofs
-            .iter()
-            .enumerate()
-            .map(|(j, p)| {
-                let aux = ScalarSource::Device(&on.assigned[2 * j + 1], 0, p.aux.len());
-                let l = self.device_msm::<G1>(dev, k, sl, (0, aux, None, None))?;
-                let a_jobs = on_device(on, j, p.a_jobs(), [None, on.density(j, 0)]);
-                let a = sum(sa, a_jobs)?;
-                let b_dens = [on.density(j, 1), on.density(j, 2)];
-                let b = sum(sb, on_device(on, j, p.b_jobs()?, b_dens))?;
-                Ok([l, a, b])
-            })
-            .collect()
+        let mut out = Vec::with_capacity(proofs.len());
+        for (j, p) in proofs.iter().enumerate() {
+            let h = msm(sh, (0, ScalarSource::Device(&da, j * n, n - 1), None, None))?;
+            let aux = ScalarSource::Device(&assigned[2 * j + 1], 0, p.aux.len());
+            let l = msm(sl, (0, aux, None, None))?;
+            let a = sum(sa, on_device(&assigned, j, p.a_jobs(), [None, dens(j, 0)]))?;
+            let b_jobs = on_device(&assigned, j, p.b_jobs()?, [dens(j, 1), dens(j, 2)]);
+            let b = sum(sb, b_jobs)?;
+            out.push([h, l, a, b]);
+        }
+        let Some(s2) = g2 else {
+            return Ok((out, Vec::new()));
+        };
+        // h's memory back to the pool before the G2 passes plan theirs.
+        drop(da);
+        let msm2 = |(start, sc, density, dd): DeviceJob<'_>| {
+            let (pass, room) = self.msm_room::<G2>(k, s2, sc.len())?;
+            dev.msm_density::<G2>(s2.source(), start, sc, density, dd, pass, room)
+        };
+        let mut out2 = Vec::with_capacity(proofs.len());
+        for (j, p) in proofs.iter().enumerate() {
+            let [i, x] = on_device(&assigned, j, p.b_jobs()?, [dens(j, 1), dens(j, 2)]);
+            let (i, x) = (msm2(i)?, msm2(x)?);
+            out2.push((blstrs::G2Projective::from(i) + blstrs::G2Projective::from(x)).into());
+        }
+        Ok((out, out2))
     }
-
-    /// B₂' of each proof over the G2 bases `s2`, from the same device copies.
-    fn g2_msms(
-        &self,
-        dev: &CudaDevice,
-        k: usize,
-        s2: &ResidentSet<G2Affine>,
-        on: &OnDevice,
-        proofs: &[ProofAssignment<'_>],
-    ) -> Result<Vec<G2Jacobian>> {
-        proofs
-            .iter()
-            .enumerate()
-            .map(|(j, p)| {
-                let b_dens = [on.density(j, 1), on.density(j, 2)];
-                let [i, x] = on_device(on, j, p.b_jobs()?, b_dens);
-                let i = self.device_msm::<G2>(dev, k, s2, i)?;
-                let x = self.device_msm::<G2>(dev, k, s2, x)?;
-                Ok((blstrs::G2Projective::from(i) + blstrs::G2Projective::from(x)).into())
-            })
-            .collect()
-    }
-}
-
-/// Each proof's [H, L, A, B₁] from its H and its [L, A, B₁].
-fn join_g1(h: Vec<G1Jacobian>, lab: Vec<[G1Jacobian; 3]>) -> Vec<[G1Jacobian; 4]> {
-    h.into_iter()
-        .zip(lab)
-        .map(|(h, [l, a, b])| [h, l, a, b])
-        .collect()
 }
 
 /// An MSM over scalars on the device: the first base's index, the scalars, their density, and
@@ -228,10 +127,10 @@ type DeviceJob<'b> = (
 );
 
 /// A pair of jobs of proof `j` ([`ProofAssignment::a_jobs`], [`ProofAssignment::b_jobs`]: over
-/// its inputs, then its aux assignment) over the device copies of those vectors and of their
-/// densities, `dens` (see [`densities`]).
+/// its inputs, then its aux assignment) over the device copies of those vectors, `assigned[2j]`
+/// and `assigned[2j + 1]`, and of their densities, `dens` (see [`densities`]).
 fn on_device<'b>(
-    on: &'b OnDevice,
+    assigned: &'b [DeviceVec<Fr>],
     j: usize,
     [i, x]: [MsmJob<'b>; 2],
     dens: [Option<&'b DeviceVec<Fr>>; 2],
@@ -245,8 +144,8 @@ fn on_device<'b>(
         )
     };
     [
-        job(i, &on.assigned[2 * j], dens[0]),
-        job(x, &on.assigned[2 * j + 1], dens[1]),
+        job(i, &assigned[2 * j], dens[0]),
+        job(x, &assigned[2 * j + 1], dens[1]),
     ]
 }
 
@@ -269,20 +168,21 @@ fn upload(dev: &CudaDevice, host: &[Fr]) -> Result<DeviceVec<Fr>> {
 }
 
 /// The quotient of host vectors a, b, c (see [`bellows_core::backend::Ntt::h_poly`]), h
-/// returned on the device, with the vectors of `also` copied up beside (returned in order).
+/// returned on the device.
 ///
 /// h = (coset_iNTT(A·B) − C)/Z, where A and B are a's and b's evaluations on the coset, C is c's
 /// coefficient vector and Z = g^n − 1 is Z's constant value on the coset: the inverse coset
 /// transform is linear and undoes the forward coset transform of c's coefficients, so c only
 /// goes through the inverse transform, six transforms instead of seven (run 66).
 ///
-/// The buffers are allocated first and every copy is ordered after that point alone
+/// The three buffers are allocated first and every copy is ordered after that point alone
 /// ([`CudaDevice::upload_staged_after`]), and each vector's transforms are queued right after
 /// its own upload: so the copy engine fills b while the compute stream transforms a, and c
 /// while it transforms b, instead of each copy waiting for the transforms queued before it
 /// (runs 56–57 at 2^27: 624 ms of copies and transforms one after the other before the H MSM;
-/// 480 ms with this order, run 59). The vectors of `also` are copied after c, under c's
-/// transform and the quotient's last steps.
+/// 480 ms with this order, run 59). The vectors of `also` (the assignments) get their buffers
+/// beside a, b and c and are copied after c, under c's transform and the quotient's last
+/// steps; they are returned in order.
 pub(super) fn quotient_upload(
     dev: &CudaDevice,
     a: &[Fr],
