@@ -187,7 +187,9 @@ pub fn run(args: &BenchArgs, g: &Globals) -> Result<()> {
     for rep in 0..args.warmup + args.reps {
         let setting = alternate.map(|(name, vals)| {
             let k = rep as usize % vals.len();
-            // Between reps no other thread of this process reads the environment.
+            // Set between reps, while the proving threads are idle: Rust's readers take the
+            // environment's lock, and no C library thread is reading it then (the reason
+            // edition 2024 makes set_var unsafe).
             std::env::set_var(name, &vals[k]);
             (k, format!(" ({name}={})", vals[k]))
         });
