@@ -7,9 +7,9 @@
 //! another ([`quotient_upload`]), and the assignments' copies run under the quotient's last
 //! transforms. Running the quotient with the H MSM and the assignments' MSMs at once on two
 //! lanes of the GPU was built and measured in run 77 (commit fa96a3f, option `split-phase`):
-//! no faster (K = 27, 90 % bits: 2.11 against 2.12 s; K = 24 dense 764.1 against 762.3 ms),
-//! since the MSMs' kernels each fill the GPU and two of them at once ran 0.97× the time of
-//! one after the other (docs/benchmarks.md, "H200 run 77").
+//! no faster (K = 27, 90 % bits: 2.11 against 2.12 s; K = 24 dense 764.1 against 762.3 ms);
+//! two MSMs at once took 0.97× the time of one after the other (docs/benchmarks.md, "H200 run
+//! 77", where the likely reason, not profiled, is given).
 //!
 //! [`Backend::groth16_g1`]: bellows_core::Backend::groth16_g1
 //! [`Backend::groth16_g1_g2`]: bellows_core::Backend::groth16_g1_g2
