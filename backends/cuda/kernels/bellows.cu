@@ -297,6 +297,47 @@ extern "C" __global__ void bellows_msm_digits(const msm::DigitArgs a, uint32_t s
         msm::digits_body(a, i, scatter != 0, lo, hi);
 }
 
+// The binned scatter (msm.cuh): bins' cursors, then step 1 (blocks of BIN_BLOCK threads, 2·bins
+// u32 of dynamic shared memory: the tile's counts per bin, then their runs), then step 2.
+constexpr uint32_t BIN_BLOCK = 256;
+static_assert(BIN_BLOCK * msm::BIN_MAX_WINDOWS <= 65536, "a tile's places fit 16 bits");
+
+extern "C" __global__ void bellows_msm_bin_start(const uint32_t* offsets, uint32_t shift, uint32_t bins,
+                                                 uint32_t* cursors) {
+    for (uint64_t b = global_thread(); b < bins; b += grid_threads()) msm::bin_start_body(offsets, shift, (uint32_t)b, cursors);
+}
+
+extern "C" __global__ void __launch_bounds__(BIN_BLOCK) bellows_msm_bin(const msm::DigitArgs a, uint32_t shift,
+                                                                        uint32_t bins, uint32_t* cursors,
+                                                                        uint64_t* scratch) {
+    extern __shared__ uint32_t bin_shared[];
+    uint32_t* count = bin_shared;
+    uint32_t* base = bin_shared + bins;
+    // The loop is uniform across the block (it depends on blockIdx alone), so every thread
+    // meets every barrier.
+    for (uint64_t tile = (uint64_t)blockIdx.x * BIN_BLOCK; tile < a.n; tile += (uint64_t)gridDim.x * BIN_BLOCK) {
+        for (uint32_t b = threadIdx.x; b < bins; b += BIN_BLOCK) count[b] = 0;
+        __syncthreads();
+        uint32_t place[msm::BIN_MAX_WINDOWS / 2];
+#pragma unroll
+        for (uint32_t w = 0; w < msm::BIN_MAX_WINDOWS / 2; w++) place[w] = 0;
+        const uint64_t i = tile + threadIdx.x;
+        msm::bin_count_body(a, i, shift, count, place);
+        __syncthreads();
+        for (uint32_t b = threadIdx.x; b < bins; b += BIN_BLOCK)
+            base[b] = count[b] ? atomicAdd(&cursors[b], count[b]) : 0;
+        __syncthreads();
+        msm::bin_write_body(a, i, shift, base, place, scratch);
+        __syncthreads();
+    }
+}
+
+extern "C" __global__ void bellows_msm_place(const uint64_t* scratch, const uint32_t* total, uint32_t* counts,
+                                             uint32_t* entries) {
+    const uint64_t n = *total;
+    for (uint64_t j = global_thread(); j < n; j += grid_threads()) msm::place_body(scratch, j, counts, entries);
+}
+
 // Pass 5b: one warp per bucket listed by the fixup (spans of many chunks): the lanes sum strided
 // chunk partials, then a shared-memory tree adds the 32 lane sums.
 template <class F>

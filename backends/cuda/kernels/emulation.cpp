@@ -209,14 +209,22 @@ void bellows_emu_ntt_pass_radix2(const NttPass* pass, uint64_t batch) {
 // c bits, `table_chunk` points per launch pair and `table_per` points per inversion (as
 // CudaDevice::precompute_table does), and run the MSM over it: one shared bucket set, one
 // window sum (window_out[0]) and the ones' sum in window_out[1].
+// `bin_shift`: non-zero for the binned scatter with bins of 2^bin_shift keys, else the scatter by
+// key ranges. Returns 0, or 1 for a shape the host never launches (binned with more than
+// BIN_MAX_WINDOWS windows or with rounds), 2 or 3 when a bin's or a bucket's cursor did not end
+// where the next one starts (entries lost or written twice), 4 for a slot of the binned scratch
+// left unwritten.
 template <class F>
-static void emu_msm(const Affine<F>* bases_in, uint64_t bases_len, const Fr* scalars, uint64_t n,
+static uint32_t emu_msm(const Affine<F>* bases_in, uint64_t bases_len, const Fr* scalars, uint64_t n,
                     const uint64_t* density, uint32_t c, uint32_t chunk, uint32_t seg_len,
                     uint32_t rounds, uint32_t round_threads, uint32_t table, uint32_t table_chunk,
-                    uint32_t table_per, Jacobian<F>* window_out) {
+                    uint32_t table_per, uint32_t bin_shift, Jacobian<F>* window_out) {
     using namespace msm;
     const uint32_t windows = (256 + c - 1) / c, half = 1u << (c - 1);
     const uint32_t sum_windows = table ? 1 : windows, keys = sum_windows * half;
+    // The binned scatter keeps a digit's place for at most BIN_MAX_WINDOWS windows, and the
+    // host never combines it with batch-affine rounds (src/msm.rs, scatter_bins).
+    if (bin_shift && (windows > BIN_MAX_WINDOWS || rounds)) return 1;
     std::vector<Affine<F>> table_points;
     const Affine<F>* bases = bases_in;
     if (table) {
@@ -263,16 +271,51 @@ static void emu_msm(const Affine<F>* bases_in, uint64_t bases_len, const Fr* sca
         run += x;
     }
     std::vector<uint32_t> offsets(counts);
-    // The scatter in three launches, as the device may run it (src/msm.rs, scatter_passes):
-    // each takes its key range, or none when the entries are few (scatter_range).
-    for (uint32_t p = 0; p < 3; p++) {
-        DigitArgs x = a;
-        x.pass = p;
-        x.passes = 3;
-        uint32_t lo, hi;
-        if (!scatter_range(x, lo, hi)) continue;
-        for (uint64_t i = 0; i < n; i++) digits_body(x, i, true, lo, hi);
+    if (bin_shift) {
+        // The binned scatter (src/msm.rs, scatter_bins), in tiles of BIN_TILE scalars as the
+        // device's blocks take them: a tile's counts per bin, its runs reserved from the bins'
+        // cursors, its pairs written; then every pair placed, in order.
+        const uint32_t bins = (keys + (1u << bin_shift) - 1) >> bin_shift;
+        std::vector<uint32_t> cursors(bins), block_count(bins), block_base(bins);
+        for (uint32_t b = 0; b < bins; b++) bin_start_body(offsets.data(), bin_shift, b, cursors.data());
+        std::vector<uint64_t> scratch(offsets[keys] + 1, ~0ull);
+        constexpr uint64_t BIN_TILE = 37;  // odd, so that tiles end anywhere
+        std::vector<uint32_t> place(BIN_TILE * (BIN_MAX_WINDOWS / 2));
+        for (uint64_t tile = 0; tile < n; tile += BIN_TILE) {
+            std::fill(block_count.begin(), block_count.end(), 0);
+            std::fill(place.begin(), place.end(), 0);
+            for (uint64_t t = 0; t < BIN_TILE; t++)
+                bin_count_body(a, tile + t, bin_shift, block_count.data(), &place[t * (BIN_MAX_WINDOWS / 2)]);
+            for (uint32_t b = 0; b < bins; b++) {
+                block_base[b] = block_count[b] ? atomic_add(&cursors[b], block_count[b]) : 0;
+            }
+            for (uint64_t t = 0; t < BIN_TILE; t++)
+                bin_write_body(a, tile + t, bin_shift, block_base.data(), &place[t * (BIN_MAX_WINDOWS / 2)],
+                               scratch.data());
+        }
+        for (uint32_t b = 0; b < bins; b++) {
+            const uint32_t end = (b + 1) << bin_shift < keys ? offsets[(b + 1) << bin_shift] : offsets[keys];
+            if (cursors[b] != end) return 2;  // a bin's cursor missed its end
+        }
+        for (uint64_t j = 0; j < offsets[keys]; j++) {
+            if ((scratch[j] >> 32) >= keys) return 4;  // a pair never written
+            place_body(scratch.data(), j, counts.data(), entries.data());
+        }
+    } else {
+        // The scatter in three launches, as the device may run it (src/msm.rs, scatter_passes):
+        // each takes its key range, or none when the entries are few (scatter_range).
+        for (uint32_t p = 0; p < 3; p++) {
+            DigitArgs x = a;
+            x.pass = p;
+            x.passes = 3;
+            uint32_t lo, hi;
+            if (!scatter_range(x, lo, hi)) continue;
+            for (uint64_t i = 0; i < n; i++) digits_body(x, i, true, lo, hi);
+        }
     }
+    if (rounds == 0)  // (with rounds, the counts are padded beyond the entries)
+        for (uint32_t k = 0; k < keys; k++)
+            if (counts[k] != offsets[k + 1]) return 3;  // a bucket's cursor missed its end
     // Batch-affine rounds: arrays of half, then a quarter of the (maximal) padded entries,
     // alternating, as src/msm.rs allocates them.
     std::vector<Affine<F>> half_buf(rounds ? max_entries / 2 + 1 : 0), quarter_buf(rounds ? max_entries / 4 + 1 : 0);
@@ -372,23 +415,24 @@ static void emu_msm(const Affine<F>* bases_in, uint64_t bases_len, const Fr* sca
     Xyzz<F> o = Xyzz<F>::identity();
     for (auto& x : ones_out) o = Xyzz<F>::add(o, x);
     window_out[sum_windows] = Xyzz<F>::to_jacobian(o);
+    return 0;
 }
 
 extern "C" {
 
 // group: 1 = G1, 2 = G2.
-void bellows_emu_msm(uint32_t group, const void* bases, uint64_t bases_len, const void* scalars,
+uint32_t bellows_emu_msm(uint32_t group, const void* bases, uint64_t bases_len, const void* scalars,
                      uint64_t n, const uint64_t* density, uint32_t c, uint32_t chunk,
                      uint32_t seg_len, uint32_t rounds, uint32_t round_threads, uint32_t table,
-                     uint32_t table_chunk, uint32_t table_per, void* window_out) {
+                     uint32_t table_chunk, uint32_t table_per, uint32_t bin_shift, void* window_out) {
     if (group == 1)
-        emu_msm<Fp>((const G1Affine*)bases, bases_len, (const Fr*)scalars, n, density, c, chunk,
+        return emu_msm<Fp>((const G1Affine*)bases, bases_len, (const Fr*)scalars, n, density, c, chunk,
                     seg_len, rounds, round_threads, table, table_chunk, table_per,
-                    (G1Jacobian*)window_out);
+                    bin_shift, (G1Jacobian*)window_out);
     else
-        emu_msm<Fp2>((const G2Affine*)bases, bases_len, (const Fr*)scalars, n, density, c, chunk,
+        return emu_msm<Fp2>((const G2Affine*)bases, bases_len, (const Fr*)scalars, n, density, c, chunk,
                      seg_len, rounds, round_threads, table, table_chunk, table_per,
-                     (G2Jacobian*)window_out);
+                     bin_shift, (G2Jacobian*)window_out);
 }
 
 }  // extern "C"

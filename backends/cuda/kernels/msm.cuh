@@ -132,44 +132,129 @@ BL_HD bool scatter_range(const DigitArgs& a, uint32_t& lo, uint32_t& hi) {
 // [key_lo, key_hi) (from scatter_range: the scatter may be split into key ranges, each a launch
 // over every scalar, so that the cursors a launch writes behind — one partly written 32-byte
 // sector a bucket — take less of the L2 cache).
+// What scalar i contributes: 0 for nothing (outside the density, or zero), 1 for a scalar equal
+// to 1 (listed apart), 2 for digits, with `idx` its base index and `k` its canonical form.
+// 0 and 1 are told from their Montgomery forms (0 and R mod r), before the conversion.
+BL_HD uint32_t scalar_kind(const DigitArgs& a, uint64_t i, uint32_t& idx, Fr& k) {
+    if (i >= a.n) return 0;
+    idx = base_index(a.first + i, a.density, a.rank);
+    if (idx == NONE) return 0;
+    const Fr m = a.scalars[i];
+    if (m.is_zero()) return 0;
+    if (m.eq(Fr::one())) return 1;
+    k = Fr::from_mont(m);
+    return 2;
+}
+
+// The signed digit of window w of k (call for w = 0, 1, … in order: `carry` passes from one
+// window to the next, starting at 0): false when it is 0, else its bucket key and its entry
+// (the point it names, with the sign bit).
+BL_HD bool digit_entry(const DigitArgs& a, const Fr& k, uint32_t idx, uint32_t w, uint32_t& carry,
+                       uint32_t& key, uint32_t& entry) {
+    const uint32_t half = 1u << (a.c - 1), full = 1u << a.c;
+    const uint32_t d = window_bits(k, w * a.c, a.c) + carry;
+    uint32_t mag, sign;
+    if (d > half) {
+        mag = full - d;
+        sign = SIGN_BIT;
+        carry = 1;
+    } else {
+        mag = d;
+        sign = 0;
+        carry = 0;
+    }
+    if (mag == 0) return false;
+    key = (a.stride ? 0 : w * half) + mag - 1;
+    // The host keeps windows·stride below 2^31, so the sign bit stays free.
+    entry = (a.stride ? (uint32_t)(w * a.stride) + idx : idx) | sign;
+    return true;
+}
+
 BL_HD void digits_body(const DigitArgs& a, uint64_t i, bool scatter, uint32_t key_lo = 0,
                        uint32_t key_hi = 0xffffffffu) {
-    if (i >= a.n) return;
-    uint32_t idx = base_index(a.first + i, a.density, a.rank);
-    if (idx == NONE) return;
-    // 0 and 1 are told from their Montgomery forms (0 and R mod r), before the conversion.
-    const Fr m = a.scalars[i];
-    if (m.is_zero()) return;
-    if (m.eq(Fr::one())) {
-        if (!scatter) a.ones[atomic_add(a.ones_count, 1)] = idx;
-        return;
-    }
-    Fr k = Fr::from_mont(m);
-    const uint32_t half = 1u << (a.c - 1), full = 1u << a.c;
-    uint32_t carry = 0;
+    uint32_t idx = 0;
+    Fr k;
+    const uint32_t kind = scalar_kind(a, i, idx, k);
+    if (kind == 1 && !scatter) a.ones[atomic_add(a.ones_count, 1)] = idx;
+    if (kind != 2) return;
+    uint32_t carry = 0, key = 0, entry = 0;
     for (uint32_t w = 0; w < a.windows; w++) {
-        uint32_t d = window_bits(k, w * a.c, a.c) + carry;
-        uint32_t mag, sign;
-        if (d > half) {
-            mag = full - d;
-            sign = SIGN_BIT;
-            carry = 1;
-        } else {
-            mag = d;
-            sign = 0;
-            carry = 0;
-        }
-        if (mag == 0) continue;
-        const uint32_t key = (a.stride ? 0 : w * half) + mag - 1;
+        if (!digit_entry(a, k, idx, w, carry, key, entry)) continue;
         if (scatter) {
             if (key < key_lo || key >= key_hi) continue;
-            // The host keeps windows·stride below 2^31, so the sign bit stays free.
-            const uint32_t point = a.stride ? (uint32_t)(w * a.stride) + idx : idx;
-            a.entries[atomic_add(&a.counts[key], 1)] = point | sign;
+            a.entries[atomic_add(&a.counts[key], 1)] = entry;
         } else {
             atomic_add(&a.counts[key], 1);
         }
     }
+}
+
+// ---- The binned scatter: two steps instead of launches by key range ----------------------------
+//
+// A counting sort's scatter writes each entry at its bucket's cursor; with 2^19 and more buckets
+// the partly written 32-byte sectors behind the cursors no longer fit the L2 cache, and the
+// launches by key range above each read every scalar again. The binned scatter is the two-pass
+// form of a most-significant-digit radix sort (the key's high bits first, as in the MSD radix
+// sorts of the literature, e.g. D. Merrill and A. Grimshaw, "High performance and scalable radix
+// sorting", Parallel Processing Letters 2011, for the block-local counting):
+//   1. bin:   over the scalars once, each block counts its digits per bin (a bin = 2^shift
+//             consecutive keys) in shared memory, reserves one run per bin with one global atomic
+//             on that bin's cursor, and writes (key << 32 | entry) pairs into its runs; a bin's
+//             region of the scratch is exactly its keys' region of the sorted entries (the same
+//             scan's offsets), so the scratch is as long as the entries.
+//   2. place: over the scratch in order, each pair goes to its bucket's cursor. Threads in flight
+//             read neighbouring pairs, so they write behind the cursors of one or two bins only.
+// The entries' order inside a bucket differs from the direct scatter's, which changes no sum.
+
+// Windows a thread keeps its digits' places for (two 16-bit places a register: a block's bin
+// holds at most 256 threads × 32 digits = 8192 entries).
+constexpr uint32_t BIN_MAX_WINDOWS = 32;
+
+// Step 1, first half, for scalar i of the block's tile: each non-zero digit takes the next place
+// in its bin (`block_count`, the tile's per-bin counts, in shared memory on the device); the
+// places go to `place`, two 16-bit halves a word, by window.
+BL_HD void bin_count_body(const DigitArgs& a, uint64_t i, uint32_t shift, uint32_t* block_count,
+                          uint32_t* place) {
+    uint32_t idx = 0;
+    Fr k;
+    if (scalar_kind(a, i, idx, k) != 2) return;
+    uint32_t carry = 0, key = 0, entry = 0;
+    // Unrolled to the bound, so that `place` is indexed by constants and stays in registers.
+#pragma unroll
+    for (uint32_t w = 0; w < BIN_MAX_WINDOWS; w++) {
+        if (w >= a.windows) break;
+        if (!digit_entry(a, k, idx, w, carry, key, entry)) continue;
+        const uint32_t at = atomic_add(&block_count[key >> shift], 1);
+        place[w >> 1] |= at << ((w & 1) * 16);
+    }
+}
+
+// Step 1, second half: the digits again, each pair written at its bin's run for this tile
+// (`block_base`, reserved from the bins' cursors) plus its place.
+BL_HD void bin_write_body(const DigitArgs& a, uint64_t i, uint32_t shift, const uint32_t* block_base,
+                          const uint32_t* place, uint64_t* scratch) {
+    uint32_t idx = 0;
+    Fr k;
+    if (scalar_kind(a, i, idx, k) != 2) return;
+    uint32_t carry = 0, key = 0, entry = 0;
+#pragma unroll
+    for (uint32_t w = 0; w < BIN_MAX_WINDOWS; w++) {
+        if (w >= a.windows) break;
+        if (!digit_entry(a, k, idx, w, carry, key, entry)) continue;
+        const uint32_t at = (place[w >> 1] >> ((w & 1) * 16)) & 0xffffu;
+        scratch[block_base[key >> shift] + at] = ((uint64_t)key << 32) | entry;
+    }
+}
+
+// The bins' cursors: bin b starts where its first key's entries start.
+BL_HD void bin_start_body(const uint32_t* offsets, uint32_t shift, uint32_t b, uint32_t* cursors) {
+    cursors[b] = offsets[b << shift];
+}
+
+// Step 2, pair j of the scratch: its entry at its bucket's cursor.
+BL_HD void place_body(const uint64_t* scratch, uint64_t j, uint32_t* counts, uint32_t* entries) {
+    const uint64_t p = scratch[j];
+    entries[atomic_add(&counts[(uint32_t)(p >> 32)], 1)] = (uint32_t)p;
 }
 
 // Largest key whose offset is ≤ pos, over offsets[0..=keys] (offsets[keys] = total > pos).

@@ -71,6 +71,9 @@ pub(crate) mod names {
     pub const SCAN_ADD: &str = "bellows_scan_add";
     pub const POPCOUNT: &str = "bellows_popcount";
     pub const MSM_DIGITS: &str = "bellows_msm_digits";
+    pub const MSM_BIN_START: &str = "bellows_msm_bin_start";
+    pub const MSM_BIN: &str = "bellows_msm_bin";
+    pub const MSM_PLACE: &str = "bellows_msm_place";
     pub const MSM_PAD_COUNTS: &str = "bellows_msm_pad_counts";
     pub const MSM_SHIFT_OFFSETS: &str = "bellows_msm_shift_offsets";
     pub const FILL_U32: &str = "bellows_fill_u32";

@@ -292,6 +292,45 @@ fn scatter_passes(keys: u32) -> u32 {
         .unwrap_or_else(|| default_scatter_passes(keys))
 }
 
+/// Bucket keys a bin of the binned scatter holds unless `BELLOWS_MSM_BIN_KEYS` says otherwise
+/// (a power of two, 2^4 to 2^24, for timing): the placing step writes behind the cursors of
+/// about one bin at a time, 2^15 × 32 bytes of partly written sectors, a small part of the L2
+/// cache.
+const BIN_KEYS: u32 = 1 << 15;
+/// Most bins: the binning kernel keeps two u32 a bin in shared memory (32 KiB).
+const MAX_BINS: u32 = 4096;
+/// Most windows the binned scatter takes (`msm::BIN_MAX_WINDOWS`: a thread keeps a 16-bit place
+/// for each of its digits), so c ≥ 8.
+const BIN_MAX_WINDOWS: u32 = 32;
+
+/// Whether a pass scatters in two steps through bins (`msm.cuh`, "The binned scatter") rather
+/// than in launches by key range, and with bins of 2^shift keys: `Some(shift)` when the keys
+/// are more than one range launch keeps in the L2 cache ([`SCATTER_KEYS_PER_PASS`]), the
+/// windows at most [`BIN_MAX_WINDOWS`] and no batch-affine rounds run (they pad the buckets
+/// with entries no scalar writes). `BELLOWS_MSM_SCATTER=bins` or `ranges` forces one (bins
+/// still only where they can run), for timing one against the other. The caller falls back to
+/// the ranges when the scratch (8 bytes an entry) does not fit.
+fn scatter_bins(keys: u32, windows: u32, rounds: u32) -> Option<u32> {
+    let forced = std::env::var("BELLOWS_MSM_SCATTER").ok();
+    let want = match forced.as_deref() {
+        Some("ranges") => false,
+        Some("bins") => true,
+        _ => u64::from(keys) > SCATTER_KEYS_PER_PASS,
+    };
+    if !want || windows > BIN_MAX_WINDOWS || rounds > 0 || keys == 0 {
+        return None;
+    }
+    let bin_keys = knob("BELLOWS_MSM_BIN_KEYS", |k: &u32| {
+        k.is_power_of_two() && (1 << 4..=1 << 24).contains(k)
+    })
+    .unwrap_or(BIN_KEYS);
+    let mut shift = bin_keys.trailing_zeros();
+    while keys.div_ceil(1 << shift) > MAX_BINS {
+        shift += 1;
+    }
+    Some(shift)
+}
+
 fn affine_threads() -> u64 {
     knob("BELLOWS_MSM_AFFINE_THREADS", |t: &u64| *t > 0).unwrap_or(AFFINE_THREADS)
 }
@@ -420,7 +459,22 @@ impl U32Buf {
     }
 }
 
+/// Threads of a block of the binning kernel (`BIN_BLOCK` in bellows.cu).
+const BIN_BLOCK: u32 = 256;
+
 impl CudaDevice {
+    /// Value `i` of a u32 device buffer (waits for the stream).
+    fn read_u32(&self, b: &U32Buf, i: u64) -> Result<u32> {
+        let word = (i / 2) as usize;
+        let view = b.buf.buf.slice(word..word + 1);
+        let mut host = [0u64; 1];
+        self.stream()
+            .memcpy_dtoh(&view, &mut host)
+            .map_err(|e| self.err(e))?;
+        self.synchronize()?;
+        Ok((host[0] >> (32 * (i % 2))) as u32)
+    }
+
     /// Builds the precomputed table of `bases` with windows of `c` bits (2..=31): window w from
     /// window w − 1 by c doublings (XYZZ), then to affine with one inversion per
     /// [`TABLE_PER`] points, [`TABLE_CHUNK`] points at a time. Waits for the device. Fails
@@ -977,18 +1031,83 @@ impl CudaDevice {
             .map(|_| ())
             .map_err(|e| self.err(e))?;
         ph.mark("scan");
-        // Each launch finds its key range on the device (msm::scatter_range), from the
-        // scan's total: few entries a scalar, and the launches past the first return at once.
-        let passes = scatter_passes(keys).min(keys);
-        for pass in 0..passes {
-            digits(
-                &DigitArgs {
-                    pass,
-                    passes,
-                    ..args
-                },
-                1,
-            )?;
+        // The binned scatter where it pays and its scratch (8 bytes an entry, sized by the
+        // scan's total: one wait for the device here) fits the room beside the pass.
+        let binned = match scatter_bins(keys, windows, rounds) {
+            Some(shift) => {
+                let total = self.read_u32(&counts, keys as u64)?;
+                if total == 0 || u64::from(total) * 8 > affine_room {
+                    None
+                } else {
+                    match self.alloc_uninit::<Fr>(total.div_ceil(4) as usize) {
+                        Ok(scratch) => Some((shift, total, scratch)),
+                        // Out of memory for the scratch: the scatter by key ranges.
+                        Err(Error::OutOfMemory { .. }) => None,
+                        Err(e) => return Err(e),
+                    }
+                }
+            }
+            None => None,
+        };
+        if let Some((shift, total, mut scratch)) = binned {
+            let bins = keys.div_ceil(1 << shift);
+            let mut cursors = U32Buf::uninit(self, u64::from(bins))?;
+            let (cursors_ptr, offsets_ptr) = (cursors.ptr(self), offsets.ptr(self));
+            let scratch_ptr = ptr_mut(&mut scratch, self);
+            let mut l = self.stream().launch_builder(&self.k.msm_bin_start);
+            l.arg(&offsets_ptr).arg(&shift).arg(&bins).arg(&cursors_ptr);
+            // SAFETY: bin b < bins reads offsets[b << shift] (below keys, as bins =
+            // ⌈keys / 2^shift⌉; the offsets hold keys + 1 values) and writes cursors[b].
+            unsafe { l.launch(stride_cfg(u64::from(bins))) }.map_err(|e| self.err(e))?;
+            let blocks = n
+                .div_ceil(u64::from(BIN_BLOCK))
+                .min(u64::from(self.multiprocessors()?) * 8) as u32;
+            let mut l = self.stream().launch_builder(&self.k.msm_bin);
+            l.arg(&args)
+                .arg(&shift)
+                .arg(&bins)
+                .arg(&cursors_ptr)
+                .arg(&scratch_ptr);
+            // SAFETY: as the digit pass for the scalars, densities and ranks; a block's pairs
+            // go to runs reserved from its bins' cursors, each run inside its bin's region of
+            // [0, total) (the scan's offsets, so the regions hold exactly the digits the count
+            // pass counted), and the scratch holds total u64 (⌈total / 4⌉ Fr); 2·bins u32 of
+            // dynamic shared memory (bins ≤ MAX_BINS: 32 KiB, under the default 48 KiB).
+            unsafe {
+                l.launch(LaunchConfig {
+                    grid_dim: (blocks.max(1), 1, 1),
+                    block_dim: (BIN_BLOCK, 1, 1),
+                    shared_mem_bytes: 8 * bins,
+                })
+            }
+            .map_err(|e| self.err(e))?;
+            let total_ptr = offsets_ptr + u64::from(keys) * 4;
+            let mut l = self.stream().launch_builder(&self.k.msm_place);
+            l.arg(&scratch_ptr)
+                .arg(&total_ptr)
+                .arg(&args.counts)
+                .arg(&args.entries);
+            // SAFETY: pair j < total (offsets[keys]) is read from the scratch (all written by
+            // the binning) and its entry written at its key's cursor (key < keys), which stays
+            // below the next key's offset, inside the entries (≥ total long).
+            unsafe { l.launch(stride_cfg(u64::from(total))) }.map_err(|e| self.err(e))?;
+            // Freed in stream order, after the placing reads them.
+            drop((scratch, cursors));
+        } else {
+            // Each launch finds its key range on the device (msm::scatter_range), from the
+            // scan's total: few entries a scalar, and the launches past the first return at
+            // once.
+            let passes = scatter_passes(keys).min(keys);
+            for pass in 0..passes {
+                digits(
+                    &DigitArgs {
+                        pass,
+                        passes,
+                        ..args
+                    },
+                    1,
+                )?;
+            }
         }
         ph.mark("scatter");
 

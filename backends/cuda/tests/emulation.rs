@@ -35,7 +35,7 @@ type ExpandFn = unsafe extern "C" fn(*mut u64, *const u64, *const u64, u32, u64)
 type BitrevFn = unsafe extern "C" fn(*mut u64, u32, u64);
 type PassFn = unsafe extern "C" fn(*const NttPassArgs, u64);
 /// bellows_emu_msm(group, bases, bases_len, scalars, n, density, c, chunk, seg, rounds,
-/// round_threads, table, table_chunk, table_per, window_out)
+/// round_threads, table, table_chunk, table_per, bin_shift, window_out) → 0, or why not
 type MsmFn = unsafe extern "C" fn(
     u32,
     *const u64,
@@ -51,8 +51,9 @@ type MsmFn = unsafe extern "C" fn(
     u32,
     u32,
     u32,
+    u32,
     *mut u64,
-);
+) -> u32;
 type CurveResult<A, J> = Result<(Vec<A>, Vec<J>)>;
 
 struct Emu {
@@ -440,6 +441,8 @@ struct Shape {
     table: bool,
     table_chunk: u32,
     table_per: u32,
+    /// The binned scatter with bins of 2^bin_shift keys (0: the scatter by key ranges).
+    bin_shift: u32,
 }
 
 fn shape(c: u32, chunk: u32) -> Shape {
@@ -453,6 +456,7 @@ fn shape(c: u32, chunk: u32) -> Shape {
         table: false,
         table_chunk: 0,
         table_per: 0,
+        bin_shift: 0,
     }
 }
 
@@ -486,6 +490,7 @@ fn emulated_msm<G: bellows_cuda::msm::MsmGroup>(
         table,
         table_chunk,
         table_per,
+        bin_shift,
     } = s;
     // A table's windows share one bucket set: one window sum.
     let windows = if table {
@@ -496,7 +501,7 @@ fn emulated_msm<G: bellows_cuda::msm::MsmGroup>(
     let mut out = vec![G::Jacobian::default(); windows + 1];
     // SAFETY: bases hold every index the scalars (and density) reach; out has windows + 1
     // points of the group's Jacobian layout; density (if any) covers the scalars.
-    unsafe {
+    let status = unsafe {
         (e.msm)(
             group,
             words(bases).as_ptr(),
@@ -512,9 +517,12 @@ fn emulated_msm<G: bellows_cuda::msm::MsmGroup>(
             table as u32,
             table_chunk,
             table_per,
+            bin_shift,
             words_mut(&mut out).as_mut_ptr(),
         )
     };
+    // 2 or 3: a bin's or a bucket's cursor did not end where the next one starts.
+    assert_eq!(status, 0, "emulated MSM {s:?}");
     G::combine(&out[..windows], &out[windows], c)
 }
 
@@ -613,6 +621,19 @@ fn msm_shapes_match_blst(
         seg: 2,
         ..table_shape(10, 3, 700, 4)
     });
+    // The binned scatter: 32 windows (the most it keeps places for) in bins of 8 keys, bins
+    // of 2^13 keys at c = 16 (four a window) with the device's chunk rule, and over a table
+    // (one bucket set of 1024 keys in 64 bins).
+    for (c, chunk, bin_shift) in [(8, 5, 3), (16, 0, 13)] {
+        shapes.push(Shape {
+            bin_shift,
+            ..shape(c, chunk)
+        });
+    }
+    shapes.push(Shape {
+        bin_shift: 4,
+        ..table_shape(11, 5, 700, 32)
+    });
     if slow_table {
         shapes = vec![table_shape(4, 3, 64, 1)];
     }
@@ -687,7 +708,13 @@ fn msm_with_density_matches_blst() {
         .collect();
     let want =
         G1Projective::from(host_msm::msm_g1(&bases[..used.len()], fr_slice_of(&used))).to_affine();
-    for (rounds, table) in [(0, false), (2, false), (0, true)] {
+    for (rounds, table, bin_shift) in [
+        (0, false, 0),
+        (2, false, 0),
+        (0, true, 0),
+        (0, false, 2),
+        (0, true, 5),
+    ] {
         let s = Shape {
             seg: 4,
             rounds,
@@ -695,6 +722,7 @@ fn msm_with_density_matches_blst() {
             table,
             table_chunk: 128,
             table_per: 5,
+            bin_shift,
             ..shape(8, 5)
         };
         let got = emulated_msm::<bellows_cuda::msm::G1>(
@@ -828,6 +856,10 @@ fn msm_g2_matches_blst() {
                 ..shape(6, 3)
             },
             table_shape(9, 0, 64, 6),
+            Shape {
+                bin_shift: 6,
+                ..shape(11, 40)
+            },
         ] {
             let got = emulated_msm::<bellows_cuda::msm::G2>(e, 2, bases, fr_slice_of(sc), None, s);
             assert_eq!(G2Projective::from(got).to_affine(), want, "{name}: {s:?}");
