@@ -332,10 +332,13 @@ extern "C" __global__ void __launch_bounds__(BIN_BLOCK) bellows_msm_bin(const ms
     }
 }
 
+// One thread a pair, no grid-stride loop: blocks start roughly in the order of their index, so
+// the pairs in flight are neighbours and their cursors those of one or two bins (a grid-stride
+// loop over a capped grid spreads its resident threads' iterations over the whole scratch).
 extern "C" __global__ void bellows_msm_place(const uint64_t* scratch, const uint32_t* total, uint32_t* counts,
                                              uint32_t* entries) {
-    const uint64_t n = *total;
-    for (uint64_t j = global_thread(); j < n; j += grid_threads()) msm::place_body(scratch, j, counts, entries);
+    const uint64_t j = global_thread();
+    if (j < *total) msm::place_body(scratch, j, counts, entries);
 }
 
 // Pass 5b: one warp per bucket listed by the fixup (spans of many chunks): the lanes sum strided

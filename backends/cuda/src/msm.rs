@@ -1081,16 +1081,18 @@ impl CudaDevice {
                 })
             }
             .map_err(|e| self.err(e))?;
+            ph.mark("bin");
             let total_ptr = offsets_ptr + u64::from(keys) * 4;
             let mut l = self.stream().launch_builder(&self.k.msm_place);
             l.arg(&scratch_ptr)
                 .arg(&total_ptr)
                 .arg(&args.counts)
                 .arg(&args.entries);
-            // SAFETY: pair j < total (offsets[keys]) is read from the scratch (all written by
-            // the binning) and its entry written at its key's cursor (key < keys), which stays
-            // below the next key's offset, inside the entries (≥ total long).
-            unsafe { l.launch(stride_cfg(u64::from(total))) }.map_err(|e| self.err(e))?;
+            // SAFETY: thread j < total (offsets[keys]) reads pair j of the scratch (all written
+            // by the binning) and writes its entry at its key's cursor (key < keys), which
+            // stays below the next key's offset, inside the entries (≥ total long).
+            unsafe { l.launch(launch_cfg(u64::from(total), BIN_BLOCK)) }
+                .map_err(|e| self.err(e))?;
             // Freed in stream order, after the placing reads them.
             drop((scratch, cursors));
         } else {

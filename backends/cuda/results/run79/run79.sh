@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
 # Run 79: the binned scatter (kernels/msm.cuh, "The binned scatter"; src/msm.rs, scatter_bins)
-# against the scatter by key ranges. One build (carry .carry/r79.tar.xz, bin/ from
+# against the scatter by key ranges. One build (carry .carry/${CARRY:-r79.tar.xz}, bin/ from
 # backends/cuda/scripts/build-device.sh). STEPS picks the parts:
 #   check  bellows-cuda-msm's checks against blst with the bins forced (bins of 16 keys, so
 #          that small MSMs have many), and conformance through the backend with them forced
 #   msm    G1 MSMs side by side, ranges against bins (same_result compares the two): 2^24 with
 #          a c = 20 table, 2^26 and 2^27 dense, 2^27 with 90 % of the scalars 0 or 1, bin sizes,
 #          and G2 at 2^24 with a table
+#   prof   2^24 with a table, then profiles at 2^27, dense and 90 % bits, ranges against bins
 #   k24    whole proofs at K = 24 (dense and 90 % bits), --alternate-env ranges/bins
 #   k27    a PoRep-sized proof, K = 27 at 90 % bits, --alternate-env ranges/bins, profiled
 set -u
 out=${OUT:-/tmp/o}; w=/tmp/r79; mkdir -p "$out" $w; s=$w/summary.txt
-d=/tmp/r79bin; mkdir -p $d; [ -x $d/bin/bellows ] || xz -dc .carry/r79.tar.xz | tar xf - -C $d
+d=/tmp/r79bin; mkdir -p $d; rm -rf $d/bin; xz -dc .carry/${CARRY:-r79.tar.xz} | tar xf - -C $d
 b=$d/bin
 save() { cp "$s" "$out/summary.txt"; tar czf "$out/run79-logs.tgz" -C $w .; }
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu --format=csv,noheader >> "$s"
@@ -39,6 +40,14 @@ msm)
   export BELLOWS_MSM_PROFILE=1
   msm p27 --log-n 27 --iters 1 --scalars device --sweep BELLOWS_MSM_SCATTER=ranges,bins
   grep -h "msm-profile" $w/p27.log | cut -c1-260 >> "$s"
+  unset BELLOWS_MSM_PROFILE; save;;
+prof)
+  msm t24 --log-n 24 --precompute 20 --iters 5 --scalars device --sweep BELLOWS_MSM_SCATTER=ranges,bins
+  export BELLOWS_MSM_PROFILE=1
+  msm p27 --log-n 27 --iters 1 --scalars device --sweep BELLOWS_MSM_SCATTER=ranges,bins
+  grep -h "msm-profile G1 n=134217728" $w/p27.log | cut -c1-260 >> "$s"
+  msm ps27 --log-n 27 --iters 1 --scalars device --bits-pct 90 --sweep BELLOWS_MSM_SCATTER=ranges,bins
+  grep -h "msm-profile G1 n=134217728" $w/ps27.log | cut -c1-260 >> "$s"
   unset BELLOWS_MSM_PROFILE; save;;
 k24)
   for bits in 90 0; do
