@@ -313,15 +313,16 @@ extern "C" __global__ void __launch_bounds__(BIN_BLOCK) bellows_msm_bin(const ms
     extern __shared__ uint32_t bin_shared[];
     uint32_t* count = bin_shared;
     uint32_t* base = bin_shared + bins;
+    const uint32_t listed = *a.listed_count;
     // The loop is uniform across the block (it depends on blockIdx alone), so every thread
     // meets every barrier.
-    for (uint64_t tile = (uint64_t)blockIdx.x * BIN_BLOCK; tile < a.n; tile += (uint64_t)gridDim.x * BIN_BLOCK) {
+    for (uint64_t tile = (uint64_t)blockIdx.x * BIN_BLOCK; tile < listed; tile += (uint64_t)gridDim.x * BIN_BLOCK) {
         for (uint32_t b = threadIdx.x; b < bins; b += BIN_BLOCK) count[b] = 0;
         __syncthreads();
         uint32_t place[msm::BIN_MAX_WINDOWS / 2];
 #pragma unroll
         for (uint32_t w = 0; w < msm::BIN_MAX_WINDOWS / 2; w++) place[w] = 0;
-        const uint64_t i = tile + threadIdx.x;
+        const uint64_t i = msm::listed_scalar(a, tile + threadIdx.x, listed);
         msm::bin_count_body(a, i, shift, count, place);
         __syncthreads();
         for (uint32_t b = threadIdx.x; b < bins; b += BIN_BLOCK)

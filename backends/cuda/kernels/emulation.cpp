@@ -258,9 +258,11 @@ static uint32_t emu_msm(const Affine<F>* bases_in, uint64_t bases_len, const Fr*
     const uint64_t max_entries = n * windows + (uint64_t)keys * (q - 1);
     std::vector<uint32_t> counts(keys + 1, 0), entries(max_entries + 1, PAD), ones(n + 1);
     uint32_t ones_count = 0;
+    std::vector<uint32_t> listed(bin_shift ? n + 1 : 0);
+    uint32_t listed_count = 0;
     DigitArgs a{scalars, n, 0, density, density ? rank.data() : nullptr, c, windows,
                 counts.data(), entries.data(), ones.data(), &ones_count, table ? bases_len : 0,
-                keys, 0, 1};
+                keys, 0, 1, bin_shift ? listed.data() : nullptr, &listed_count};
     for (uint64_t i = 0; i < n; i++) digits_body(a, i, false);
     if (rounds > 0)
         for (uint64_t t = 0; t < keys; t++) pad_counts_body(counts.data(), keys, q, t);
@@ -281,16 +283,17 @@ static uint32_t emu_msm(const Affine<F>* bases_in, uint64_t bases_len, const Fr*
         std::vector<uint64_t> scratch(offsets[keys] + 1, ~0ull);
         constexpr uint64_t BIN_TILE = 37;  // odd, so that tiles end anywhere
         std::vector<uint32_t> place(BIN_TILE * (BIN_MAX_WINDOWS / 2));
-        for (uint64_t tile = 0; tile < n; tile += BIN_TILE) {
+        for (uint64_t tile = 0; tile < listed_count; tile += BIN_TILE) {
             std::fill(block_count.begin(), block_count.end(), 0);
             std::fill(place.begin(), place.end(), 0);
             for (uint64_t t = 0; t < BIN_TILE; t++)
-                bin_count_body(a, tile + t, bin_shift, block_count.data(), &place[t * (BIN_MAX_WINDOWS / 2)]);
+                bin_count_body(a, listed_scalar(a, tile + t, listed_count), bin_shift, block_count.data(),
+                               &place[t * (BIN_MAX_WINDOWS / 2)]);
             for (uint32_t b = 0; b < bins; b++) {
                 block_base[b] = block_count[b] ? atomic_add(&cursors[b], block_count[b]) : 0;
             }
             for (uint64_t t = 0; t < BIN_TILE; t++)
-                bin_write_body(a, tile + t, bin_shift, block_base.data(), &place[t * (BIN_MAX_WINDOWS / 2)],
+                bin_write_body(a, listed_scalar(a, tile + t, listed_count), bin_shift, block_base.data(), &place[t * (BIN_MAX_WINDOWS / 2)],
                                scratch.data());
         }
         for (uint32_t b = 0; b < bins; b++) {

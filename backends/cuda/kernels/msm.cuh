@@ -95,6 +95,8 @@ struct DigitArgs {
     uint64_t stride;          // 0, or a precomputed table's window stride (below)
     uint32_t keys;            // windows·2^(c−1) (1 set with a table): counts[keys] is the total
     uint32_t pass, passes;    // scatter launch `pass` of `passes` (scatter_range)
+    uint32_t* listed;         // optional: the count pass lists the scalars with digits (their
+    uint32_t* listed_count;   // indices in this launch) for the binned scatter, and their number
 };
 
 // Scatter launch a.pass of a.passes: the key range [lo, hi) it writes, or false when it has
@@ -177,6 +179,7 @@ BL_HD void digits_body(const DigitArgs& a, uint64_t i, bool scatter, uint32_t ke
     const uint32_t kind = scalar_kind(a, i, idx, k);
     if (kind == 1 && !scatter) a.ones[atomic_add(a.ones_count, 1)] = idx;
     if (kind != 2) return;
+    if (!scatter && a.listed) a.listed[atomic_add(a.listed_count, 1)] = (uint32_t)i;
     uint32_t carry = 0, key = 0, entry = 0;
     for (uint32_t w = 0; w < a.windows; w++) {
         if (!digit_entry(a, k, idx, w, carry, key, entry)) continue;
@@ -197,7 +200,8 @@ BL_HD void digits_body(const DigitArgs& a, uint64_t i, bool scatter, uint32_t ke
 // form of a most-significant-digit radix sort (the key's high bits first, as in the MSD radix
 // sorts of the literature, e.g. D. Merrill and A. Grimshaw, "High performance and scalable radix
 // sorting", Parallel Processing Letters 2011, for the block-local counting):
-//   1. bin:   over the scalars once, each block counts its digits per bin (a bin = 2^shift
+//   1. bin:   over the scalars with digits (listed by the count pass, so that a mostly-0/1
+//             witness keeps every lane of a warp busy), each block counts its digits per bin (a bin = 2^shift
 //             consecutive keys) in shared memory, reserves one run per bin with one global atomic
 //             on that bin's cursor, and writes (key << 32 | entry) pairs into its runs; a bin's
 //             region of the scratch is exactly its keys' region of the sorted entries (the same
@@ -209,6 +213,11 @@ BL_HD void digits_body(const DigitArgs& a, uint64_t i, bool scatter, uint32_t ke
 // Windows a thread keeps its digits' places for (two 16-bit places a register: a block's bin
 // holds at most 256 threads × 32 digits = 8192 entries).
 constexpr uint32_t BIN_MAX_WINDOWS = 32;
+
+// Step 1's scalar for slot t of the list: its index, or n (no digits) past the list's end.
+BL_HD uint64_t listed_scalar(const DigitArgs& a, uint64_t t, uint32_t listed) {
+    return t < listed ? a.listed[t] : a.n;
+}
 
 // Step 1, first half, for scalar i of the block's tile: each non-zero digit takes the next place
 // in its bin (`block_count`, the tile's per-bin counts, in shared memory on the device); the

@@ -216,6 +216,8 @@ struct DigitArgs {
     keys: u32,
     pass: u32,
     passes: u32,
+    listed: u64,
+    listed_count: u64,
 }
 // SAFETY: a #[repr(C)] struct of integers whose layout matches the kernel's parameter type.
 unsafe impl DeviceRepr for DigitArgs {}
@@ -297,6 +299,11 @@ fn scatter_passes(keys: u32) -> u32 {
 /// about one bin at a time, 2^15 × 32 bytes of partly written sectors, a small part of the L2
 /// cache.
 const BIN_KEYS: u32 = 1 << 15;
+/// The binned scatter runs by default above this many bucket keys. On the H200 (run 79,
+/// `bellows-cuda-msm --sweep BELLOWS_MSM_SCATTER=ranges,bins`, median of 3 or 5): G1 at 2^27
+/// (13 windows of 2^19 buckets) 831.6 ms by ranges, 802.9 ms binned; at 2^24 with a c = 20
+/// table (2^19 buckets) 98.6 ms by ranges, 100.8 ms binned.
+const BIN_MIN_KEYS: u64 = 1 << 19;
 /// Most bins: the binning kernel keeps two u32 a bin in shared memory (32 KiB).
 const MAX_BINS: u32 = 4096;
 /// Most windows the binned scatter takes (`msm::BIN_MAX_WINDOWS`: a thread keeps a 16-bit place
@@ -305,8 +312,7 @@ const BIN_MAX_WINDOWS: u32 = 32;
 
 /// Whether a pass scatters in two steps through bins (`msm.cuh`, "The binned scatter") rather
 /// than in launches by key range, and with bins of 2^shift keys: `Some(shift)` when the keys
-/// are more than one range launch keeps in the L2 cache ([`SCATTER_KEYS_PER_PASS`]), the
-/// windows at most [`BIN_MAX_WINDOWS`] and no batch-affine rounds run (they pad the buckets
+/// are more than [`BIN_MIN_KEYS`], the windows at most [`BIN_MAX_WINDOWS`] and no batch-affine rounds run (they pad the buckets
 /// with entries no scalar writes). `BELLOWS_MSM_SCATTER=bins` or `ranges` forces one (bins
 /// still only where they can run), for timing one against the other. The caller falls back to
 /// the ranges when the scratch (8 bytes an entry) does not fit.
@@ -315,7 +321,7 @@ fn scatter_bins(keys: u32, windows: u32, rounds: u32) -> Option<u32> {
     let want = match forced.as_deref() {
         Some("ranges") => false,
         Some("bins") => true,
-        _ => u64::from(keys) > SCATTER_KEYS_PER_PASS,
+        _ => u64::from(keys) > BIN_MIN_KEYS,
     };
     if !want || windows > BIN_MAX_WINDOWS || rounds > 0 || keys == 0 {
         return None;
@@ -961,6 +967,16 @@ impl CudaDevice {
         let mut entries = U32Buf::uninit(self, max_entries)?;
         let mut ones = U32Buf::uninit(self, n)?;
         let mut ones_count = U32Buf::zeroed(self, 1)?;
+        // Where the binned scatter may run, the count pass lists the scalars with digits.
+        let bin_shift = scatter_bins(keys, windows, rounds);
+        let mut listed = match bin_shift {
+            Some(_) => Some((U32Buf::uninit(self, n)?, U32Buf::zeroed(self, 1)?)),
+            None => None,
+        };
+        let (listed_ptr, listed_count_ptr) = match listed.as_mut() {
+            Some((l, c)) => (l.ptr(self), c.ptr(self)),
+            None => (0, 0),
+        };
         let scalars_ptr = match (&scalars, d_scalars_own.as_mut()) {
             (ScalarSource::Device(v, off, _), _) => ptr(v, self) + *off as u64 * 32,
             (ScalarSource::Host(_), Some(d)) => ptr_mut(d, self),
@@ -982,6 +998,8 @@ impl CudaDevice {
             keys,
             pass: 0,
             passes: 1,
+            listed: listed_ptr,
+            listed_count: listed_count_ptr,
         };
         let digits = |args: &DigitArgs, scatter: u32| -> Result<()> {
             let mut l = self.stream().launch_builder(&self.k.msm_digits);
@@ -1033,7 +1051,7 @@ impl CudaDevice {
         ph.mark("scan");
         // The binned scatter where it pays and its scratch (8 bytes an entry, sized by the
         // scan's total: one wait for the device here) fits the room beside the pass.
-        let binned = match scatter_bins(keys, windows, rounds) {
+        let binned = match bin_shift {
             Some(shift) => {
                 let total = self.read_u32(&counts, keys as u64)?;
                 if total == 0 || u64::from(total) * 8 > affine_room {
@@ -1059,7 +1077,11 @@ impl CudaDevice {
             // SAFETY: bin b < bins reads offsets[b << shift] (below keys, as bins =
             // ⌈keys / 2^shift⌉; the offsets hold keys + 1 values) and writes cursors[b].
             unsafe { l.launch(stride_cfg(u64::from(bins))) }.map_err(|e| self.err(e))?;
-            let blocks = n
+            let with_digits = match listed.as_ref() {
+                Some((_, count)) => self.read_u32(count, 0)?,
+                None => unreachable!("listed where bin_shift is set"),
+            };
+            let blocks = u64::from(with_digits)
                 .div_ceil(u64::from(BIN_BLOCK))
                 .min(u64::from(self.multiprocessors()?) * 8) as u32;
             let mut l = self.stream().launch_builder(&self.k.msm_bin);
@@ -1068,7 +1090,8 @@ impl CudaDevice {
                 .arg(&bins)
                 .arg(&cursors_ptr)
                 .arg(&scratch_ptr);
-            // SAFETY: as the digit pass for the scalars, densities and ranks; a block's pairs
+            // SAFETY: as the digit pass for the listed scalars (indices below n, written by
+            // the count pass, their number in listed_count), densities and ranks; a block's pairs
             // go to runs reserved from its bins' cursors, each run inside its bin's region of
             // [0, total) (the scan's offsets, so the regions hold exactly the digits the count
             // pass counted), and the scratch holds total u64 (⌈total / 4⌉ Fr); 2·bins u32 of
@@ -1094,7 +1117,7 @@ impl CudaDevice {
             unsafe { l.launch(launch_cfg(u64::from(total), BIN_BLOCK)) }
                 .map_err(|e| self.err(e))?;
             // Freed in stream order, after the placing reads them.
-            drop((scratch, cursors));
+            drop((scratch, cursors, listed));
         } else {
             // Each launch finds its key range on the device (msm::scatter_range), from the
             // scan's total: few entries a scalar, and the launches past the first return at
@@ -1312,8 +1335,9 @@ impl CudaDevice {
 
 /// Device bytes one pass of [`CudaDevice::msm`] over `n` scalars allocates at most, beyond its
 /// bases, with or without the precomputed table of shape `table` ((c, windows)), the
-/// batch-affine rounds' scratch apart (`affine_room`): per scalar its uploaded copy, its
-/// entries (one per window), its place in the list of ones, its density and rank words and its
+/// batch-affine rounds' and the binned scatter's scratch apart (`affine_room`): per scalar its
+/// uploaded copy, its entries (one per window), its place in the list of ones and in the list
+/// of scalars with digits (the binned scatter's), its density and rank words and its
 /// share of the sums of ones; per bucket key its count, offset and XYZZ bucket; the
 /// accumulation's head and tail sums; the window pass's segment sums and reduction levels;
 /// then 64 MiB and 2 % to spare (the pool's rounding). An upper bound, so that a planner may
@@ -1331,7 +1355,8 @@ pub fn pass_bytes<G: MsmGroup>(n: usize, table: Option<(u32, u32)>) -> u64 {
         let half = 1u64 << (c - 1);
         let keys = u64::from(sets) * half;
         let segs = (keys / u64::from(segment_len(half as u32))).max(u64::from(sets));
-        let per_scalar = 32 + 4 * u64::from(windows) + 4 + 1 + xyzz.div_ceil(u64::from(ONES_PER));
+        let per_scalar =
+            32 + 4 * u64::from(windows) + 4 + 4 + 1 + xyzz.div_ceil(u64::from(ONES_PER));
         let fixed = 8 * (keys + 1) + keys * xyzz + 2 * TARGET_THREADS * xyzz + 4 * segs * xyzz;
         most = most.max(n as u64 * per_scalar + fixed);
     }
