@@ -300,9 +300,13 @@ fn scatter_passes(keys: u32) -> u32 {
 /// cache.
 const BIN_KEYS: u32 = 1 << 15;
 /// The binned scatter runs by default above this many bucket keys. On the H200 (run 79,
-/// `bellows-cuda-msm --sweep BELLOWS_MSM_SCATTER=ranges,bins`, median of 3 or 5): G1 at 2^27
-/// (13 windows of 2^19 buckets) 831.6 ms by ranges, 802.9 ms binned; at 2^24 with a c = 20
-/// table (2^19 buckets) 98.6 ms by ranges, 100.8 ms binned.
+/// `bellows-cuda-msm --sweep BELLOWS_MSM_SCATTER=ranges,bins`, scalars on the device): G1 at
+/// 2^27 without a table (13 windows of 2^19 buckets) 830.4 ms by ranges, 804.6 ms binned
+/// (scatter 97.5 ms against 17.8 + 51.2 ms for binning and placing), and with 90 % of the
+/// scalars 0 or 1 140.0 against 129.6 ms (17.2 against 1.9 + 4.8 ms); at 2^24 with a c = 20
+/// table (2^19 buckets) 98.5 ms by ranges, 100.9 ms binned, so 2^19 keys stay with the ranges.
+/// In a proof at K = 27, 90 % bits, the GPU phase went from 2.11 to 2.04 s (median of 3, one
+/// process, `bellows bench --alternate-env BELLOWS_MSM_SCATTER=ranges,auto`).
 const BIN_MIN_KEYS: u64 = 1 << 19;
 /// Most bins: the binning kernel keeps two u32 a bin in shared memory (32 KiB).
 const MAX_BINS: u32 = 4096;

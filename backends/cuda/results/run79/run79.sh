@@ -9,7 +9,8 @@
 #          and G2 at 2^24 with a table
 #   prof   2^24 with a table, then profiles at 2^27, dense and 90 % bits, ranges against bins
 #   k24    whole proofs at K = 24 (dense and 90 % bits), --alternate-env ranges/bins
-#   k27    a PoRep-sized proof, K = 27 at 90 % bits, --alternate-env ranges/bins, profiled
+#   k27b   the same unprofiled, a warm-up and three repetitions a value
+#   k27    a PoRep-sized proof, K = 27 at 90 % bits, --alternate-env ranges/auto (the default rule), profiled
 set -u
 out=${OUT:-/tmp/o}; w=/tmp/r79; mkdir -p "$out" $w; s=$w/summary.txt
 d=/tmp/r79bin; mkdir -p $d; rm -rf $d/bin; xz -dc .carry/${CARRY:-r79.tar.xz} | tar xf - -C $d
@@ -55,9 +56,13 @@ k24)
     echo "K=24 bits=$bits rc=$?: $(line $w/k24-$bits.log)" >> "$s"; save
   done;;
 k27)
-  BELLOWS_MSM_PROFILE=1 timeout 420 $b/bellows bench --backend cuda -k 27 --bits-pct 90 --reps 4 --warmup 0 --alternate-env BELLOWS_MSM_SCATTER=ranges,bins > $w/k27.log 2>&1
+  BELLOWS_MSM_PROFILE=1 timeout 420 $b/bellows bench --backend cuda -k 27 --bits-pct 90 --reps 4 --warmup 0 --alternate-env BELLOWS_MSM_SCATTER=ranges,auto > $w/k27.log 2>&1
   echo "K=27 bits=90 rc=$?: $(line $w/k27.log)" >> "$s"
   grep -h "msm-profile\|rep [0-9]" $w/k27.log | cut -c1-260 | tail -24 >> "$s"; save;;
+k27b)
+  RUST_LOG=info timeout 480 $b/bellows bench --backend cuda -k 27 --bits-pct 90 --reps 6 --warmup 1 --alternate-env BELLOWS_MSM_SCATTER=ranges,auto > $w/k27b.log 2>&1
+  echo "K=27 bits=90 (unprofiled) rc=$?: $(line $w/k27b.log)" >> "$s"
+  grep -h "rep [0-9]/" $w/k27b.log | sed 's/.*bench: //' | cut -c1-200 >> "$s"; save;;
 esac; done
 save
 cat "$s"
