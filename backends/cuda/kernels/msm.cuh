@@ -129,11 +129,6 @@ BL_HD bool scatter_range(const DigitArgs& a, uint32_t& lo, uint32_t& hi) {
 // exponentiation with precomputation", EUROCRYPT 1992, for the table of powers); the price is
 // memory (windows × the bases) and a one-off c·(windows − 1) doublings per base.
 
-// Pass 1 (scatter = false) counts each digit into its bucket and lists the scalars equal to 1;
-// pass 2 (scatter = true) writes each digit's entry at its bucket's cursor, for the keys in
-// [key_lo, key_hi) (from scatter_range: the scatter may be split into key ranges, each a launch
-// over every scalar, so that the cursors a launch writes behind — one partly written 32-byte
-// sector a bucket — take less of the L2 cache).
 // What scalar i contributes: 0 for nothing (outside the density, or zero), 1 for a scalar equal
 // to 1 (listed apart), 2 for digits, with `idx` its base index and `k` its canonical form.
 // 0 and 1 are told from their Montgomery forms (0 and R mod r), before the conversion.
@@ -172,6 +167,12 @@ BL_HD bool digit_entry(const DigitArgs& a, const Fr& k, uint32_t idx, uint32_t w
     return true;
 }
 
+// Pass 1 (scatter = false) counts each digit into its bucket and lists the scalars equal to 1
+// (and, for the binned scatter, those with digits); pass 2 (scatter = true) writes each digit's
+// entry at its bucket's cursor, for the keys in [key_lo, key_hi) (from scatter_range: the
+// scatter may be split into key ranges, each a launch over every scalar, so that the cursors a
+// launch writes behind — one partly written 32-byte sector a bucket — take less of the L2
+// cache).
 BL_HD void digits_body(const DigitArgs& a, uint64_t i, bool scatter, uint32_t key_lo = 0,
                        uint32_t key_hi = 0xffffffffu) {
     uint32_t idx = 0;
@@ -201,11 +202,12 @@ BL_HD void digits_body(const DigitArgs& a, uint64_t i, bool scatter, uint32_t ke
 // sorts of the literature, e.g. D. Merrill and A. Grimshaw, "High performance and scalable radix
 // sorting", Parallel Processing Letters 2011, for the block-local counting):
 //   1. bin:   over the scalars with digits (listed by the count pass, so that a mostly-0/1
-//             witness keeps every lane of a warp busy), each block counts its digits per bin (a bin = 2^shift
-//             consecutive keys) in shared memory, reserves one run per bin with one global atomic
-//             on that bin's cursor, and writes (key << 32 | entry) pairs into its runs; a bin's
-//             region of the scratch is exactly its keys' region of the sorted entries (the same
-//             scan's offsets), so the scratch is as long as the entries.
+//             witness keeps every lane of a warp busy), each block counts its digits per bin
+//             (a bin = 2^shift consecutive keys) in shared memory, reserves one run per bin
+//             with one global atomic on that bin's cursor, and writes (key << 32 | entry) pairs
+//             into its runs; a bin's region of the scratch is exactly its keys' region of the
+//             sorted entries (the same scan's offsets), so the scratch is as long as the
+//             entries.
 //   2. place: over the scratch in order, each pair goes to its bucket's cursor. Threads in flight
 //             read neighbouring pairs, so they write behind the cursors of one or two bins only.
 // The entries' order inside a bucket differs from the direct scatter's, which changes no sum.

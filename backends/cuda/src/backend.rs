@@ -450,8 +450,9 @@ impl CudaBackend {
 
     /// For an MSM of `n` scalars on GPU `k` over the set `s`: the scalars per pass that fit the
     /// room left there (streamed bases need room too), shared by its lanes, and the room left
-    /// beside those passes for the batch-affine rounds' scratch. One pass for the whole MSM
-    /// when its upper bound ([`crate::msm::pass_bytes`]) fits; otherwise passes sized by the
+    /// beside those passes for scratch (the batch-affine rounds', the binned scatter's). One
+    /// pass for the whole MSM when its upper bound ([`crate::msm::pass_bytes`]) fits;
+    /// otherwise passes sized by the
     /// bound per scalar that holds for every window width, `MsmGroup::PASS_BYTES_PER_SCALAR`
     /// (which split the G2 MSM of a K = 27 proof in two passes, 100.5 M + 33.7 M scalars, with
     /// room for one, run 67). `BELLOWS_MSM_WHOLE_PASS=off` keeps the per-scalar rule, for timing.

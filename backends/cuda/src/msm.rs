@@ -316,13 +316,28 @@ const BIN_MAX_WINDOWS: u32 = 32;
 
 /// Whether a pass scatters in two steps through bins (`msm.cuh`, "The binned scatter") rather
 /// than in launches by key range, and with bins of 2^shift keys: `Some(shift)` when the keys
-/// are more than [`BIN_MIN_KEYS`], the windows at most [`BIN_MAX_WINDOWS`] and no batch-affine rounds run (they pad the buckets
-/// with entries no scalar writes). `BELLOWS_MSM_SCATTER=bins` or `ranges` forces one (bins
+/// are more than [`BIN_MIN_KEYS`], the windows at most [`BIN_MAX_WINDOWS`] and no batch-affine
+/// rounds run (they pad the buckets with entries no scalar writes). `BELLOWS_MSM_SCATTER=bins` or `ranges` forces one (bins
 /// still only where they can run), for timing one against the other. The caller falls back to
 /// the ranges when the scratch (8 bytes an entry) does not fit.
 fn scatter_bins(keys: u32, windows: u32, rounds: u32) -> Option<u32> {
     let forced = std::env::var("BELLOWS_MSM_SCATTER").ok();
-    let want = match forced.as_deref() {
+    let bin_keys = knob("BELLOWS_MSM_BIN_KEYS", |k: &u32| {
+        k.is_power_of_two() && (1 << 4..=1 << 24).contains(k)
+    })
+    .unwrap_or(BIN_KEYS);
+    bin_shift(keys, windows, rounds, forced.as_deref(), bin_keys)
+}
+
+/// [`scatter_bins`]'s rule, given the knobs' values.
+fn bin_shift(
+    keys: u32,
+    windows: u32,
+    rounds: u32,
+    forced: Option<&str>,
+    bin_keys: u32,
+) -> Option<u32> {
+    let want = match forced {
         Some("ranges") => false,
         Some("bins") => true,
         _ => u64::from(keys) > BIN_MIN_KEYS,
@@ -330,10 +345,6 @@ fn scatter_bins(keys: u32, windows: u32, rounds: u32) -> Option<u32> {
     if !want || windows > BIN_MAX_WINDOWS || rounds > 0 || keys == 0 {
         return None;
     }
-    let bin_keys = knob("BELLOWS_MSM_BIN_KEYS", |k: &u32| {
-        k.is_power_of_two() && (1 << 4..=1 << 24).contains(k)
-    })
-    .unwrap_or(BIN_KEYS);
     let mut shift = bin_keys.trailing_zeros();
     while keys.div_ceil(1 << shift) > MAX_BINS {
         shift += 1;
@@ -723,9 +734,10 @@ impl CudaDevice {
     /// [`BaseSource`]); scalars are in host memory or already on the device. Work is split into
     /// passes of at most `pass_points` scalars (and [`MAX_POINTS_PER_PASS`]); a streamed pass's
     /// bases upload on the copy stream while the previous pass computes, and every pass's
-    /// result is read back once, at the end (one synchronisation). `affine_room`: device bytes
-    /// the batch-affine rounds may take as scratch (a pass whose rounds need more runs without
-    /// them; `u64::MAX`: whatever the driver gives).
+    /// result is read back once, at the end (one synchronisation). `scratch_room`: device bytes
+    /// a pass may take as scratch for the batch-affine rounds or the binned scatter (a pass
+    /// whose rounds need more runs without them, one whose binned scatter needs more scatters
+    /// by key ranges; `u64::MAX`: whatever the driver gives).
     pub fn msm<G: MsmGroup>(
         &self,
         bases: BaseSource<'_, G::Affine>,
@@ -733,7 +745,7 @@ impl CudaDevice {
         scalars: ScalarSource<'_>,
         density: Option<&[u64]>,
         pass_points: usize,
-        affine_room: u64,
+        scratch_room: u64,
     ) -> Result<G::Jacobian> {
         self.msm_density::<G>(
             bases,
@@ -742,7 +754,7 @@ impl CudaDevice {
             density,
             None,
             pass_points,
-            affine_room,
+            scratch_room,
         )
     }
 
@@ -762,7 +774,7 @@ impl CudaDevice {
         density: Option<&[u64]>,
         density_dev: Option<&DeviceVec<Fr>>,
         pass_points: usize,
-        affine_room: u64,
+        scratch_room: u64,
     ) -> Result<G::Jacobian> {
         let n = scalars.len();
         let used = used_count(n, density)?;
@@ -840,7 +852,7 @@ impl CudaDevice {
                             dens,
                             first_bit as u64,
                             consumed,
-                            affine_room,
+                            scratch_room,
                             table.filter(|&(_, c, _)| precomputed_pays(consumed, c)),
                         )?,
                         None => {
@@ -854,7 +866,7 @@ impl CudaDevice {
                                 dens,
                                 first_bit as u64,
                                 consumed,
-                                affine_room,
+                                scratch_room,
                                 None,
                             )?;
                             // Freed in stream order, after the pass that reads it.
@@ -893,7 +905,7 @@ impl CudaDevice {
         density: Option<PassDensity<'_>>,
         first_bit: u64,
         used: usize,
-        affine_room: u64,
+        scratch_room: u64,
         table: Option<(u64, u32, u32)>,
     ) -> Result<Option<(DeviceVec<G::Jacobian>, u32)>> {
         let n = scalars.len() as u64;
@@ -947,7 +959,7 @@ impl CudaDevice {
         let mut rounds = affine_rounds();
         let padded = |r: u32| used as u64 * windows as u64 + keys as u64 * ((1u64 << r) - 1);
         let scratch = |r: u32| (padded(r) / 2 + padded(r) / 4 + 2) * point_bytes;
-        if rounds > 0 && (scratch(rounds) > affine_room || padded(rounds) > u32::MAX as u64) {
+        if rounds > 0 && (scratch(rounds) > scratch_room || padded(rounds) > u32::MAX as u64) {
             rounds = 0;
         }
         let mut affine_bufs = if rounds > 0 {
@@ -1058,7 +1070,7 @@ impl CudaDevice {
         let binned = match bin_shift {
             Some(shift) => {
                 let total = self.read_u32(&counts, keys as u64)?;
-                if total == 0 || u64::from(total) * 8 > affine_room {
+                if total == 0 || u64::from(total) * 8 > scratch_room {
                     None
                 } else {
                     match self.alloc_uninit::<Fr>(total.div_ceil(4) as usize) {
@@ -1339,7 +1351,7 @@ impl CudaDevice {
 
 /// Device bytes one pass of [`CudaDevice::msm`] over `n` scalars allocates at most, beyond its
 /// bases, with or without the precomputed table of shape `table` ((c, windows)), the
-/// batch-affine rounds' and the binned scatter's scratch apart (`affine_room`): per scalar its
+/// batch-affine rounds' and the binned scatter's scratch apart (`scratch_room`): per scalar its
 /// uploaded copy, its entries (one per window), its place in the list of ones and in the list
 /// of scalars with digits (the binned scatter's), its density and rank words and its
 /// share of the sums of ones; per bucket key its count, offset and XYZZ bucket; the
@@ -1610,6 +1622,24 @@ mod tests {
         // A table's wider window set is covered too (c = 24: 2^23 buckets in one set).
         let t24 = pass_bytes::<G1>(1 << 24, Some((24, 11)));
         assert!(t24 > (1u64 << 23) * xyzz_g1);
+    }
+
+    #[test]
+    fn the_binned_scatter_takes_more_than_2_19_keys() {
+        // A dense 2^27 MSM (13 windows of 2^19 buckets) bins, in bins of 2^15 keys.
+        assert_eq!(bin_shift(13 << 19, 13, 0, None, BIN_KEYS), Some(15));
+        // 2^24 with a c = 20 table (one set of 2^19 buckets) stays with the ranges.
+        assert_eq!(bin_shift(1 << 19, 13, 0, None, BIN_KEYS), None);
+        assert_eq!(bin_shift((1 << 19) + 1, 13, 0, None, BIN_KEYS), Some(15));
+        // Forced either way, within what the bins can do.
+        assert_eq!(bin_shift(1 << 10, 26, 0, Some("bins"), 1 << 4), Some(4));
+        assert_eq!(bin_shift(13 << 19, 13, 0, Some("ranges"), BIN_KEYS), None);
+        assert_eq!(bin_shift(1 << 10, 33, 0, Some("bins"), 1 << 4), None);
+        assert_eq!(bin_shift(13 << 19, 13, 2, None, BIN_KEYS), None);
+        assert_eq!(bin_shift(0, 13, 0, Some("bins"), BIN_KEYS), None);
+        // Bins grow until there are at most MAX_BINS of them.
+        assert_eq!(bin_shift(1 << 28, 13, 0, None, BIN_KEYS), Some(16));
+        assert_eq!((1u32 << 28).div_ceil(1 << 16), MAX_BINS);
     }
 
     #[test]
