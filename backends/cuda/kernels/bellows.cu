@@ -323,12 +323,12 @@ extern "C" __global__ void __launch_bounds__(BIN_BLOCK) bellows_msm_bin(const ms
 #pragma unroll
         for (uint32_t w = 0; w < msm::BIN_MAX_WINDOWS / 2; w++) place[w] = 0;
         const uint64_t i = msm::listed_scalar(a, tile + threadIdx.x, listed);
-        msm::bin_count_body(a, i, shift, count, place);
+        msm::bin_body<false>(a, i, shift, count, place, scratch);
         __syncthreads();
         for (uint32_t b = threadIdx.x; b < bins; b += BIN_BLOCK)
             base[b] = count[b] ? atomicAdd(&cursors[b], count[b]) : 0;
         __syncthreads();
-        msm::bin_write_body(a, i, shift, base, place, scratch);
+        msm::bin_body<true>(a, i, shift, base, place, scratch);
         __syncthreads();
     }
 }

@@ -287,14 +287,14 @@ static uint32_t emu_msm(const Affine<F>* bases_in, uint64_t bases_len, const Fr*
             std::fill(block_count.begin(), block_count.end(), 0);
             std::fill(place.begin(), place.end(), 0);
             for (uint64_t t = 0; t < BIN_TILE; t++)
-                bin_count_body(a, listed_scalar(a, tile + t, listed_count), bin_shift, block_count.data(),
-                               &place[t * (BIN_MAX_WINDOWS / 2)]);
+                bin_body<false>(a, listed_scalar(a, tile + t, listed_count), bin_shift, block_count.data(),
+                                &place[t * (BIN_MAX_WINDOWS / 2)], scratch.data());
             for (uint32_t b = 0; b < bins; b++) {
                 block_base[b] = block_count[b] ? atomic_add(&cursors[b], block_count[b]) : 0;
             }
             for (uint64_t t = 0; t < BIN_TILE; t++)
-                bin_write_body(a, listed_scalar(a, tile + t, listed_count), bin_shift, block_base.data(), &place[t * (BIN_MAX_WINDOWS / 2)],
-                               scratch.data());
+                bin_body<true>(a, listed_scalar(a, tile + t, listed_count), bin_shift, block_base.data(),
+                               &place[t * (BIN_MAX_WINDOWS / 2)], scratch.data());
         }
         for (uint32_t b = 0; b < bins; b++) {
             const uint32_t end = (b + 1) << bin_shift < keys ? offsets[(b + 1) << bin_shift] : offsets[keys];

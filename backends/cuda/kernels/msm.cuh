@@ -221,11 +221,14 @@ BL_HD uint64_t listed_scalar(const DigitArgs& a, uint64_t t, uint32_t listed) {
     return t < listed ? a.listed[t] : a.n;
 }
 
-// Step 1, first half, for scalar i of the block's tile: each non-zero digit takes the next place
-// in its bin (`block_count`, the tile's per-bin counts, in shared memory on the device); the
-// places go to `place`, two 16-bit halves a word, by window.
-BL_HD void bin_count_body(const DigitArgs& a, uint64_t i, uint32_t shift, uint32_t* block_count,
-                          uint32_t* place) {
+// Step 1 for scalar i of the block's tile, in two halves between which the block reserves its
+// runs. WRITE = false: each non-zero digit takes the next place in its bin (`bins` = the tile's
+// per-bin counts, in shared memory on the device; the places go to `place`, two 16-bit halves a
+// word, by window). WRITE = true: the digits again, each pair written at its bin's run for this
+// tile (`bins` = the runs' starts, reserved from the bins' cursors) plus its place.
+template <bool WRITE>
+BL_HD void bin_body(const DigitArgs& a, uint64_t i, uint32_t shift, uint32_t* bins, uint32_t* place,
+                    uint64_t* scratch) {
     uint32_t idx = 0;
     Fr k;
     if (scalar_kind(a, i, idx, k) != 2) return;
@@ -235,25 +238,13 @@ BL_HD void bin_count_body(const DigitArgs& a, uint64_t i, uint32_t shift, uint32
     for (uint32_t w = 0; w < BIN_MAX_WINDOWS; w++) {
         if (w >= a.windows) break;
         if (!digit_entry(a, k, idx, w, carry, key, entry)) continue;
-        const uint32_t at = atomic_add(&block_count[key >> shift], 1);
-        place[w >> 1] |= at << ((w & 1) * 16);
-    }
-}
-
-// Step 1, second half: the digits again, each pair written at its bin's run for this tile
-// (`block_base`, reserved from the bins' cursors) plus its place.
-BL_HD void bin_write_body(const DigitArgs& a, uint64_t i, uint32_t shift, const uint32_t* block_base,
-                          const uint32_t* place, uint64_t* scratch) {
-    uint32_t idx = 0;
-    Fr k;
-    if (scalar_kind(a, i, idx, k) != 2) return;
-    uint32_t carry = 0, key = 0, entry = 0;
-#pragma unroll
-    for (uint32_t w = 0; w < BIN_MAX_WINDOWS; w++) {
-        if (w >= a.windows) break;
-        if (!digit_entry(a, k, idx, w, carry, key, entry)) continue;
-        const uint32_t at = (place[w >> 1] >> ((w & 1) * 16)) & 0xffffu;
-        scratch[block_base[key >> shift] + at] = ((uint64_t)key << 32) | entry;
+        if (WRITE) {
+            const uint32_t at = (place[w >> 1] >> ((w & 1) * 16)) & 0xffffu;
+            scratch[bins[key >> shift] + at] = ((uint64_t)key << 32) | entry;
+        } else {
+            const uint32_t at = atomic_add(&bins[key >> shift], 1);
+            place[w >> 1] |= at << ((w & 1) * 16);
+        }
     }
 }
 

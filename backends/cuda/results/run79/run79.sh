@@ -7,6 +7,7 @@
 #   msm    G1 MSMs side by side, ranges against bins (same_result compares the two): 2^24 with
 #          a c = 20 table, 2^26 and 2^27 dense, 2^27 with 90 % of the scalars 0 or 1, bin sizes,
 #          and G2 at 2^24 with a table
+#   d26    2^26 dense, ranges against bins (the final build's check at size)
 #   prof   2^24 with a table, then profiles at 2^27, dense and 90 % bits, ranges against bins
 #   k24    whole proofs at K = 24 (dense and 90 % bits), --alternate-env ranges/bins
 #   k27b   the same unprofiled, a warm-up and three repetitions a value
@@ -42,6 +43,8 @@ msm)
   msm p27 --log-n 27 --iters 1 --scalars device --sweep BELLOWS_MSM_SCATTER=ranges,bins
   grep -h "msm-profile" $w/p27.log | cut -c1-260 >> "$s"
   unset BELLOWS_MSM_PROFILE; save;;
+d26)
+  msm d26f --log-n 26 --iters 3 --scalars device --sweep BELLOWS_MSM_SCATTER=ranges,bins; save;;
 prof)
   msm t24 --log-n 24 --precompute 20 --iters 5 --scalars device --sweep BELLOWS_MSM_SCATTER=ranges,bins
   export BELLOWS_MSM_PROFILE=1
