@@ -1093,11 +1093,8 @@ impl CudaDevice {
             // SAFETY: bin b < bins reads offsets[b << shift] (below keys, as bins =
             // ⌈keys / 2^shift⌉; the offsets hold keys + 1 values) and writes cursors[b].
             unsafe { l.launch(stride_cfg(u64::from(bins))) }.map_err(|e| self.err(e))?;
-            let with_digits = match listed.as_ref() {
-                Some((_, count)) => self.read_u32(count, 0)?,
-                None => unreachable!("listed where bin_shift is set"),
-            };
-            let blocks = u64::from(with_digits)
+            // The kernel reads the list's length itself; blocks past it return at once.
+            let blocks = n
                 .div_ceil(u64::from(BIN_BLOCK))
                 .min(u64::from(self.multiprocessors()?) * 8) as u32;
             let mut l = self.stream().launch_builder(&self.k.msm_bin);
