@@ -17,7 +17,7 @@
 //! The last line printed is exactly `ratio bellows/bellperson: X.XX` (median over median).
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use bellows_core::{
     circuits::{witness_seed, CircuitOptions, CircuitSpec},
@@ -35,6 +35,12 @@ use rand_core::SeedableRng;
 
 // Links the CPU backend so that it registers itself as "cpu".
 use bellows_cpu as _;
+
+// The command line's timing statistics (`bellows bench` reports the same median and minimum).
+#[allow(dead_code)]
+#[path = "../src/stats.rs"]
+mod stats;
+use stats::Stat;
 
 type BpParams = bellperson::groth16::Parameters<Bls12>;
 
@@ -62,23 +68,6 @@ struct Args {
     /// Bellows backend.
     #[arg(long, default_value = "cpu")]
     backend: String,
-}
-
-fn median(v: &[Duration]) -> f64 {
-    let mut s: Vec<f64> = v.iter().map(Duration::as_secs_f64).collect();
-    s.sort_by(f64::total_cmp);
-    let m = s.len() / 2;
-    if s.len() % 2 == 1 {
-        s[m]
-    } else {
-        (s[m - 1] + s[m]) / 2.0
-    }
-}
-
-fn min(v: &[Duration]) -> f64 {
-    v.iter()
-        .map(Duration::as_secs_f64)
-        .fold(f64::INFINITY, f64::min)
 }
 
 /// bellperson parameters made of the same points (the same `Arc`s) as ours, through the
@@ -176,9 +165,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             theirs_t.push(d_theirs);
         }
     }
-    let (mo, mt) = (median(&ours_t), median(&theirs_t));
-    println!("bellows    median {mo:.3} s, min {:.3} s", min(&ours_t));
-    println!("bellperson median {mt:.3} s, min {:.3} s", min(&theirs_t));
-    println!("ratio bellows/bellperson: {:.2}", mo / mt);
+    let (ours, theirs) = (Stat::of(&ours_t), Stat::of(&theirs_t));
+    println!(
+        "bellows    median {:.3} s, min {:.3} s",
+        ours.median_s, ours.min_s
+    );
+    println!(
+        "bellperson median {:.3} s, min {:.3} s",
+        theirs.median_s, theirs.min_s
+    );
+    println!(
+        "ratio bellows/bellperson: {:.2}",
+        ours.median_s / theirs.median_s
+    );
     Ok(())
 }

@@ -1,12 +1,34 @@
 //! `--backend-opt KEY=VALUE`, `--devices LIST` and `--g2 WHERE`: how the computing commands
 //! configure the backend they open.
 
+use clap::Args;
 use std::sync::Arc;
 
 use bellows_core::{groth16::prover::G2Policy, Backend, BackendConfig, Error, Result};
 
-use crate::cli::BackendArg;
-use crate::common::Globals;
+use crate::cli::Globals;
+
+/// `--backend NAME` and how to configure it.
+#[derive(Debug, Args, Clone)]
+pub struct BackendArg {
+    /// Backend that runs the NTTs and MSMs: a built-in name (see `bellows backends`).
+    #[arg(long, value_name = "NAME", default_value = "cpu")]
+    pub backend: String,
+    /// A backend option, passed to the backend as it is (repeatable; each backend documents the
+    /// keys it reads and ignores the others).
+    #[arg(long = "backend-opt", value_name = "KEY=VALUE",
+          value_parser = crate::backend_opts::parse_key_value)]
+    pub backend_opt: Vec<(String, String)>,
+    /// Devices the backend may use: `all`, or device indices like `0,1` (the first is the
+    /// backend's device; the list goes to it as option `devices`).
+    #[arg(long, value_name = "LIST", default_value = "all")]
+    pub devices: String,
+    /// Where the G2 MSM runs: `auto` (on the backend when it is an accelerator offering G2 MSM,
+    /// else on CPU threads), `device` (on the backend; an error if it cannot), `cpu`.
+    #[arg(long, value_name = "WHERE", default_value = "auto",
+          value_parser = ["auto", "device", "cpu"])]
+    pub g2: String,
+}
 
 /// Splits one `--backend-opt` value at its first `=` (the key must not be empty; the value may).
 pub fn parse_key_value(s: &str) -> std::result::Result<(String, String), String> {

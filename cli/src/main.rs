@@ -11,11 +11,14 @@
 use bellows_cpu as _;
 
 mod backend_opts;
+mod circuit;
 mod cli;
 mod cmd;
-mod common;
 mod error;
 mod output;
+mod params;
+mod progress;
+mod stats;
 mod stdio;
 mod values;
 
@@ -24,8 +27,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use cli::{Cli, Command};
-use common::Globals;
+use cli::{Cli, Command, Globals};
 use error::CliError;
 
 fn init_tracing(verbose: u8) {
@@ -57,7 +59,11 @@ fn init_tracing(verbose: u8) {
 
 fn run(cli: Cli) -> error::Result<ExitCode> {
     let g = Globals {
-        threads: cli.global.threads.map(usize::from),
+        threads: cli
+            .command
+            .threads()
+            .or(cli.global.threads)
+            .map(usize::from),
     };
     if let Some(n) = g.threads {
         rayon::ThreadPoolBuilder::new()
@@ -68,18 +74,18 @@ fn run(cli: Cli) -> error::Result<ExitCode> {
     match &cli.command {
         Command::Backends(a) => cmd::backends::run(a),
         Command::Setup(a) => cmd::setup::run(a),
-        Command::Prove(a) if a.daemon.daemon.is_some() => cmd::daemon::prove(a),
+        Command::Prove(a) if a.daemon.daemon.is_some() => cmd::client::prove(a),
         Command::Prove(a) => cmd::prove::run(a, &g),
         Command::Verify(a) => cmd::verify::run(a),
-        Command::Bench(a) if a.serve.is_set() => cmd::daemon::bench(a, &g),
+        Command::Bench(a) if a.serve.is_set() => cmd::serve_bench::bench(a, &g),
         Command::Bench(a) => cmd::bench::run(a, &g),
         Command::Demo(a) => cmd::demo::run(a, &g),
         Command::Pce(a) => cmd::pce::run(a).map_err(Into::into),
         Command::Serve(a) => cmd::serve::run(a, &g),
-        Command::Submit(a) => cmd::daemon::submit(a),
-        Command::Status(a) => cmd::daemon::status(a),
-        Command::Await(a) => cmd::daemon::await_job(a),
-        Command::Cancel(a) => cmd::daemon::cancel(a),
+        Command::Submit(a) => cmd::client::submit(a),
+        Command::Status(a) => cmd::status::run(a),
+        Command::Await(a) => cmd::client::await_job(a),
+        Command::Cancel(a) => cmd::client::cancel(a),
         #[cfg(feature = "filecoin")]
         Command::Porep(a) => cmd::porep::run(a, &g),
         Command::ProbePlugin(a) => cmd::backends::probe_child(a),

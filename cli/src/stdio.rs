@@ -58,6 +58,11 @@ pub fn finish() -> Option<std::io::Error> {
     (e.kind() != std::io::ErrorKind::BrokenPipe).then_some(e)
 }
 
+/// Prints a warning on stderr (always, whatever the verbosity).
+pub fn warn(msg: &str) {
+    crate::errln!("warning: {msg}");
+}
+
 /// `println!` to stdout through [`out`].
 #[macro_export]
 macro_rules! outln {

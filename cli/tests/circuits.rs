@@ -7,15 +7,7 @@ use sha2::{Digest, Sha256};
 #[test]
 fn sha256_public_inputs_are_sha2_digests() {
     // Lengths around the one/two-block boundary (55/56 bytes) and a three-block preimage.
-    for (len, seed) in [
-        (0usize, 1u64),
-        (1, 2),
-        (32, 3),
-        (55, 4),
-        (56, 5),
-        (64, 6),
-        (130, 7),
-    ] {
+    for (len, seed) in [0usize, 1, 32, 55, 56, 64, 130].into_iter().zip(1u64..) {
         let circuit = Sha256Circuit::new(len).unwrap().with_witness(seed);
         let preimage = circuit.preimage().unwrap().to_vec();
         assert_eq!(preimage.len(), len);

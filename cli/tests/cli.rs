@@ -5,7 +5,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use common::{s, text};
+use common::{argv, s, text};
 
 fn bellows(args: &[&str]) -> Output {
     common::cmd(args)
@@ -39,49 +39,24 @@ fn dir(name: &str) -> PathBuf {
     common::dir("bellows-cli-tests", name)
 }
 
+/// `prove --params PARAMS` of synthetic 2^8 with 30 % of its bits set, followed by `rest`
+/// (`common::argv`'s form).
+fn prove<'a>(params: &'a Path, rest: &'a str, values: &[&'a str]) -> Vec<&'a str> {
+    let circuit = "prove --params {} --circuit synthetic --log-size 8 --bits-pct 30";
+    let mut args = argv(circuit, &[s(params)]);
+    args.extend(argv(rest, values));
+    args
+}
+
 /// Real setup at 2^8 with a seed, then one or more proofs; returns (params, vk, proof, inputs).
 fn setup_and_prove(d: &Path, count: &str) -> (PathBuf, PathBuf, PathBuf, PathBuf) {
-    let (params, vk, proof, inputs) = (
-        d.join("p.params"),
-        d.join("p.vk"),
-        d.join("p.proof"),
-        d.join("p.json"),
-    );
-    let out = ok(&[
-        "setup",
-        "--circuit",
-        "synthetic",
-        "--log-size",
-        "8",
-        "--bits-pct",
-        "30",
-        "--seed",
-        "5",
-        "--out",
-        s(&params),
-        "--vk-out",
-        s(&vk),
-    ]);
+    let [params, vk, proof, inputs] = ["p.params", "p.vk", "p.proof", "p.json"].map(|f| d.join(f));
+    let setup =
+        "setup --circuit synthetic --log-size 8 --bits-pct 30 --seed 5 --out {} --vk-out {}";
+    let out = ok(&argv(setup, &[s(&params), s(&vk)]));
     assert!(out.contains("trusted parameters: domain 2^8"), "{out}");
-    ok(&[
-        "prove",
-        "--params",
-        s(&params),
-        "--circuit",
-        "synthetic",
-        "--log-size",
-        "8",
-        "--bits-pct",
-        "30",
-        "--count",
-        count,
-        "--seed",
-        "9",
-        "--out",
-        s(&proof),
-        "--inputs-out",
-        s(&inputs),
-    ]);
+    let rest = "--count {} --seed 9 --out {} --inputs-out {}";
+    ok(&prove(&params, rest, &[count, s(&proof), s(&inputs)]));
     (params, vk, proof, inputs)
 }
 
@@ -93,29 +68,10 @@ fn setup_prove_verify_round_trip() {
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&inputs).unwrap()).unwrap();
     assert_eq!(json.as_array().unwrap().len(), 1);
-    assert_eq!(
-        ok(&[
-            "verify",
-            "--vk",
-            s(&vk),
-            "--proof",
-            s(&proof),
-            "--inputs",
-            s(&inputs)
-        ]),
-        "valid\n"
-    );
+    assert_eq!(ok(&common::verify_args(&vk, &proof, &inputs)), "valid\n");
     // A whole parameters file serves as the key too.
     assert_eq!(
-        ok(&[
-            "verify",
-            "--vk",
-            s(&params),
-            "--proof",
-            s(&proof),
-            "--inputs",
-            s(&inputs)
-        ]),
+        ok(&common::verify_args(&params, &proof, &inputs)),
         "valid\n"
     );
 }
@@ -125,23 +81,12 @@ fn seeded_prove_is_byte_identical() {
     let d = dir("seeded");
     let (params, _, proof, _) = setup_and_prove(&d, "1");
     let again = d.join("again.proof");
-    ok(&[
-        "prove",
-        "--params",
-        s(&params),
-        "--circuit",
-        "synthetic",
-        "--log-size",
-        "8",
-        "--bits-pct",
-        "30",
-        "--seed",
-        "9",
-        "--out",
-        s(&again),
-        "--inputs-out",
-        s(&d.join("a.json")),
-    ]);
+    let inputs = d.join("a.json");
+    ok(&prove(
+        &params,
+        "--seed 9 --out {} --inputs-out {}",
+        &[s(&again), s(&inputs)],
+    ));
     assert_eq!(
         std::fs::read(&proof).unwrap(),
         std::fs::read(&again).unwrap()
@@ -153,36 +98,14 @@ fn several_proofs_verify_and_a_wrong_one_is_named() {
     let d = dir("several");
     let (_, vk, proof, inputs) = setup_and_prove(&d, "3");
     assert_eq!(std::fs::metadata(&proof).unwrap().len(), 3 * 192);
-    assert_eq!(
-        ok(&[
-            "verify",
-            "--vk",
-            s(&vk),
-            "--proof",
-            s(&proof),
-            "--inputs",
-            s(&inputs)
-        ]),
-        "valid\n"
-    );
+    assert_eq!(ok(&common::verify_args(&vk, &proof, &inputs)), "valid\n");
     // Swap the inputs of proofs 1 and 2.
     let mut json: Vec<Vec<String>> =
         serde_json::from_str(&std::fs::read_to_string(&inputs).unwrap()).unwrap();
     json.swap(1, 2);
     let swapped = d.join("swapped.json");
     std::fs::write(&swapped, serde_json::to_string(&json).unwrap()).unwrap();
-    let err = fails(
-        &[
-            "verify",
-            "--vk",
-            s(&vk),
-            "--proof",
-            s(&proof),
-            "--inputs",
-            s(&swapped),
-        ],
-        1,
-    );
+    let err = fails(&common::verify_args(&vk, &proof, &swapped), 1);
     assert!(
         err.contains("2 of 3 proofs do not verify (proof 1, 2)"),
         "{err}"
@@ -190,18 +113,7 @@ fn several_proofs_verify_and_a_wrong_one_is_named() {
     // A flat array for three proofs.
     let flat = d.join("flat.json");
     std::fs::write(&flat, serde_json::to_string(&json[0]).unwrap()).unwrap();
-    let err = fails(
-        &[
-            "verify",
-            "--vk",
-            s(&vk),
-            "--proof",
-            s(&proof),
-            "--inputs",
-            s(&flat),
-        ],
-        1,
-    );
+    let err = fails(&common::verify_args(&vk, &proof, &flat), 1);
     assert!(err.contains("3 proof(s) but"), "{err}");
 }
 
@@ -209,20 +121,8 @@ fn several_proofs_verify_and_a_wrong_one_is_named() {
 fn verify_rejects_bad_proofs_inputs_and_files() {
     let d = dir("bad");
     let (params, vk, proof, inputs) = setup_and_prove(&d, "1");
-    let v = |vk: &Path, proof: &Path, inputs: &Path| {
-        fails(
-            &[
-                "verify",
-                "--vk",
-                s(vk),
-                "--proof",
-                s(proof),
-                "--inputs",
-                s(inputs),
-            ],
-            1,
-        )
-    };
+    let v =
+        |vk: &Path, proof: &Path, inputs: &Path| fails(&common::verify_args(vk, proof, inputs), 1);
 
     // Wrong public input value.
     let good: Vec<String> =
@@ -236,40 +136,41 @@ fn verify_rejects_bad_proofs_inputs_and_files() {
         "{err}"
     );
 
-    // Wrong number of public inputs.
-    let two = d.join("two.json");
-    std::fs::write(&two, format!("[\"{}\", \"1\"]", good[0])).unwrap();
-    let err = v(&vk, &proof, &two);
-    assert!(
-        err.contains("expects 1 public inputs, 2 were given"),
-        "{err}"
-    );
+    // Wrong number of public inputs, not a field element, not JSON.
+    let two = format!("[\"{}\", \"1\"]", good[0]);
+    let big = format!("[\"{}\"]", "9".repeat(80));
+    for (name, text, want) in [
+        (
+            "two.json",
+            two.as_str(),
+            "expects 1 public inputs, 2 were given",
+        ),
+        ("big.json", &big, "public input 0"),
+        ("junk.json", "not json", "not valid JSON"),
+    ] {
+        let file = d.join(name);
+        std::fs::write(&file, text).unwrap();
+        let err = v(&vk, &proof, &file);
+        assert!(err.contains(want), "{name}: {err}");
+    }
 
-    // Not a field element / not JSON.
-    let big = d.join("big.json");
-    std::fs::write(&big, format!("[\"{}\"]", "9".repeat(80))).unwrap();
-    let err = v(&vk, &proof, &big);
-    assert!(err.contains("public input 0"), "{err}");
-    let junk = d.join("junk.json");
-    std::fs::write(&junk, "not json").unwrap();
-    assert!(v(&vk, &proof, &junk).contains("not valid JSON"));
-
-    // Tampered proof: another valid point encoding (C replaced by A) or a broken encoding.
-    let mut bytes = std::fs::read(&proof).unwrap();
-    let a: Vec<u8> = bytes[..48].to_vec();
-    bytes[144..].copy_from_slice(&a);
-    let swapped = d.join("swapped.proof");
-    std::fs::write(&swapped, &bytes).unwrap();
-    assert!(v(&vk, &swapped, &inputs).contains("proof is invalid"));
-    let mut bytes = std::fs::read(&proof).unwrap();
-    bytes[10] ^= 0x40;
-    let flipped = d.join("flipped.proof");
-    std::fs::write(&flipped, &bytes).unwrap();
-    let err = v(&vk, &flipped, &inputs);
-    assert!(err.contains("proof"), "{err}");
-    let short = d.join("short.proof");
-    std::fs::write(&short, &bytes[..100]).unwrap();
-    assert!(v(&vk, &short, &inputs).contains("not a positive multiple of 192"));
+    // Tampered proof: another valid point encoding (C replaced by A), a broken encoding, and
+    // a cut one.
+    let mut swapped = std::fs::read(&proof).unwrap();
+    swapped.copy_within(..48, 144);
+    let mut flipped = std::fs::read(&proof).unwrap();
+    flipped[10] ^= 0x40;
+    let short = flipped[..100].to_vec();
+    for (name, bytes, want) in [
+        ("swapped.proof", &swapped, "proof is invalid"),
+        ("flipped.proof", &flipped, "proof"),
+        ("short.proof", &short, "not a positive multiple of 192"),
+    ] {
+        let file = d.join(name);
+        std::fs::write(&file, bytes).unwrap();
+        let err = v(&vk, &file, &inputs);
+        assert!(err.contains(want), "{name}: {err}");
+    }
 
     // Truncated key and parameters.
     let full = std::fs::read(&params).unwrap();
@@ -277,22 +178,7 @@ fn verify_rejects_bad_proofs_inputs_and_files() {
     std::fs::write(&cut, &full[..full.len() - 50]).unwrap();
     let err = v(&cut, &proof, &inputs);
     assert!(err.contains("malformed"), "{err}");
-    let err = fails(
-        &[
-            "prove",
-            "--params",
-            s(&cut),
-            "--circuit",
-            "synthetic",
-            "--log-size",
-            "8",
-            "--bits-pct",
-            "30",
-            "--out",
-            s(&d.join("x.proof")),
-        ],
-        1,
-    );
+    let err = fails(&prove(&cut, "--out {}", &[s(&d.join("x.proof"))]), 1);
     assert!(err.starts_with("error: malformed parameters file"), "{err}");
     let missing = d.join("missing.vk");
     assert!(v(&missing, &proof, &inputs).contains("missing.vk"));
@@ -301,131 +187,57 @@ fn verify_rejects_bad_proofs_inputs_and_files() {
 #[test]
 fn benchmark_only_parameters_are_flagged_everywhere() {
     let d = dir("fast");
-    let (params, vk, proof, inputs) = (
-        d.join("f.params"),
-        d.join("f.vk"),
-        d.join("f.proof"),
-        d.join("f.json"),
-    );
-    let o = bellows(&[
-        "setup",
-        "--circuit",
-        "synthetic",
-        "--log-size",
-        "8",
-        "--fast",
-        "--out",
-        s(&params),
-        "--vk-out",
-        s(&vk),
-    ]);
+    let [params, vk, proof, inputs] = ["f.params", "f.vk", "f.proof", "f.json"].map(|f| d.join(f));
+    let setup = "setup --circuit synthetic --log-size 8 --fast --out {} --vk-out {}";
+    let o = bellows(&argv(setup, &[s(&params), s(&vk)]));
     assert!(o.status.success());
     assert!(text(&o).1.contains("BENCHMARK-ONLY"), "{}", text(&o).1);
-    let o = bellows(&[
-        "prove",
-        "--params",
-        s(&params),
-        "--circuit",
-        "synthetic",
-        "--log-size",
-        "8",
-        "--out",
-        s(&proof),
-        "--inputs-out",
-        s(&inputs),
-    ]);
+    let prove = "prove --params {} --circuit synthetic --log-size 8 --out {} --inputs-out {}";
+    let o = bellows(&argv(prove, &[s(&params), s(&proof), s(&inputs)]));
     assert!(o.status.success(), "{}", text(&o).1);
     assert!(text(&o).1.contains("BENCHMARK-ONLY"));
-    let err = fails(
-        &[
-            "verify",
-            "--vk",
-            s(&vk),
-            "--proof",
-            s(&proof),
-            "--inputs",
-            s(&inputs),
-        ],
-        1,
-    );
-    assert!(
-        err.contains("benchmark-only parameters: their proofs never verify"),
-        "{err}"
-    );
+    let err = fails(&common::verify_args(&vk, &proof, &inputs), 1);
+    let want = "benchmark-only parameters: their proofs never verify";
+    assert!(err.contains(want), "{err}");
 }
 
 #[test]
 fn params_for_another_circuit_are_refused_before_proving() {
     let d = dir("mismatch");
     let (params, _, _, _) = setup_and_prove(&d, "1");
-    let err = fails(
-        &[
-            "prove",
-            "--params",
-            s(&params),
-            "--circuit",
-            "synthetic",
-            "--log-size",
-            "9",
-            "--out",
-            s(&d.join("x.proof")),
-        ],
-        1,
-    );
-    assert!(err.contains("do not fit the circuit"), "{err}");
-    let err = fails(
-        &[
-            "prove",
-            "--params",
-            s(&params),
-            "--circuit",
-            "sha256",
-            "--bytes",
-            "1",
-            "--out",
-            s(&d.join("x.proof")),
-        ],
-        1,
-    );
-    assert!(err.contains("do not fit the circuit sha256"), "{err}");
+    let x = d.join("x.proof");
+    for (circuit, want) in [
+        ("synthetic --log-size 9", "do not fit the circuit"),
+        ("sha256 --bytes 1", "do not fit the circuit sha256"),
+    ] {
+        let line = format!("prove --params {{}} --circuit {circuit} --out {{}}");
+        let err = fails(&argv(&line, &[s(&params), s(&x)]), 1);
+        assert!(err.contains(want), "{err}");
+    }
 }
 
 #[test]
 fn usage_and_value_errors_have_their_exit_codes() {
-    let err = fails(&["setup", "--circuit", "synthetic"], 2);
-    assert!(err.contains("--out"), "{err}");
-    fails(&["frobnicate"], 2);
-    fails(&["prove", "--count", "0", "--params", "p", "--out", "o"], 2);
-    let err = fails(
-        &[
-            "setup",
-            "--circuit",
-            "nope",
-            "--log-size",
-            "8",
-            "--out",
-            "/nonexistent/x",
-        ],
-        1,
-    );
-    assert!(err.contains("unknown circuit \"nope\""), "{err}");
-    let err = fails(
-        &[
-            "setup",
-            "--circuit",
-            "synthetic",
-            "--log-size",
-            "8",
-            "--bits-pct",
-            "101",
-            "--out",
-            "/nonexistent/x",
-        ],
-        2,
-    );
-    assert!(err.contains("0..=100"), "{err}");
-    let err = fails(&["bench", "--log-size", "8", "--backend", "nosuch"], 1);
-    assert!(err.contains("backend nosuch"), "{err}");
+    // (command line, exit code, what stderr says; "" where only the code is checked)
+    for (line, code, want) in [
+        ("setup --circuit synthetic", 2, "--out"),
+        ("frobnicate", 2, ""),
+        ("prove --count 0 --params p --out o", 2, ""),
+        (
+            "setup --circuit nope --log-size 8 --out /nonexistent/x",
+            1,
+            "unknown circuit \"nope\"",
+        ),
+        (
+            "setup --circuit synthetic --log-size 8 --bits-pct 101 --out /nonexistent/x",
+            2,
+            "0..=100",
+        ),
+        ("bench --log-size 8 --backend nosuch", 1, "backend nosuch"),
+    ] {
+        let err = fails(&argv(line, &[]), code);
+        assert!(err.contains(want), "{line}: {err}");
+    }
 }
 
 #[test]
@@ -516,22 +328,11 @@ fn backends_lists_cpu() {
 
 #[test]
 fn bench_json_has_every_phase() {
-    let out = ok(&[
-        "--threads",
-        "1",
-        "bench",
-        "--circuit",
-        "synthetic",
-        "--log-size",
-        "8",
-        "--bits-pct",
-        "50",
-        "--count",
-        "2",
-        "--reps",
-        "2",
-        "--json",
-    ]);
+    let line = concat!(
+        "--threads 1 bench --circuit synthetic --log-size 8 --bits-pct 50",
+        " --count 2 --reps 2 --json"
+    );
+    let out = ok(&argv(line, &[]));
     let v: serde_json::Value = serde_json::from_str(&out).expect("bench --json prints JSON only");
     assert_eq!(v["circuit"], "synthetic");
     assert_eq!(v["log_size"], 8);
@@ -582,16 +383,8 @@ fn bench_json_has_every_phase() {
 
 #[test]
 fn bench_alternates_an_environment_variable_per_rep() {
-    let out = ok(&[
-        "bench",
-        "--log-size",
-        "8",
-        "--reps",
-        "3",
-        "--alternate-env",
-        "BELLOWS_TEST_KNOB=a,b",
-        "--json",
-    ]);
+    let line = "bench --log-size 8 --reps 3 --alternate-env BELLOWS_TEST_KNOB=a,b --json";
+    let out = ok(&argv(line, &[]));
     let v: serde_json::Value = serde_json::from_str(&out).expect("bench --json prints JSON only");
     let alt = &v["alternate"];
     assert_eq!(alt["name"], "BELLOWS_TEST_KNOB", "{v}");
@@ -609,15 +402,10 @@ fn bench_alternates_an_environment_variable_per_rep() {
     let plain = ok(&["bench", "--log-size", "8", "--reps", "1", "--json"]);
     let v: serde_json::Value = serde_json::from_str(&plain).unwrap();
     assert!(v["alternate"].is_null(), "{v}");
-    let table = ok(&[
-        "bench",
-        "--log-size",
-        "8",
-        "--reps",
-        "2",
-        "--alternate-env",
-        "K=x,y",
-    ]);
+    let table = ok(&argv(
+        "bench --log-size 8 --reps 2 --alternate-env K=x,y",
+        &[],
+    ));
     assert!(
         table.contains("per value of K") && table.contains("K=y"),
         "{table}"
@@ -628,62 +416,40 @@ fn bench_alternates_an_environment_variable_per_rep() {
     }
 }
 
-#[test]
-fn demo_runs_end_to_end() {
-    let out = ok(&["demo", "--log-size", "8", "--seed", "3"]);
+/// Runs `bellows demo ARGS` and asserts that its proof verified and the tampered one did not;
+/// returns stdout.
+fn demo(args: &[&str]) -> String {
+    let out = ok(&[&["demo"], args].concat());
     assert!(
         out.contains("valid; with public input + 1: rejected"),
         "{out}"
     );
+    out
+}
+
+#[test]
+fn demo_runs_end_to_end() {
+    let out = demo(&["--log-size", "8", "--seed", "3"]);
     assert!(out.contains("4. verify"), "{out}");
 }
 
 #[test]
 fn demo_default_runs() {
-    let out = ok(&["demo"]);
+    let out = demo(&[]);
     assert!(out.contains("synthetic 2^12: 4094 constraints"), "{out}");
-    assert!(
-        out.contains("valid; with public input + 1: rejected"),
-        "{out}"
-    );
 }
 
 #[test]
 fn pipelined_proofs_verify_are_deterministic_and_match_the_batch_inputs() {
     let d = dir("pipeline");
     let (params, vk, batch_proof, batch_inputs) = setup_and_prove(&d, "4");
-    let prove = |out: &Path, inputs: &Path, budget: &str| {
-        ok(&[
-            "prove",
-            "--params",
-            s(&params),
-            "--circuit",
-            "synthetic",
-            "--log-size",
-            "8",
-            "--bits-pct",
-            "30",
-            "--count",
-            "4",
-            "--seed",
-            "9",
-            "--pipeline",
-            "--memory-budget",
-            budget,
-            "--out",
-            s(out),
-            "--inputs-out",
-            s(inputs),
-        ])
+    let pipelined = |out: &Path, inputs: &Path, budget: &str| {
+        let rest = "--count 4 --seed 9 --pipeline --memory-budget {} --out {} --inputs-out {}";
+        ok(&prove(&params, rest, &[budget, s(out), s(inputs)]))
     };
-    let (p1, i1, p2, i2) = (
-        d.join("a.proof"),
-        d.join("a.json"),
-        d.join("b.proof"),
-        d.join("b.json"),
-    );
-    prove(&p1, &i1, "1");
-    prove(&p2, &i2, "100000000");
+    let [p1, i1, p2, i2] = ["a.proof", "a.json", "b.proof", "b.json"].map(|f| d.join(f));
+    pipelined(&p1, &i1, "1");
+    pipelined(&p2, &i2, "100000000");
     // Same witnesses as the batch mode (same seeds), so the same public inputs.
     assert_eq!(
         std::fs::read(&i1).unwrap(),
@@ -696,50 +462,11 @@ fn pipelined_proofs_verify_are_deterministic_and_match_the_batch_inputs() {
         std::fs::read(&p1).unwrap(),
         std::fs::read(&batch_proof).unwrap()
     );
-    assert_eq!(
-        ok(&[
-            "verify",
-            "--vk",
-            s(&vk),
-            "--proof",
-            s(&p1),
-            "--inputs",
-            s(&i1)
-        ]),
-        "valid\n"
-    );
+    assert_eq!(ok(&common::verify_args(&vk, &p1, &i1)), "valid\n");
     // --memory-budget needs --pipeline; --pipeline excludes --batch-size.
+    fails(&prove(&params, "--memory-budget 5 --out {}", &[s(&p1)]), 2);
     fails(
-        &[
-            "prove",
-            "--params",
-            s(&params),
-            "--circuit",
-            "synthetic",
-            "--log-size",
-            "8",
-            "--memory-budget",
-            "5",
-            "--out",
-            s(&p1),
-        ],
-        2,
-    );
-    fails(
-        &[
-            "prove",
-            "--params",
-            s(&params),
-            "--circuit",
-            "synthetic",
-            "--log-size",
-            "8",
-            "--pipeline",
-            "--batch-size",
-            "2",
-            "--out",
-            s(&p1),
-        ],
+        &prove(&params, "--pipeline --batch-size 2 --out {}", &[s(&p1)]),
         2,
     );
 }

@@ -15,11 +15,9 @@ mod common;
 
 use std::{
     collections::{BTreeMap, BTreeSet},
-    io::{BufRead, BufReader, Read, Write},
-    net::TcpStream,
     path::{Path, PathBuf},
-    process::{Child, Command, Stdio},
-    sync::Mutex,
+    process::Command,
+    sync::{Mutex, MutexGuard},
     time::{Duration, Instant},
 };
 
@@ -29,7 +27,8 @@ use bellows_core::groth16::{
     Proof, VerifyingKey,
 };
 use bellows_serve::{job::decode_inputs, proto, store::testing};
-use common::{check, cmd, dir, s};
+use common::daemon::{events, synthetic_request, Daemon};
+use common::{dir, params_and_key, run, s};
 
 /// One test at a time: the restart test takes the server away from the others.
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -40,10 +39,7 @@ const WAIT: Duration = Duration::from_secs(240);
 /// A daemon of the fleet; killed when dropped.
 struct Node {
     id: String,
-    child: Child,
-    addr: String,
-    metrics: String,
-    log: PathBuf,
+    d: Daemon,
 }
 
 impl Node {
@@ -59,103 +55,61 @@ impl Node {
             ),
         )
         .unwrap();
-        let log = d.join(format!("{id}.log"));
-        let logf = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&log)
-            .unwrap();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_bellows"))
-            .args([
-                "-v",
-                "serve",
-                "--config",
-                s(&config),
-                "--listen",
-                "127.0.0.1:0",
-            ])
-            .args(["--state-dir", s(&state), "--metrics-listen", "127.0.0.1:0"])
-            .env_remove("RUST_LOG")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(logf)
-            .spawn()
-            .unwrap();
-        let mut out = BufReader::new(child.stdout.take().unwrap());
-        let mut line = String::new();
-        out.read_line(&mut line).unwrap();
-        let Some(addr) = line
-            .trim()
-            .strip_prefix("listening on ")
-            .map(str::to_string)
-        else {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!(
-                "node {id} did not start: {line:?}\n{}",
-                std::fs::read_to_string(&log).unwrap_or_default()
-            );
-        };
-        line.clear();
-        out.read_line(&mut line).unwrap();
-        let metrics = line
-            .trim()
-            .strip_prefix("metrics on http://")
-            .and_then(|m| m.strip_suffix("/metrics"))
-            .expect("metrics line")
-            .to_string();
+        let extra = ["--config", s(&config), "--metrics-listen", "127.0.0.1:0"];
         Node {
             id: id.into(),
-            child,
-            addr,
-            metrics,
-            log,
+            d: Daemon::start("127.0.0.1:0", &state, d, &extra),
         }
     }
 
     fn kill9(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.d.kill9();
     }
 
     fn alive(&mut self) -> bool {
-        self.child.try_wait().unwrap().is_none()
+        self.d.alive()
     }
 
     fn log(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
+        self.d.log()
     }
 
     /// The value of a metric line `name{labels}` (0 when absent).
     fn metric(&self, name_and_labels: &str) -> f64 {
-        let mut c = TcpStream::connect(&self.metrics).unwrap();
-        c.write_all(b"GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n")
-            .unwrap();
-        let mut body = String::new();
-        c.read_to_string(&mut body).unwrap();
-        body.lines()
-            .find_map(|l| l.strip_prefix(name_and_labels)?.trim().parse().ok())
-            .unwrap_or(0.0)
+        self.d.metric(name_and_labels).unwrap_or(0.0)
     }
 }
 
-impl Drop for Node {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// What each test starts from.
+struct Fleet {
+    /// Keeps the other tests off the server while the test runs.
+    serial: MutexGuard<'static, ()>,
+    /// The test's own database.
+    db: String,
+    /// Parameters for synthetic 2^k, and their key.
+    params: PathBuf,
+    vk: VerifyingKey,
+    /// Nodes a, b and c.
+    nodes: [Node; 3],
 }
 
-/// A fresh database for `test`, or `None` (skipped).
-fn database(test: &str) -> Option<String> {
+/// A fresh database and folder for `test`, parameters for synthetic 2^`k`, and three nodes
+/// of `capacity` each; `None` (skipped) without a server.
+fn fleet(test: &str, k: u32, capacity: usize) -> Option<Fleet> {
+    let serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let url = testing::server_url(test)?;
-    Some(
-        testing::fresh_database(
-            &url,
-            &format!("bellows_fleet_{test}_{}", std::process::id()),
-        )
-        .unwrap(),
-    )
+    let name = format!("bellows_fleet_{test}_{}", std::process::id());
+    let db = testing::fresh_database(&url, &name).unwrap();
+    let d = dir("fleet", test);
+    let (params, vk) = setup(&d, k);
+    let nodes = ["a", "b", "c"].map(|id| Node::start(&d, id, &db, capacity));
+    Some(Fleet {
+        serial,
+        db,
+        params,
+        vk,
+        nodes,
+    })
 }
 
 fn sql(db: &str) -> postgres::Client {
@@ -163,6 +117,11 @@ fn sql(db: &str) -> postgres::Client {
         .unwrap()
         .connect(postgres::NoTls)
         .unwrap()
+}
+
+/// The rows of `query` (no parameters), each read by `row`.
+fn rows<T>(q: &mut postgres::Client, query: &str, row: impl Fn(&postgres::Row) -> T) -> Vec<T> {
+    q.query(query, &[]).unwrap().iter().map(row).collect()
 }
 
 /// Polls `cond` (on the database or a daemon: other processes) until it holds.
@@ -177,21 +136,7 @@ fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
 
 /// Parameters and verifying key for synthetic 2^k.
 fn setup(d: &Path, k: u32) -> (PathBuf, VerifyingKey) {
-    let (p, vk) = (d.join(format!("p{k}.params")), d.join(format!("p{k}.vk")));
-    let args = [
-        "setup",
-        "--circuit",
-        "synthetic",
-        "--log-size",
-        &k.to_string(),
-        "--seed",
-        "1",
-        "--out",
-        s(&p),
-        "--vk-out",
-        s(&vk),
-    ];
-    check(&cmd(&args).output().unwrap(), &args, 0);
+    let (p, vk) = params_and_key(d, k);
     (p, read_verifying_key(&vk, PointCheck::Full).unwrap())
 }
 
@@ -203,20 +148,10 @@ fn request(
     priority: i32,
 ) -> proto::SubmitRequest {
     proto::SubmitRequest {
-        kind: Some(proto::submit_request::Kind::Builtin(
-            proto::BuiltinCircuit {
-                name: "synthetic".into(),
-                log_size: Some(k),
-                ..Default::default()
-            },
-        )),
-        params_path: s(params).into(),
-        partitions,
-        witness_seed: seed,
         seed: Some(seed),
         priority,
         skip_subgroup_checks: true,
-        ..Default::default()
+        ..synthetic_request(params, k, partitions, seed)
     }
 }
 
@@ -234,7 +169,7 @@ async fn client(addr: &str) -> bellows_serve::client::Client {
 
 /// Submits `reqs`, the i-th through `nodes[i % n]`, all at once; returns the job ids in order.
 fn submit_all(nodes: &[&Node], reqs: Vec<proto::SubmitRequest>) -> Vec<u64> {
-    let addrs: Vec<String> = nodes.iter().map(|n| n.addr.clone()).collect();
+    let addrs: Vec<String> = nodes.iter().map(|n| n.d.addr.clone()).collect();
     rt().block_on(async move {
         let tasks: Vec<_> = reqs
             .into_iter()
@@ -263,7 +198,7 @@ fn submit_all(nodes: &[&Node], reqs: Vec<proto::SubmitRequest>) -> Vec<u64> {
 /// Awaits every job (job i through `nodes[i % n]`, not the one it was submitted to); returns
 /// each final event.
 fn await_all(nodes: &[&Node], ids: &[u64]) -> Vec<proto::JobEvent> {
-    let addrs: Vec<String> = nodes.iter().map(|n| n.addr.clone()).collect();
+    let addrs: Vec<String> = nodes.iter().map(|n| n.d.addr.clone()).collect();
     let ids = ids.to_vec();
     rt().block_on(async move {
         let tasks: Vec<_> = ids
@@ -272,15 +207,8 @@ fn await_all(nodes: &[&Node], ids: &[u64]) -> Vec<proto::JobEvent> {
             .map(|(i, &id)| {
                 let addr = addrs[(i + 1) % addrs.len()].clone();
                 tokio::spawn(async move {
-                    let mut st = client(&addr)
-                        .await
-                        .r#await(proto::AwaitRequest {
-                            job_id: id,
-                            final_only: true,
-                        })
-                        .await
-                        .unwrap()
-                        .into_inner();
+                    let mut c = client(&addr).await;
+                    let mut st = events(&mut c, id, true).await.unwrap();
                     let mut last = None;
                     while let Some(ev) = st.message().await.unwrap() {
                         last = Some(ev);
@@ -331,18 +259,14 @@ fn verified(ev: &proto::JobEvent, n: usize, vk: &VerifyingKey) -> Vec<String> {
 
 /// The partitions proved into each job, from the database: (job, done_partitions, rows done).
 fn stored_counts(db: &str) -> Vec<(i64, i32, i64)> {
-    sql(db)
-        .query(
-            "SELECT j.id, j.done_partitions,
-                    (SELECT COUNT(*) FROM bellows_partitions p
-                     WHERE p.job = j.id AND p.state = 'done')
-             FROM bellows_jobs j ORDER BY j.id",
-            &[],
-        )
-        .unwrap()
-        .iter()
-        .map(|r| (r.get(0), r.get(1), r.get(2)))
-        .collect()
+    rows(
+        &mut sql(db),
+        "SELECT j.id, j.done_partitions,
+                (SELECT COUNT(*) FROM bellows_partitions p
+                 WHERE p.job = j.id AND p.state = 'done')
+         FROM bellows_jobs j ORDER BY j.id",
+        |r| (r.get(0), r.get(1), r.get(2)),
+    )
 }
 
 /// Sums a metric over live nodes.
@@ -352,40 +276,35 @@ fn total(nodes: &[&Node], metric: &str) -> f64 {
 
 #[test]
 fn three_daemons_share_jobs_and_finish_the_partitions_of_one_killed_mid_job() {
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(db) = database("kill") else { return };
-    let d = dir("fleet", "kill");
-    let (params, vk) = setup(&d, 10);
-    let a = Node::start(&d, "a", &db, 1);
-    let mut b = Node::start(&d, "b", &db, 1);
-    let c = Node::start(&d, "c", &db, 1);
+    let Some(Fleet {
+        serial: _serial,
+        db,
+        params,
+        vk,
+        nodes: [a, mut b, c],
+    }) = fleet("kill", 10, 1)
+    else {
+        return;
+    };
     let reqs = (0..8).map(|i| request(&params, 10, 4, 10 + i, 0)).collect();
     let ids = submit_all(&[&a, &b, &c], reqs);
 
     // Every node proves something; then b is killed while it holds a claim.
     let mut q = sql(&db);
     wait_until("every node to prove a partition", || {
-        let provers: BTreeSet<String> = q
-            .query(
-                "SELECT DISTINCT proved_by FROM bellows_partitions WHERE state = 'done'",
-                &[],
-            )
-            .unwrap()
-            .iter()
-            .map(|r| r.get(0))
-            .collect();
+        let provers: Vec<String> = rows(
+            &mut q,
+            "SELECT DISTINCT proved_by FROM bellows_partitions WHERE state = 'done'",
+            |r| r.get(0),
+        );
         provers.len() == 3
     });
     let held_by_b = || -> Vec<(i64, i32)> {
-        sql(&db)
-            .query(
-                "SELECT job, idx FROM bellows_partitions WHERE owner = 'b' AND state = 'claimed'",
-                &[],
-            )
-            .unwrap()
-            .iter()
-            .map(|r| (r.get(0), r.get(1)))
-            .collect()
+        rows(
+            &mut sql(&db),
+            "SELECT job, idx FROM bellows_partitions WHERE owner = 'b' AND state = 'claimed'",
+            |r| (r.get(0), r.get(1)),
+        )
     };
     wait_until("node b to hold a claim", || !held_by_b().is_empty());
     b.kill9();
@@ -420,8 +339,7 @@ fn three_daemons_share_jobs_and_finish_the_partitions_of_one_killed_mid_job() {
 
     // Status on any node shows the same jobs, and the fleet's nodes (b among them, silent).
     let status = |n: &Node| -> serde_json::Value {
-        let args = ["status", "--daemon", n.addr.as_str(), "--json"];
-        let (out, _) = check(&cmd(&args).output().unwrap(), &args, 0);
+        let (out, _) = run(&["status", "--daemon", n.d.addr.as_str(), "--json"], 0);
         serde_json::from_str(&out).unwrap()
     };
     let (sa, sc) = (status(&a), status(&c));
@@ -459,10 +377,6 @@ fn three_daemons_share_jobs_and_finish_the_partitions_of_one_killed_mid_job() {
 
 #[test]
 fn a_database_restart_mid_run_loses_and_duplicates_nothing() {
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(db) = database("restart") else {
-        return;
-    };
     let restart = match std::env::var("BELLOWS_TEST_POSTGRES_RESTART") {
         Ok(c) if !c.is_empty() => c,
         _ => {
@@ -475,11 +389,16 @@ fn a_database_restart_mid_run_loses_and_duplicates_nothing() {
             return;
         }
     };
-    let d = dir("fleet", "restart");
-    let (params, vk) = setup(&d, 10);
-    let mut a = Node::start(&d, "a", &db, 2);
-    let mut b = Node::start(&d, "b", &db, 2);
-    let mut c = Node::start(&d, "c", &db, 2);
+    let Some(Fleet {
+        serial: _serial,
+        db,
+        params,
+        vk,
+        nodes: [mut a, mut b, mut c],
+    }) = fleet("restart", 10, 2)
+    else {
+        return;
+    };
     let reqs = (0..6).map(|i| request(&params, 10, 6, 20 + i, 0)).collect();
     let ids = submit_all(&[&a, &b, &c], reqs);
     let done = || -> i64 {
@@ -538,14 +457,17 @@ fn a_database_restart_mid_run_loses_and_duplicates_nothing() {
 
 #[test]
 fn two_hundred_jobs_at_once_through_three_daemons_complete_once_urgent_first() {
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(db) = database("many") else { return };
-    let d = dir("fleet", "many");
-    let (params, vk) = setup(&d, 8);
     let capacity = 2;
-    let a = Node::start(&d, "a", &db, capacity);
-    let b = Node::start(&d, "b", &db, capacity);
-    let c = Node::start(&d, "c", &db, capacity);
+    let Some(Fleet {
+        serial: _serial,
+        db,
+        params,
+        vk,
+        nodes: [a, b, c],
+    }) = fleet("many", 8, capacity)
+    else {
+        return;
+    };
     let nodes = [&a, &b, &c];
     let bulk = submit_all(
         &nodes,
@@ -563,15 +485,13 @@ fn two_hundred_jobs_at_once_through_three_daemons_complete_once_urgent_first() {
     // While they run, no node ever holds more than its capacity.
     let mut q = sql(&db);
     wait_until("every job to finish", || {
-        for r in q
-            .query(
-                "SELECT owner, COUNT(*) FROM bellows_partitions WHERE state = 'claimed'
-                 GROUP BY owner",
-                &[],
-            )
-            .unwrap()
-        {
-            let (owner, n): (String, i64) = (r.get(0), r.get(1));
+        let held: Vec<(String, i64)> = rows(
+            &mut q,
+            "SELECT owner, COUNT(*) FROM bellows_partitions WHERE state = 'claimed'
+             GROUP BY owner",
+            |r| (r.get(0), r.get(1)),
+        );
+        for (owner, n) in held {
             assert!(n <= capacity as i64, "node {owner} holds {n} partitions");
         }
         let open: i64 = q
@@ -603,15 +523,11 @@ fn two_hundred_jobs_at_once_through_three_daemons_complete_once_urgent_first() {
         assert_eq!((done, rows), (1, 1), "job {job}");
     }
     // The urgent jobs, submitted after the 200, overtook most of them across the fleet.
-    let done_order: Vec<i64> = q
-        .query(
-            "SELECT job FROM bellows_partitions ORDER BY done_at, job",
-            &[],
-        )
-        .unwrap()
-        .iter()
-        .map(|r| r.get(0))
-        .collect();
+    let done_order: Vec<i64> = rows(
+        &mut q,
+        "SELECT job FROM bellows_partitions ORDER BY done_at, job",
+        |r| r.get(0),
+    );
     let last_urgent = done_order
         .iter()
         .rposition(|j| urgent.contains(&(*j as u64)))

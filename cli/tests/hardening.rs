@@ -4,26 +4,10 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
-use common::s;
-
-fn cmd(args: &[&str]) -> Command {
-    let mut c = common::cmd(args);
-    c.env_remove("BELLOWS_PLUGIN_PATH")
-        .env("BELLOWS_USER_LIB_DIR", "/nonexistent-bellows-lib");
-    c
-}
-
-fn run(args: &[&str]) -> Output {
-    cmd(args).output().expect("the bellows binary runs")
-}
-
-/// Runs and asserts exit code `code`; returns (stdout, stderr).
-fn expect(args: &[&str], code: i32) -> (String, String) {
-    common::check(&run(args), args, code)
-}
+use common::{argv, cmd, refused, run, s, verify_args};
 
 fn dir(name: &str) -> PathBuf {
     common::dir("bellows-hardening", name)
@@ -37,9 +21,10 @@ struct Fixture {
     inputs: PathBuf,
 }
 
+static FIXTURE: OnceLock<Fixture> = OnceLock::new();
+
 fn fixture() -> &'static Fixture {
-    static F: OnceLock<Fixture> = OnceLock::new();
-    F.get_or_init(|| {
+    FIXTURE.get_or_init(|| {
         let d = dir("fixture");
         let f = Fixture {
             params: d.join("p.params"),
@@ -47,64 +32,19 @@ fn fixture() -> &'static Fixture {
             proof: d.join("p.proof"),
             inputs: d.join("p.json"),
         };
-        expect(
-            &[
-                "setup",
-                "--log-size",
-                "8",
-                "--seed",
-                "1",
-                "--out",
-                s(&f.params),
-                "--vk-out",
-                s(&f.vk),
-            ],
-            0,
-        );
-        expect(
-            &[
-                "prove",
-                "--params",
-                s(&f.params),
-                "--log-size",
-                "8",
-                "--seed",
-                "2",
-                "--out",
-                s(&f.proof),
-                "--inputs-out",
-                s(&f.inputs),
-            ],
-            0,
-        );
+        let setup = "setup --log-size 8 --seed 1 --out {} --vk-out {}";
+        run(&argv(setup, &[s(&f.params), s(&f.vk)]), 0);
+        let prove = "prove --params {} --log-size 8 --seed 2 --out {} --inputs-out {}";
+        run(&argv(prove, &[s(&f.params), s(&f.proof), s(&f.inputs)]), 0);
         f
     })
 }
 
-fn prove_args<'a>(f: &'a Fixture, extra: &[&'a str]) -> Vec<&'a str> {
-    let mut v = vec![
-        "prove",
-        "--params",
-        s(&f.params),
-        "--log-size",
-        "8",
-        "--seed",
-        "3",
-    ];
-    v.extend_from_slice(extra);
+/// `prove` with the fixture's parameters (seed 3), then `rest` (`common::argv`'s form).
+fn prove_args<'a>(f: &'a Fixture, rest: &'a str, values: &[&'a str]) -> Vec<&'a str> {
+    let mut v = argv("prove --params {} --log-size 8 --seed 3", &[s(&f.params)]);
+    v.extend(argv(rest, values));
     v
-}
-
-fn verify_args<'a>(vk: &'a Path, proof: &'a Path, inputs: &'a Path) -> Vec<&'a str> {
-    vec![
-        "verify",
-        "--vk",
-        s(vk),
-        "--proof",
-        s(proof),
-        "--inputs",
-        s(inputs),
-    ]
 }
 
 #[cfg(unix)]
@@ -119,17 +59,15 @@ fn is_char_device(p: &str) -> bool {
 #[test]
 fn devices_are_written_through_not_replaced() {
     let f = fixture();
-    expect(
-        &prove_args(f, &["--out", "/dev/null", "--inputs-out", "/dev/null"]),
+    run(
+        &prove_args(f, "--out /dev/null --inputs-out /dev/null", &[]),
         0,
     );
     assert!(is_char_device("/dev/null"), "/dev/null was replaced");
     if Path::new("/dev/full").exists() {
-        let (_, err) = expect(&prove_args(f, &["--out", "/dev/full"]), 1);
-        assert!(
-            err.contains("/dev/full") && err.contains("No space left"),
-            "{err}"
-        );
+        let (_, err) = run(&prove_args(f, "--out /dev/full", &[]), 1);
+        let full = err.contains("/dev/full") && err.contains("No space left");
+        assert!(full, "{err}");
         assert!(is_char_device("/dev/full"));
     }
 }
@@ -137,8 +75,7 @@ fn devices_are_written_through_not_replaced() {
 #[cfg(unix)]
 #[test]
 fn fifos_are_written_through_and_links_followed() {
-    let f = fixture();
-    let d = dir("fifo");
+    let (f, d) = (fixture(), dir("fifo"));
     let fifo = d.join("out.fifo");
     let made = Command::new("mkfifo").arg(&fifo).status();
     if made.is_ok_and(|s| s.success()) {
@@ -146,7 +83,7 @@ fn fifos_are_written_through_and_links_followed() {
             let fifo = fifo.clone();
             std::thread::spawn(move || std::fs::read(fifo).unwrap())
         };
-        expect(&prove_args(f, &["--out", s(&fifo)]), 0);
+        run(&prove_args(f, "--out {}", &[s(&fifo)]), 0);
         assert_eq!(
             reader.join().unwrap().len(),
             192,
@@ -160,7 +97,7 @@ fn fifos_are_written_through_and_links_followed() {
     std::fs::write(&target, b"old").unwrap();
     let link = d.join("link.proof");
     std::os::unix::fs::symlink("target.proof", &link).unwrap();
-    expect(&prove_args(f, &["--out", s(&link), "--force"]), 0);
+    run(&prove_args(f, "--out {} --force", &[s(&link)]), 0);
     assert!(std::fs::symlink_metadata(&link)
         .unwrap()
         .file_type()
@@ -170,25 +107,13 @@ fn fifos_are_written_through_and_links_followed() {
 
 #[test]
 fn an_output_equal_to_an_input_or_another_output_is_refused() {
-    let f = fixture();
-    let d = dir("same");
+    let (f, d) = (fixture(), dir("same"));
     let cp = d.join("cp.params");
     std::fs::copy(&f.params, &cp).unwrap();
     let before = std::fs::read(&cp).unwrap();
-    let (_, err) = expect(
-        &[
-            "prove",
-            "--params",
-            s(&cp),
-            "--log-size",
-            "8",
-            "--out",
-            s(&cp),
-            "--force",
-        ],
-        2,
-    );
-    assert!(err.contains("same file as --params"), "{err}");
+    let prove = "prove --params {} --log-size 8 --out {}";
+    let line = format!("{prove} --force");
+    refused(&line, &[s(&cp), s(&cp)], 2, "same file as --params");
     assert_eq!(
         std::fs::read(&cp).unwrap(),
         before,
@@ -196,92 +121,57 @@ fn an_output_equal_to_an_input_or_another_output_is_refused() {
     );
     // Through another spelling of the same path, too.
     let other = d.join(".").join("cp.params");
-    expect(
-        &[
-            "prove",
-            "--params",
-            s(&cp),
-            "--log-size",
-            "8",
-            "--out",
-            s(&other),
-        ],
-        2,
-    );
+    run(&argv(prove, &[s(&cp), s(&other)]), 2);
     let same = d.join("same.p");
-    let (_, err) = expect(
-        &[
-            "setup",
-            "--log-size",
-            "8",
-            "--out",
-            s(&same),
-            "--vk-out",
-            s(&same),
-        ],
-        2,
-    );
-    assert!(err.contains("are the same file"), "{err}");
+    let setup = "setup --log-size 8 --out {} --vk-out {}";
+    refused(setup, &[s(&same), s(&same)], 2, "are the same file");
     assert!(!same.exists());
     let x = d.join("x");
-    let (_, err) = expect(&prove_args(f, &["--out", s(&x), "--inputs-out", s(&x)]), 2);
+    let (_, err) = run(
+        &prove_args(f, "--out {} --inputs-out {}", &[s(&x), s(&x)]),
+        2,
+    );
     assert!(err.contains("are the same file"), "{err}");
     assert!(!x.exists());
 }
 
 #[test]
 fn existing_outputs_are_replaced_only_with_force() {
-    let f = fixture();
-    let d = dir("force");
+    let (f, d) = (fixture(), dir("force"));
     let out = d.join("x.proof");
     std::fs::write(&out, b"keep me").unwrap();
-    let (_, err) = expect(&prove_args(f, &["--out", s(&out)]), 1);
+    let (_, err) = run(&prove_args(f, "--out {}", &[s(&out)]), 1);
     assert!(err.contains("already exists: give --force"), "{err}");
     assert_eq!(std::fs::read(&out).unwrap(), b"keep me");
     let params = d.join("p.params");
     std::fs::write(&params, b"old parameters").unwrap();
-    expect(&["setup", "--log-size", "8", "--out", s(&params)], 1);
+    run(&["setup", "--log-size", "8", "--out", s(&params)], 1);
     assert_eq!(std::fs::read(&params).unwrap(), b"old parameters");
-    expect(&prove_args(f, &["--out", s(&out), "--force"]), 0);
+    run(&prove_args(f, "--out {} --force", &[s(&out)]), 0);
     assert_eq!(std::fs::metadata(&out).unwrap().len(), 192);
 }
 
 #[test]
 fn every_output_path_is_checked_before_the_work() {
-    let f = fixture();
-    let d = dir("paths");
+    let (f, d) = (fixture(), dir("paths"));
     let proof = d.join("x.proof");
-    let (_, err) = expect(
-        &prove_args(
-            f,
-            &[
-                "--out",
-                s(&proof),
-                "--inputs-out",
-                s(&d.join("nodir/x.json")),
-            ],
-        ),
-        1,
-    );
+    let no_json = d.join("nodir/x.json");
+    let line = "--out {} --inputs-out {}";
+    let (_, err) = run(&prove_args(f, line, &[s(&proof), s(&no_json)]), 1);
     assert!(err.contains("does not exist"), "{err}");
     assert!(!err.contains("proved"), "refused before proving: {err}");
     let params = d.join("p.params");
-    let (_, err) = expect(
-        &[
-            "setup",
-            "--log-size",
-            "8",
-            "--out",
-            s(&params),
-            "--vk-out",
-            s(&d.join("nodir/x.vk")),
-        ],
+    let no_vk = d.join("nodir/x.vk");
+    refused(
+        "setup --log-size 8 --out {} --vk-out {}",
+        &[s(&params), s(&no_vk)],
         1,
+        "nodir",
     );
+    let no_proof = d.join("nodir/x.proof");
+    let (_, err) = run(&prove_args(f, "--out {}", &[s(&no_proof)]), 1);
     assert!(err.contains("nodir"), "{err}");
-    let (_, err) = expect(&prove_args(f, &["--out", s(&d.join("nodir/x.proof"))]), 1);
-    assert!(err.contains("nodir"), "{err}");
-    let (_, err) = expect(&prove_args(f, &["--out", s(&d)]), 1);
+    let (_, err) = run(&prove_args(f, "--out {}", &[s(&d)]), 1);
     assert!(err.contains("is a folder"), "{err}");
     // Nothing was written, no temporary file left.
     let left: Vec<_> = std::fs::read_dir(&d).unwrap().collect();
@@ -307,115 +197,63 @@ fn a_huge_declared_section_is_refused_before_any_allocation() {
     let d = dir("sparse");
     let p = d.join("huge.params");
     sparse_params(&p, (1 << 28) - 1);
-    let (_, err) = expect(
-        &[
-            "prove",
-            "--params",
-            s(&p),
-            "--log-size",
-            "8",
-            "--out",
-            s(&d.join("x")),
-        ],
-        1,
-    );
-    assert!(err.contains("do not fit the circuit"), "{err}");
+    let x = d.join("x");
+    let prove = "prove --params {} --log-size {} --out {}";
+    refused(prove, &[s(&p), "8", s(&x)], 1, "do not fit the circuit");
     // With a matching circuit size the memory estimate (or the first point) refuses it.
-    let (_, err) = expect(
-        &[
-            "prove",
-            "--params",
-            s(&p),
-            "--log-size",
-            "28",
-            "--out",
-            s(&d.join("x")),
-        ],
-        1,
-    );
-    assert!(
-        err.contains("needs about") || err.contains("invalid point"),
-        "{err}"
-    );
+    let (_, err) = run(&argv(prove, &[s(&p), "28", s(&x)]), 1);
+    let estimated = err.contains("needs about") || err.contains("invalid point");
+    assert!(estimated, "{err}");
     let _ = std::fs::remove_file(&p);
 }
 
 #[test]
 fn counts_sizes_and_threads_are_bounded() {
     let f = fixture();
-    for extra in [&[][..], &["--pipeline"][..]] {
-        let mut a = prove_args(f, &["--count", "4294967295", "--out", "/dev/null"]);
-        a.extend_from_slice(extra);
-        let (_, err) = expect(&a, 2);
+    for extra in ["", "--pipeline"] {
+        let line = format!("--count 4294967295 --out /dev/null {extra}");
+        let (_, err) = run(&prove_args(f, &line, &[]), 2);
         assert!(err.contains("2^22"), "{err}");
     }
-    expect(&["bench", "--log-size", "8", "--count", "4294967295"], 2);
-    let (_, err) = expect(&["bench", "--log-size", "8", "--count", "4194304"], 1);
+    run(&["bench", "--log-size", "8", "--count", "4294967295"], 2);
+    let (_, err) = run(&["bench", "--log-size", "8", "--count", "4194304"], 1);
     assert!(err.contains("needs about") && err.contains("GiB"), "{err}");
-    let (_, err) = expect(&["--threads", "65535", "backends"], 2);
-    assert!(err.contains("--threads"), "{err}");
-    let (_, err) = expect(
-        &[
-            "setup",
-            "--circuit",
-            "sha256",
-            "--bytes",
-            "67108864",
-            "--out",
-            "/dev/null",
-        ],
-        2,
-    );
-    assert!(err.contains("largest Groth16 domain"), "{err}");
+    refused("--threads 65535 backends", &[], 2, "--threads");
+    let setup = "setup --circuit sha256 --bytes 67108864 --out /dev/null";
+    refused(setup, &[], 2, "largest Groth16 domain");
 }
 
 #[test]
 fn setup_beyond_memory_is_refused_with_the_estimate() {
-    for k in ["20", "28", "32"] {
-        let o = cmd(&["setup", "--log-size", k, "--out", "/dev/null"])
+    // Exit code 1 and stderr under a 1 GB memory limit.
+    let limited = |line: &str| {
+        let o = cmd(&argv(line, &[]))
             .env("BELLOWS_MEMORY_LIMIT", "1000000000")
             .output()
             .unwrap();
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(1), "{err}");
-        assert!(
-            err.contains("needs about") && err.contains("953.7 MiB"),
-            "{err}"
-        );
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert_eq!(o.status.code(), Some(1), "{line}: {err}");
+        err
+    };
+    for k in ["20", "28", "32"] {
+        let err = limited(&format!("setup --log-size {k} --out /dev/null"));
+        let estimate = err.contains("needs about") && err.contains("953.7 MiB");
+        assert!(estimate, "{err}");
     }
-    let o = cmd(&["setup", "--fast", "--log-size", "24", "--out", "/dev/null"])
-        .env("BELLOWS_MEMORY_LIMIT", "1000000000")
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(1));
-    let o = cmd(&[
-        "setup",
-        "--circuit",
-        "sha256",
-        "--bytes",
-        "1MiB",
-        "--out",
-        "/dev/null",
-    ])
-    .env("BELLOWS_MEMORY_LIMIT", "1000000000")
-    .output()
-    .unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(1),
-        "refused before the circuit is run"
-    );
+    limited("setup --fast --log-size 24 --out /dev/null");
+    // Refused before the circuit is run.
+    limited("setup --circuit sha256 --bytes 1MiB --out /dev/null");
 }
 
 #[cfg(unix)]
 #[test]
 fn endless_streams_are_read_with_a_bound() {
     let f = fixture();
-    let (_, err) = expect(&verify_args(&f.vk, Path::new("/dev/zero"), &f.inputs), 1);
+    let (_, err) = run(&verify_args(&f.vk, Path::new("/dev/zero"), &f.inputs), 1);
     assert!(err.contains("proof 0"), "{err}");
-    let (_, err) = expect(&verify_args(&f.vk, &f.proof, Path::new("/dev/zero")), 1);
+    let (_, err) = run(&verify_args(&f.vk, &f.proof, Path::new("/dev/zero")), 1);
     assert!(err.contains("bytes allowed"), "{err}");
-    let (_, err) = expect(&verify_args(Path::new("/dev/zero"), &f.proof, &f.inputs), 1);
+    let (_, err) = run(&verify_args(Path::new("/dev/zero"), &f.proof, &f.inputs), 1);
     assert!(err.contains("no IC points"), "{err}");
 }
 
@@ -457,8 +295,7 @@ fn stdout_failures_end_cleanly() {
 /// The fixture's key with γ replaced by the identity, and the proof A = α, B = β, C = 0.
 #[test]
 fn a_key_with_identity_gamma_and_its_forged_proof_are_refused() {
-    let f = fixture();
-    let d = dir("forgery");
+    let (f, d) = (fixture(), dir("forgery"));
     let mut vk = std::fs::read(&f.vk).unwrap();
     // alpha_g1 (96) beta_g1 (96) beta_g2 (192) gamma_g2 (192) ...
     let gamma = 96 + 96 + 192;
@@ -477,7 +314,7 @@ fn a_key_with_identity_gamma_and_its_forged_proof_are_refused() {
     for x in ["12345", "0", "1"] {
         let inputs = d.join("x.json");
         std::fs::write(&inputs, format!("[\"{x}\"]")).unwrap();
-        let (out, err) = expect(&verify_args(&bad_vk, &forged, &inputs), 1);
+        let (out, err) = run(&verify_args(&bad_vk, &forged, &inputs), 1);
         assert!(!out.contains("valid"), "{out}");
         assert!(
             err.contains("gamma_g2") && err.contains("point at infinity"),
@@ -490,77 +327,34 @@ fn a_key_with_identity_gamma_and_its_forged_proof_are_refused() {
 
 #[test]
 fn stdout_of_prove_is_the_public_inputs_alone() {
-    let f = fixture();
-    let d = dir("stdout");
+    let (f, d) = (fixture(), dir("stdout"));
     let proof = d.join("x.proof");
-    let (out, err) = expect(&prove_args(f, &["--out", s(&proof)]), 0);
+    let (out, err) = run(&prove_args(f, "--out {}", &[s(&proof)]), 0);
     assert!(err.contains("proved 1"), "status lines on stderr: {err}");
     let inputs = d.join("x.json");
     std::fs::write(&inputs, &out).unwrap();
-    let (out, _) = expect(&verify_args(&f.vk, &proof, &inputs), 0);
+    let (out, _) = run(&verify_args(&f.vk, &proof, &inputs), 0);
     assert_eq!(out, "valid\n");
 }
 
 #[cfg(unix)]
 #[test]
 fn non_files_and_wrong_kinds_of_file_get_messages_that_name_them() {
-    let f = fixture();
-    let d = dir("kinds");
-    let (_, err) = expect(
-        &[
-            "prove",
-            "--params",
-            "/dev/zero",
-            "--log-size",
-            "8",
-            "--out",
-            s(&d.join("x")),
-        ],
-        1,
-    );
-    assert!(
-        err.contains("character device, not a regular file"),
-        "{err}"
-    );
-    let (_, err) = expect(
-        &[
-            "prove",
-            "--params",
-            s(&d),
-            "--log-size",
-            "8",
-            "--out",
-            s(&d.join("x")),
-        ],
-        1,
-    );
-    assert!(err.contains("is a folder, not a file"), "{err}");
-    let (_, err) = expect(
-        &[
-            "prove",
-            "--params",
-            s(&f.vk),
-            "--log-size",
-            "8",
-            "--out",
-            s(&d.join("x")),
-        ],
-        1,
-    );
-    assert!(err.contains("this is a verifying key file"), "{err}");
-    let (_, err) = expect(&verify_args(&d, &f.proof, &f.inputs), 1);
+    let (f, d) = (fixture(), dir("kinds"));
+    let x = d.join("x");
+    let prove = "prove --params {} --log-size 8 --out {}";
+    for (params, want) in [
+        ("/dev/zero", "character device, not a regular file"),
+        (s(&d), "is a folder, not a file"),
+        (s(&f.vk), "this is a verifying key file"),
+    ] {
+        refused(prove, &[params, s(&x)], 1, want);
+    }
+    let (_, err) = run(&verify_args(&d, &f.proof, &f.inputs), 1);
     assert!(err.contains("is a folder"), "{err}");
     // A key through a pipe is read (bounded); a parameters file through a pipe is refused.
     let piped = |file: &Path| {
-        let mut c = cmd(&[
-            "verify",
-            "--vk",
-            "/dev/stdin",
-            "--proof",
-            s(&f.proof),
-            "--inputs",
-            s(&f.inputs),
-        ]);
+        let mut c = cmd(&verify_args(Path::new("/dev/stdin"), &f.proof, &f.inputs));
         c.stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
@@ -585,83 +379,48 @@ fn non_files_and_wrong_kinds_of_file_get_messages_that_name_them() {
 
 #[test]
 fn numbers_out_of_range_are_usage_errors_that_say_why() {
-    let (_, err) = expect(&["bench", "--log-size", "8", "--count", "-1"], 2);
-    assert!(err.contains("negative"), "{err}");
-    let (_, err) = expect(&["setup", "--log-size", "2", "--out", "/dev/null"], 2);
-    assert!(err.contains("3..=32"), "{err}");
-    let (_, err) = expect(&["setup", "--log-size", "40", "--out", "/dev/null"], 2);
-    assert!(err.contains("--log-size"), "{err}");
-    expect(&["demo", "--log-size", "1"], 2);
-    expect(
-        &[
-            "setup",
-            "--log-size",
-            "8",
-            "--bits-pct",
-            "101",
-            "--out",
-            "/dev/null",
-        ],
-        2,
-    );
-    let (_, err) = expect(
-        &[
-            "setup",
-            "--circuit",
-            "sha256",
-            "--log-size",
-            "10",
-            "--out",
-            "/dev/null",
-        ],
-        2,
-    );
-    assert!(err.contains("15..=32"), "{err}");
+    // (command line, what stderr says; "" where only the exit code is checked)
+    for (line, want) in [
+        ("bench --log-size 8 --count -1", "negative"),
+        ("setup --log-size 2 --out /dev/null", "3..=32"),
+        ("setup --log-size 40 --out /dev/null", "--log-size"),
+        ("demo --log-size 1", ""),
+        ("setup --log-size 8 --bits-pct 101 --out /dev/null", ""),
+        (
+            "setup --circuit sha256 --log-size 10 --out /dev/null",
+            "15..=32",
+        ),
+    ] {
+        refused(line, &[], 2, want);
+    }
 }
 
 #[test]
 fn memory_budget_and_bytes_take_units() {
     let f = fixture();
-    expect(
-        &prove_args(
-            f,
-            &[
-                "--pipeline",
-                "--memory-budget",
-                "1GiB",
-                "--out",
-                "/dev/null",
-                "--inputs-out",
-                "/dev/null",
-            ],
-        ),
-        0,
-    );
-    let (_, err) = expect(
-        &prove_args(
-            f,
-            &["--pipeline", "--memory-budget", "8XB", "--out", "/dev/null"],
-        ),
-        2,
-    );
+    let pipelined = "--pipeline --memory-budget {} --out /dev/null";
+    let line = format!("{pipelined} --inputs-out /dev/null");
+    run(&prove_args(f, &line, &["1GiB"]), 0);
+    let (_, err) = run(&prove_args(f, pipelined, &["8XB"]), 2);
     assert!(err.contains("unknown unit"), "{err}");
 }
 
 #[test]
 fn a_byte_order_mark_in_the_inputs_is_accepted() {
-    let f = fixture();
-    let d = dir("bom");
+    let (f, d) = (fixture(), dir("bom"));
     let bom = d.join("bom.json");
     let mut text = "\u{feff}".as_bytes().to_vec();
     text.extend(std::fs::read(&f.inputs).unwrap());
     std::fs::write(&bom, text).unwrap();
-    let (out, _) = expect(&verify_args(&f.vk, &f.proof, &bom), 0);
+    let (out, _) = run(&verify_args(&f.vk, &f.proof, &bom), 0);
     assert_eq!(out, "valid\n");
 }
 
 #[test]
 fn no_colour_codes_when_stderr_is_not_a_terminal() {
-    let o = run(&["-vv", "bench", "--log-size", "6", "--reps", "1"]);
+    let o = cmd(&["-vv", "bench", "--log-size", "6", "--reps", "1"])
+        .output()
+        .unwrap();
     assert!(o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!err.contains('\u{1b}'), "{err}");
@@ -675,15 +434,11 @@ fn no_colour_codes_when_stderr_is_not_a_terminal() {
 #[test]
 fn a_killed_run_leaves_nothing_behind() {
     let d = dir("killed");
-    let mut child = cmd(&[
-        "setup",
-        "--log-size",
-        "16",
-        "--out",
-        s(&d.join("p.params")),
-        "--vk-out",
-        s(&d.join("p.vk")),
-    ])
+    let (params, vk) = (d.join("p.params"), d.join("p.vk"));
+    let mut child = cmd(&argv(
+        "setup --log-size 16 --out {} --vk-out {}",
+        &[s(&params), s(&vk)],
+    ))
     .stdout(Stdio::null())
     .stderr(Stdio::null())
     .spawn()

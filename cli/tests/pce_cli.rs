@@ -6,7 +6,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::s;
+use common::{argv, s};
 
 fn bellows(args: &[&str], pce_dir: &Path) -> Output {
     common::cmd(args)
@@ -56,11 +56,7 @@ fn build_info_and_list() {
     let (list, _) = run(&["pce", "list"], &cache, 0);
     assert!(list.starts_with("synthetic-k8-b40  "), "{list}");
     // A missing entry is a clear error.
-    let (_, err) = run(
-        &["pce", "info", "--circuit", "sha256", "--bytes", "3"],
-        &cache,
-        1,
-    );
+    let (_, err) = run(&argv("pce info --circuit sha256 --bytes 3", &[]), &cache, 1);
     assert!(err.contains("no recording of sha256-n3"), "{err}");
 }
 
@@ -104,19 +100,7 @@ fn proofs_are_the_same_with_and_without_pce_and_a_corrupted_entry_is_refused() {
     let bytes = |p: &Path| std::fs::read(p).unwrap();
     assert_eq!(bytes(&p1), bytes(&p2));
     assert_eq!(bytes(&p1), bytes(&p3));
-    run(
-        &[
-            "verify",
-            "--vk",
-            s(&vk),
-            "--proof",
-            s(&p1),
-            "--inputs",
-            s(&i1),
-        ],
-        &cache,
-        0,
-    );
+    run(&common::verify_args(&vk, &p1, &i1), &cache, 0);
     // The pipeline with and without the recording.
     let (p4, _, _, _) = prove("pipe", &["--pipeline"], 0);
     let (p5, _, _, _) = prove("pipe-direct", &["--pipeline", "--no-pce"], 0);
@@ -143,22 +127,8 @@ fn proofs_are_the_same_with_and_without_pce_and_a_corrupted_entry_is_refused() {
 #[test]
 fn bench_compares_synthesis_and_ends_with_the_ratio() {
     let d = dir("bench");
-    let (out, _) = run(
-        &[
-            "--threads",
-            "2",
-            "bench",
-            "--compare-synthesis",
-            "--circuit",
-            "sha256",
-            "--bytes",
-            "2",
-            "--reps",
-            "1",
-        ],
-        &d,
-        0,
-    );
+    let line = "--threads 2 bench --compare-synthesis --circuit sha256 --bytes 2 --reps 1";
+    let (out, _) = run(&argv(line, &[]), &d, 0);
     assert!(out.contains("agree bit for bit"), "{out}");
     assert!(out.contains("  direct ") && out.contains("  pce "), "{out}");
     let last = out.lines().last().unwrap();
@@ -203,14 +173,16 @@ fn two_processes_building_one_entry_leave_one_whole_file() {
     }
     let (info, _) = run(&[&["pce", "info"][..], &CIRCUIT].concat(), &cache, 0);
     assert!(info.contains("synthetic-k8-b40"), "{info}");
-    let names: Vec<_> = std::fs::read_dir(&cache)
+    // The folder's tag key (`.key`) is made once by whichever process got there first.
+    let mut names: Vec<_> = std::fs::read_dir(&cache)
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
+    names.sort();
     assert_eq!(
         names,
-        vec!["synthetic-k8-b40.pce".to_string()],
-        "no temporary files left"
+        vec![".key".to_string(), "synthetic-k8-b40.pce".to_string()],
+        "one entry and the folder's key, no temporary files left"
     );
 }
 
@@ -224,25 +196,15 @@ fn without_a_cache_folder_prove_records_in_memory() {
         &cache,
         0,
     );
-    let o = Command::new(env!("CARGO_BIN_EXE_bellows"))
-        .args(
-            [
-                &["prove", "--params", s(&params), "--skip-subgroup-checks"][..],
-                &CIRCUIT,
-                &["--seed", "1", "--out", s(&d.join("x.proof"))],
-            ]
-            .concat(),
-        )
-        .env_remove("RUST_LOG")
+    let proof = d.join("x.proof");
+    let prove = "prove --params {} --skip-subgroup-checks --seed 1 --out {}";
+    let o = common::cmd(&[&argv(prove, &[s(&params), s(&proof)])[..], &CIRCUIT].concat())
         .env_remove("BELLOWS_PCE_DIR")
         .env_remove("XDG_CACHE_HOME")
         .env_remove("HOME")
         .output()
         .unwrap();
-    let (out, err) = (
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr),
-    );
+    let (out, err) = common::text(&o);
     assert!(o.status.success(), "{out}\n{err}");
     assert!(err.contains("recorded (one-time, not cached)"), "{err}");
     assert!(err.contains("set BELLOWS_PCE_DIR"), "{err}");

@@ -1,22 +1,35 @@
 //! `bellows conformance` and the plugin listing of `bellows backends`, end to end.
 
-use std::process::Command;
+mod common;
 
-fn bellows(args: &[&str], plugin_path: Option<&std::path::Path>) -> (i32, String, String) {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_bellows"));
-    c.args(args)
-        .env_remove("RUST_LOG")
-        .env("BELLOWS_USER_LIB_DIR", "/nonexistent-bellows-lib");
-    match plugin_path {
-        Some(p) => c.env("BELLOWS_PLUGIN_PATH", p),
-        None => c.env_remove("BELLOWS_PLUGIN_PATH"),
-    };
+use std::path::{Path, PathBuf};
+
+use bellows_conformance::plugin_build::{build_plugins, Plugins};
+use common::argv;
+
+/// Runs `bellows ARGS` with plugins found only on `plugin_path`: (exit code, stdout, stderr).
+fn bellows(args: &[&str], plugin_path: Option<&Path>) -> (i32, String, String) {
+    let mut c = common::cmd(args);
+    if let Some(p) = plugin_path {
+        c.env("BELLOWS_PLUGIN_PATH", p);
+    }
     let o = c.output().expect("the bellows binary runs");
-    (
-        o.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
+    let (out, err) = common::text(&o);
+    (o.status.code().unwrap_or(-1), out, err)
+}
+
+/// `bellows backends --json` with plugins found on `plugin_path`: the entries.
+fn listing(plugin_path: &Path) -> Vec<serde_json::Value> {
+    let (code, out, err) = bellows(&["backends", "--json"], Some(plugin_path));
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    v.as_array().unwrap().clone()
+}
+
+/// The test plugins, built, and a fresh folder `name` for a plugin path.
+fn plugins_and_folder(name: &str) -> (Plugins, PathBuf) {
+    let plugins = build_plugins().expect("plugins build");
+    (plugins, common::dir("bellows-cli-plugins", name))
 }
 
 #[test]
@@ -34,20 +47,10 @@ fn conformance_of_the_builtin_and_of_the_cpu_plugin_pass() {
         "the table names the proof checks: {out}"
     );
 
-    let plugins = bellows_conformance::plugin_build::build_plugins().expect("plugins build");
+    let plugins = build_plugins().expect("plugins build");
     let so = plugins.cpu.display().to_string();
-    let (code, out, err) = bellows(
-        &[
-            "conformance",
-            "--backend",
-            &so,
-            "--quick",
-            "--max-log-size",
-            "6",
-            "--json",
-        ],
-        None,
-    );
+    let line = "conformance --backend {} --quick --max-log-size 6 --json";
+    let (code, out, err) = bellows(&argv(line, &[&so]), None);
     assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
     let v: serde_json::Value = serde_json::from_str(&out).expect("--json prints JSON");
     assert!(v.to_string().contains("pass"), "{out}");
@@ -56,33 +59,17 @@ fn conformance_of_the_builtin_and_of_the_cpu_plugin_pass() {
 
 #[test]
 fn conformance_of_a_missing_plugin_fails_clearly() {
-    let (code, _out, err) = bellows(
-        &[
-            "conformance",
-            "--backend",
-            "/nonexistent/libbellows_backend_x.so",
-            "--quick",
-        ],
-        None,
-    );
-    assert_eq!(code, 1);
-    assert!(
-        err.contains("/nonexistent/libbellows_backend_x.so"),
-        "{err}"
-    );
-    let (code, _out, err) = bellows(
-        &["conformance", "--backend", "no-such-backend", "--quick"],
-        None,
-    );
-    assert_eq!(code, 1);
-    assert!(err.contains("no-such-backend"), "{err}");
+    for backend in ["/nonexistent/libbellows_backend_x.so", "no-such-backend"] {
+        let (code, _out, err) =
+            bellows(&argv("conformance --backend {} --quick", &[backend]), None);
+        assert_eq!(code, 1);
+        assert!(err.contains(backend), "{err}");
+    }
 }
 
 #[test]
 fn backends_lists_plugins_and_the_reason_a_broken_one_failed() {
-    let plugins = bellows_conformance::plugin_build::build_plugins().expect("plugins build");
-    let dir = std::env::temp_dir().join(format!("bellows-cli-plugins-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let (plugins, dir) = plugins_and_folder("listed");
     std::fs::copy(&plugins.cpu, dir.join("libbellows_backend_cpu.so")).unwrap();
     std::fs::write(
         dir.join("libbellows_backend_garbage.so"),
@@ -104,10 +91,7 @@ fn backends_lists_plugins_and_the_reason_a_broken_one_failed() {
         out.contains("unavailable:"),
         "the broken plugin's reason is shown: {out}"
     );
-    let (code, out, _) = bellows(&["backends", "--json"], Some(&dir));
-    assert_eq!(code, 0);
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    let arr = v.as_array().unwrap();
+    let arr = listing(&dir);
     assert!(arr
         .iter()
         .any(|e| e["source"] == "plugin" && e["error"].is_null()));
@@ -116,20 +100,8 @@ fn backends_lists_plugins_and_the_reason_a_broken_one_failed() {
         .any(|e| e["source"] == "plugin" && e["error"].is_string()));
     // Proving through the plugin file works like proving with the built-in.
     let so = dir.join("libbellows_backend_cpu.so").display().to_string();
-    let (code, out, err) = bellows(
-        &[
-            "bench",
-            "--backend",
-            &so,
-            "--circuit",
-            "synthetic",
-            "--log-size",
-            "8",
-            "--reps",
-            "1",
-        ],
-        None,
-    );
+    let line = "bench --backend {} --circuit synthetic --log-size 8 --reps 1";
+    let (code, out, err) = bellows(&argv(line, &[&so]), None);
     assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -139,10 +111,7 @@ fn backends_lists_plugins_and_the_reason_a_broken_one_failed() {
 /// apart, with how to select each.
 #[test]
 fn backends_survives_an_aborting_plugin_and_skips_folders() {
-    let plugins = bellows_conformance::plugin_build::build_plugins().expect("plugins build");
-    let dir = std::env::temp_dir().join(format!("bellows-cli-abort-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let (plugins, dir) = plugins_and_folder("abort");
     std::fs::copy(
         plugins.test_plugin("aborts"),
         dir.join("libbellows_backend_aborts.so"),
@@ -160,10 +129,7 @@ fn backends_survives_an_aborting_plugin_and_skips_folders() {
         out.contains("the name selects an earlier entry"),
         "the shadowed plugin says how to select it: {out}"
     );
-    let (code, out, _) = bellows(&["backends", "--json"], Some(&dir));
-    assert_eq!(code, 0);
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    let arr = v.as_array().unwrap();
+    let arr = listing(&dir);
     let cpu_plugin = arr
         .iter()
         .find(|e| e["name"] == "cpu" && e["source"] == "plugin")
@@ -184,11 +150,8 @@ fn backends_survives_an_aborting_plugin_and_skips_folders() {
 #[test]
 fn backends_survives_arbitrary_plugin_files() {
     use proptest::prelude::*;
-    let plugins = bellows_conformance::plugin_build::build_plugins().expect("plugins build");
+    let (plugins, dir) = plugins_and_folder("fuzz");
     let real = std::fs::read(&plugins.cpu).unwrap();
-    let dir = std::env::temp_dir().join(format!("bellows-cli-fuzz-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
     let cases = std::env::var("PROPTEST_CASES")
         .ok()
         .and_then(|v| v.parse().ok())

@@ -11,7 +11,8 @@ use std::sync::OnceLock;
 
 use bellows_filecoin::filecoin_proofs_api::RegisteredSealProof;
 use bellows_filecoin::testing::{c1_json, init_filecoin_env, lotus_bench_json, seal_sector};
-use common::{check, cmd, dir, s};
+use common::daemon::Daemon;
+use common::{argv, dir, refused, run, s};
 use rand_core::SeedableRng;
 
 const PROOF: RegisteredSealProof = RegisteredSealProof::StackedDrg2KiBV1_1;
@@ -40,8 +41,14 @@ fn c1_files() -> &'static (PathBuf, PathBuf) {
     })
 }
 
-fn run(args: &[&str], code: i32) -> (String, String) {
-    check(&cmd(args).output().unwrap(), args, code)
+/// A fresh folder `porep/NAME` for a C2 that fails: the folder, an empty parameter folder in
+/// it, and where the proof would go.
+fn c2_folders(name: &str) -> (PathBuf, PathBuf, PathBuf) {
+    let d = dir("porep", name);
+    let params = d.join("params");
+    std::fs::create_dir_all(&params).unwrap();
+    let out = d.join("s.proof");
+    (d, params, out)
 }
 
 #[test]
@@ -49,14 +56,10 @@ fn info_names_the_sector_and_the_parameter_files() {
     let (lotus, _) = c1_files();
     let params = dir("porep", "info-params");
     let (out, _) = run(
-        &[
-            "porep",
-            "info",
-            "--c1",
-            s(lotus),
-            "--params-dir",
-            s(&params),
-        ],
+        &argv(
+            "porep info --c1 {} --params-dir {}",
+            &[s(lotus), s(&params)],
+        ),
         0,
     );
     for want in [
@@ -75,24 +78,10 @@ fn info_names_the_sector_and_the_parameter_files() {
 #[test]
 fn c2_errors_come_before_any_proving() {
     let (lotus, bare) = c1_files();
-    let d = dir("porep", "c2-errors");
-    let params = d.join("params");
-    std::fs::create_dir_all(&params).unwrap();
-    let out = d.join("s.proof");
+    let (d, params, out) = c2_folders("c2-errors");
+    let c2 = "porep c2 --c1 {} --params-dir {} --out {}";
     // Parameters missing: named by filecoin-proofs' file name.
-    let (_, err) = run(
-        &[
-            "porep",
-            "c2",
-            "--c1",
-            s(lotus),
-            "--params-dir",
-            s(&params),
-            "--out",
-            s(&out),
-        ],
-        1,
-    );
+    let (_, err) = run(&argv(c2, &[s(lotus), s(&params), s(&out)]), 1);
     assert!(
         err.contains("no parameters for StackedDrg2KiBV1_1"),
         "{err}"
@@ -103,69 +92,19 @@ fn c2_errors_come_before_any_proving() {
     let bytes = std::fs::read(bare).unwrap();
     let cut = d.join("cut.json");
     std::fs::write(&cut, &bytes[..bytes.len() / 3]).unwrap();
-    let (_, err) = run(
-        &[
-            "porep",
-            "c2",
-            "--c1",
-            s(&cut),
-            "--params-dir",
-            s(&params),
-            "--out",
-            s(&out),
-        ],
-        1,
-    );
-    assert!(err.contains("truncated"), "{err}");
+    refused(c2, &[s(&cut), s(&params), s(&out)], 1, "truncated");
     // The output is an input.
-    let (_, err) = run(
-        &[
-            "porep",
-            "c2",
-            "--c1",
-            s(bare),
-            "--params-dir",
-            s(&params),
-            "--out",
-            s(bare),
-        ],
-        2,
-    );
-    assert!(err.contains("refusing to overwrite an input"), "{err}");
+    let c2_bare = |out: &Path, code: i32, want: &str| {
+        refused(c2, &[s(bare), s(&params), s(out)], code, want);
+    };
+    c2_bare(bare, 2, "refusing to overwrite an input");
     // An existing output without --force.
     std::fs::write(&out, b"old").unwrap();
-    let (_, err) = run(
-        &[
-            "porep",
-            "c2",
-            "--c1",
-            s(bare),
-            "--params-dir",
-            s(&params),
-            "--out",
-            s(&out),
-        ],
-        1,
-    );
-    assert!(err.contains("--force"), "{err}");
+    c2_bare(&out, 1, "--force");
     assert_eq!(std::fs::read(&out).unwrap(), b"old");
     // An unknown check.
-    let (_, err) = run(
-        &[
-            "porep",
-            "c2",
-            "--c1",
-            s(bare),
-            "--params-dir",
-            s(&params),
-            "--out",
-            s(&out),
-            "--check",
-            "none",
-        ],
-        2,
-    );
-    assert!(err.contains("--check"), "{err}");
+    let line = format!("{c2} --check none");
+    refused(&line, &[s(bare), s(&params), s(&out)], 2, "--check");
 }
 
 #[test]
@@ -174,92 +113,24 @@ fn verify_and_setup_usage_errors() {
     let d = dir("porep", "usage");
     let proof = d.join("p");
     std::fs::write(&proof, [0u8; 192]).unwrap();
+    let verify = |c1: &Path, rest: &str, code: i32, want: &str| {
+        let line = format!("porep verify --c1 {{}} --proof {{}} --params-dir {{}} {rest}");
+        refused(&line, &[s(c1), s(&proof), s(&d)], code, want);
+    };
     // Neither --prover-id nor --miner.
-    run(
-        &[
-            "porep",
-            "verify",
-            "--c1",
-            s(lotus),
-            "--proof",
-            s(&proof),
-            "--params-dir",
-            s(&d),
-        ],
-        2,
-    );
+    verify(lotus, "", 2, "");
     // The bare form has no SectorNum: --sector-id is needed.
-    let (_, err) = run(
-        &[
-            "porep",
-            "verify",
-            "--c1",
-            s(bare),
-            "--proof",
-            s(&proof),
-            "--params-dir",
-            s(&d),
-            "--miner",
-            "1000",
-        ],
-        2,
-    );
-    assert!(err.contains("--sector-id"), "{err}");
+    verify(bare, "--miner 1000", 2, "--sector-id");
     // A prover id that is not 32 bytes of hex.
-    let (_, err) = run(
-        &[
-            "porep",
-            "verify",
-            "--c1",
-            s(lotus),
-            "--proof",
-            s(&proof),
-            "--params-dir",
-            s(&d),
-            "--prover-id",
-            "12zz",
-        ],
-        2,
-    );
-    assert!(err.contains("--prover-id"), "{err}");
+    verify(lotus, "--prover-id 12zz", 2, "--prover-id");
     // No verifying key in the folder.
-    let (_, err) = run(
-        &[
-            "porep",
-            "verify",
-            "--c1",
-            s(lotus),
-            "--proof",
-            s(&proof),
-            "--params-dir",
-            s(&d),
-            "--miner",
-            "1000",
-        ],
-        1,
-    );
-    assert!(
-        err.contains("no verifying key for StackedDrg2KiBV1_1"),
-        "{err}"
-    );
+    let want = "no verifying key for StackedDrg2KiBV1_1";
+    verify(lotus, "--miner 1000", 1, want);
     // Setup: unknown and unsupported proof types.
-    let (_, err) = run(
-        &["porep", "setup", "--proof", "Bogus", "--params-dir", s(&d)],
-        2,
-    );
-    assert!(err.contains("not a seal proof type"), "{err}");
-    let (_, err) = run(
-        &[
-            "porep",
-            "setup",
-            "--proof",
-            "StackedDrg2KiBV1_2_Feat_NonInteractivePoRep",
-            "--params-dir",
-            s(&d),
-        ],
-        1,
-    );
-    assert!(err.contains("non-interactive"), "{err}");
+    let setup = "porep setup --proof {} --params-dir {}";
+    refused(setup, &["Bogus", s(&d)], 2, "not a seal proof type");
+    let ni = "StackedDrg2KiBV1_2_Feat_NonInteractivePoRep";
+    refused(setup, &[ni, s(&d)], 1, "non-interactive");
 }
 
 /// `porep load` with each check on a small parameters file; the digest check against a
@@ -269,65 +140,27 @@ fn load_with_each_check() {
     let d = dir("porep", "load");
     let name = "v28-test-circuit.params";
     let params = d.join(name);
-    run(
-        &[
-            "setup",
-            "--circuit",
-            "synthetic",
-            "--log-size",
-            "12",
-            "--seed",
-            "1",
-            "--out",
-            s(&params),
-        ],
-        0,
-    );
+    let setup = "setup --circuit synthetic --log-size 12 --seed 1 --out {}";
+    run(&argv(setup, &[s(&params)]), 0);
+    let load = "porep load --params {} --check";
     for c in ["batched", "full", "curve-only"] {
-        let (out, _) = run(&["porep", "load", "--params", s(&params), "--check", c], 0);
+        let (out, _) = run(&argv(&format!("{load} {c}"), &[s(&params)]), 0);
         assert!(
             out.contains(&format!("check {c}")) && out.contains("points/s"),
             "{out}"
         );
     }
+    let load = "porep load --params {} --check digest";
     let digest = bellows_filecoin::params::filecoin_digest(&std::fs::read(&params).unwrap());
     let manifest = write_manifest(&d, "good.json", name, &digest);
-    let (out, _) = run(
-        &[
-            "porep",
-            "load",
-            "--params",
-            s(&params),
-            "--check",
-            "digest",
-            "--manifest",
-            s(&manifest),
-            "--json",
-        ],
-        0,
-    );
+    let line = format!("{load} --manifest {{}} --json");
+    let (out, _) = run(&argv(&line, &[s(&params), s(&manifest)]), 0);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["digest"], digest.as_str());
     let bad = write_manifest(&d, "bad.json", name, &"0".repeat(32));
-    let (_, err) = run(
-        &[
-            "porep",
-            "load",
-            "--params",
-            s(&params),
-            "--check",
-            "digest",
-            "--manifest",
-            s(&bad),
-        ],
-        1,
-    );
-    assert!(err.contains("does not match"), "{err}");
-    let (_, err) = run(
-        &["porep", "load", "--params", s(&params), "--check", "digest"],
-        1,
-    );
-    assert!(err.contains("lists no file named"), "{err}");
+    let line = format!("{load} --manifest {{}}");
+    refused(&line, &[s(&params), s(&bad)], 1, "does not match");
+    refused(load, &[s(&params)], 1, "lists no file named");
 }
 
 fn write_manifest(d: &Path, file: &str, name: &str, digest: &str) -> PathBuf {
@@ -348,71 +181,20 @@ fn setup_c2_verify_end_to_end() {
     let (lotus, _) = c1_files();
     let d = dir("porep", "e2e");
     let params = d.join("params");
-    run(
-        &[
-            "porep",
-            "setup",
-            "--proof",
-            "StackedDrg2KiBV1_1",
-            "--params-dir",
-            s(&params),
-        ],
-        0,
-    );
+    let setup = "porep setup --proof StackedDrg2KiBV1_1 --params-dir {}";
+    run(&argv(setup, &[s(&params)]), 0);
     let out = d.join("s.proof");
     // Pre-compiled synthesis (the default), its recording kept in the test's folder.
     let pce = d.join("pce");
-    run(
-        &[
-            "porep",
-            "c2",
-            "--c1",
-            s(lotus),
-            "--params-dir",
-            s(&params),
-            "--pce-dir",
-            s(&pce),
-            "--out",
-            s(&out),
-        ],
-        0,
-    );
+    let c2 = "porep c2 --c1 {} --params-dir {} --pce-dir {} --out {}";
+    run(&argv(c2, &[s(lotus), s(&params), s(&pce), s(&out)]), 0);
     assert!(std::fs::read_dir(&pce).unwrap().count() > 0, "recorded");
     assert_eq!(std::fs::metadata(&out).unwrap().len(), 192);
-    let (stdout, _) = run(
-        &[
-            "porep",
-            "verify",
-            "--c1",
-            s(lotus),
-            "--proof",
-            s(&out),
-            "--params-dir",
-            s(&params),
-            "--miner",
-            "1000",
-        ],
-        0,
-    );
+    let verify = "porep verify --c1 {} --proof {} --params-dir {} --miner 1000";
+    let values = [s(lotus), s(&out), s(&params)];
+    let (stdout, _) = run(&argv(verify, &values), 0);
     assert_eq!(stdout.trim(), "valid");
-    let (_, err) = run(
-        &[
-            "porep",
-            "verify",
-            "--c1",
-            s(lotus),
-            "--proof",
-            s(&out),
-            "--params-dir",
-            s(&params),
-            "--miner",
-            "1000",
-            "--sector-id",
-            "8",
-        ],
-        1,
-    );
-    assert!(err.contains("rejects"), "{err}");
+    refused(&format!("{verify} --sector-id 8"), &values, 1, "rejects");
 }
 
 /// `porep c2 --daemon`: the C1 file is checked before anything is sent; the daemon (built with
@@ -421,79 +203,83 @@ fn setup_c2_verify_end_to_end() {
 /// bellows-serve's tests/porep.rs.)
 #[test]
 fn c2_on_a_daemon_errors_are_clear_and_nothing_is_written() {
-    use std::io::{BufRead, BufReader};
-    use std::process::{Command, Stdio};
-
     let (lotus, bare) = c1_files();
-    let d = dir("porep", "c2-daemon");
-    let params = d.join("params");
-    std::fs::create_dir_all(&params).unwrap();
-    let out = d.join("s.proof");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_bellows"))
-        .args(["serve", "--listen", "127.0.0.1:0", "--state-dir"])
-        .arg(d.join("state"))
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let addr = line
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("daemon did not start: {line:?}"))
-        .to_string();
-    let c2 = |c1: &Path, extra: &[&str], code: i32| {
-        let mut args = vec![
-            "porep",
-            "c2",
-            "--daemon",
-            &addr,
-            "--c1",
-            s(c1),
-            "--params-dir",
-            s(&params),
-            "--out",
-            s(&out),
-        ];
-        args.extend_from_slice(extra);
-        run(&args, code)
+    let (d, params, out) = c2_folders("c2-daemon");
+    let daemon = Daemon::start("127.0.0.1:0", &d.join("state"), &params, &[]);
+    let c2 = |c1: &Path, extra: &str, want: &str| {
+        let line = format!("porep c2 --daemon {{}} --c1 {{}} --params-dir {{}} --out {{}} {extra}");
+        refused(&line, &[&daemon.addr, s(c1), s(&params), s(&out)], 1, want);
     };
     // The daemon refuses it: no parameters in its folder, named.
-    let (_, err) = c2(lotus, &[], 1);
-    assert!(
-        err.contains("no parameters for StackedDrg2KiBV1_1"),
-        "{err}"
-    );
-    let (_, err) = c2(bare, &["--submit"], 1);
-    assert!(err.contains(".params"), "{err}");
+    c2(lotus, "", "no parameters for StackedDrg2KiBV1_1");
+    c2(bare, "--submit", ".params");
     // A truncated C1 file is named before anything is sent.
     let bytes = std::fs::read(bare).unwrap();
     let cut = d.join("cut.json");
     std::fs::write(&cut, &bytes[..bytes.len() / 3]).unwrap();
-    let (_, err) = c2(&cut, &[], 1);
-    assert!(err.contains("truncated"), "{err}");
+    c2(&cut, "", "truncated");
     assert!(!out.exists(), "nothing written on failure");
     // --submit needs --daemon.
-    let (_, err) = run(
-        &[
-            "porep",
-            "c2",
-            "--submit",
-            "--c1",
-            s(bare),
-            "--params-dir",
-            s(&params),
-            "--out",
-            s(&out),
-        ],
-        2,
+    let line = "porep c2 --submit --c1 {} --params-dir {} --out {}";
+    refused(line, &[s(bare), s(&params), s(&out)], 2, "--daemon");
+    drop(daemon);
+}
+
+/// `porep synth-c1`: a synthetic 2 KiB output that `porep info` reads, the same bytes for the
+/// same seed, an existing file kept without --force, the bare form with --raw, and sizes that
+/// are not Filecoin's refused with the allowed ones named.
+#[test]
+fn synth_c1_makes_a_c1_file_that_info_reads() {
+    let d = dir("porep", "synth-c1");
+    let out = d.join("synth.json");
+    let synth = |out: &Path, extra: &str, code: i32| {
+        let line =
+            format!("porep synth-c1 --sector-size 2KiB --seed 3 --sector 9 --out {{}} {extra}");
+        run(&argv(&line, &[s(out)]), code)
+    };
+    let info = |c1: &Path| {
+        run(
+            &argv("porep info --c1 {} --params-dir {}", &[s(c1), s(&d)]),
+            0,
+        )
+        .0
+    };
+    let (_, err) = synth(&out, "", 0);
+    assert!(
+        err.contains("SYNTHETIC") && err.contains("nothing about stored data"),
+        "{err}"
     );
-    assert!(err.contains("--daemon"), "{err}");
-    let _ = child.kill();
-    let _ = child.wait();
+    let info_out = info(&out);
+    for want in [
+        "StackedDrg2KiBV1_1",
+        "2048 bytes",
+        "sector number   9",
+        "partitions      1",
+    ] {
+        assert!(info_out.contains(want), "{want:?} in\n{info_out}");
+    }
+    let first = std::fs::read(&out).unwrap();
+    // An existing file is kept without --force; with it, the same seed gives the same bytes.
+    let (_, err) = synth(&out, "", 1);
+    assert!(err.contains("--force"), "{err}");
+    synth(&out, "--force", 0);
+    assert_eq!(std::fs::read(&out).unwrap(), first);
+    // --raw: the bare SealCommitPhase1Output (no sector number in it).
+    let raw = d.join("raw.json");
+    synth(&raw, "--raw --miner 1234", 0);
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&raw).unwrap()).unwrap();
+    assert_eq!(v["registered_proof"], "StackedDrg2KiBV1_1");
+    let raw_info = info(&raw);
+    assert!(!raw_info.contains("sector number"), "{raw_info}");
+    // Not a Filecoin sector size, or not a size at all: usage errors, nothing written.
+    let bad = d.join("bad.json");
+    for size in ["4KiB", "32GB", "lots"] {
+        let line = "porep synth-c1 --sector-size {} --out {}";
+        let (_, err) = run(&argv(line, &[size, s(&bad)]), 2);
+        assert!(err.contains("--sector-size"), "{err}");
+        if size != "lots" {
+            assert!(err.contains("2KiB, 8MiB, 512MiB, 32GiB and 64GiB"), "{err}");
+        }
+        assert!(!bad.exists());
+    }
 }

@@ -8,144 +8,41 @@ mod common;
 mod pki;
 
 use std::{
-    io::{BufRead, BufReader, Read, Write},
+    io::{Read, Write},
     net::TcpStream,
-    path::{Path, PathBuf},
-    process::{Child, Command, Stdio},
+    path::Path,
 };
 
 use bellows_serve::{proto, tonic};
-use common::{check, cmd, dir, s};
+use common::daemon::{events, rt, synthetic_request, Daemon};
+use common::{argv, check, cmd, dir, params_and_key, refused, run, s};
 
-/// A running daemon; killed when dropped.
-struct Daemon {
-    child: Child,
-    addr: String,
-    metrics: Option<String>,
-    log: PathBuf,
+/// `bellows serve` on `listen` with its state in `state`, reading parameters from the state's
+/// folder (where the tests put them).
+fn start_on(state: &Path, listen: &str, extra: &[&str]) -> Daemon {
+    Daemon::start(listen, state, state.parent().unwrap(), extra)
 }
 
-impl Daemon {
-    fn start(state: &Path, extra: &[&str]) -> Daemon {
-        Self::start_on(state, "127.0.0.1:0", extra)
-    }
-
-    fn start_on(state: &Path, listen: &str, extra: &[&str]) -> Daemon {
-        let log = state.with_extension("log");
-        let logf = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&log)
-            .unwrap();
-        let mut c = Command::new(env!("CARGO_BIN_EXE_bellows"));
-        c.args(["-v", "serve", "--listen", listen, "--state-dir", s(state)])
-            .args(extra)
-            .env_remove("RUST_LOG")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(logf);
-        let mut child = c.spawn().unwrap();
-        let mut out = BufReader::new(child.stdout.take().unwrap());
-        let mut line = String::new();
-        out.read_line(&mut line).unwrap();
-        let addr = match line.trim().strip_prefix("listening on ") {
-            Some(a) => a.to_string(),
-            None => {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!(
-                    "daemon did not start: {line:?}\n{}",
-                    std::fs::read_to_string(&log).unwrap_or_default()
-                );
-            }
-        };
-        let metrics = if extra.contains(&"--metrics-listen") {
-            line.clear();
-            out.read_line(&mut line).unwrap();
-            Some(
-                line.trim()
-                    .strip_prefix("metrics on ")
-                    .expect("metrics line")
-                    .to_string(),
-            )
-        } else {
-            None
-        };
-        Daemon {
-            child,
-            addr,
-            metrics,
-            log,
-        }
-    }
-
-    fn kill9(&mut self) {
-        // SIGKILL: no handler runs, nothing is flushed by the daemon itself.
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-
-    fn log(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn run(args: &[&str], code: i32) -> (String, String) {
-    let o = cmd(args).output().unwrap();
-    check(&o, args, code)
-}
-
-/// Trusted parameters (and a verifying key) for synthetic 2^k.
-fn setup(d: &Path, k: u32) -> (PathBuf, PathBuf) {
-    let (p, vk) = (d.join("p.params"), d.join("p.vk"));
-    let k = k.to_string();
-    run(
-        &[
-            "setup",
-            "--circuit",
-            "synthetic",
-            "--log-size",
-            &k,
-            "--seed",
-            "1",
-            "--out",
-            s(&p),
-            "--vk-out",
-            s(&vk),
-        ],
-        0,
-    );
-    (p, vk)
+fn start(state: &Path, extra: &[&str]) -> Daemon {
+    start_on(state, "127.0.0.1:0", extra)
 }
 
 fn verify(vk: &Path, proof: &Path, inputs: &Path) {
-    let (out, _) = run(
-        &[
-            "verify",
-            "--vk",
-            s(vk),
-            "--proof",
-            s(proof),
-            "--inputs",
-            s(inputs),
-        ],
-        0,
-    );
+    let (out, _) = run(&common::verify_args(vk, proof, inputs), 0);
     assert!(out.contains("valid"), "{out}");
 }
 
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
+/// `prove --daemon ADDR --params PARAMS` of synthetic 2^10, then `rest` (`common::argv`'s form);
+/// asserts exit code `code`, returns (stdout, stderr).
+fn prove_k10(
+    addr: &str,
+    params: &Path,
+    rest: &str,
+    values: &[&str],
+    code: i32,
+) -> (String, String) {
+    let line = format!("prove --daemon {{}} --params {{}} --circuit synthetic -k 10 {rest}");
+    run(&argv(&line, &[&[addr, s(params)], values].concat()), code)
 }
 
 fn status_json(addr: &str) -> serde_json::Value {
@@ -156,50 +53,34 @@ fn status_json(addr: &str) -> serde_json::Value {
 #[test]
 fn prove_submit_await_status_and_cancel_through_a_daemon() {
     let d = dir("serve", "roundtrip");
-    let (params, vk) = setup(&d, 10);
-    let daemon = Daemon::start(&d.join("state"), &["--metrics-listen", "127.0.0.1:0"]);
+    let (params, vk) = params_and_key(&d, 10);
+    let daemon = start(&d.join("state"), &["--metrics-listen", "127.0.0.1:0"]);
     let addr = daemon.addr.as_str();
-    let circuit = ["--circuit", "synthetic", "--log-size", "10"];
+    // `COMMAND --params P` of synthetic 2^10 with the daemon or the pipeline, then `rest`.
+    let prove = |command: &str, rest: &str, values: &[&str]| {
+        let line = format!("{command} --params {{}} --circuit synthetic --log-size 10 {rest}");
+        run(&argv(&line, &[&[s(&params)], values].concat()), 0).0
+    };
+    let on_daemon = |command: &str| format!("{command} --daemon {addr}");
+    let files = "--out {} --inputs-out {}";
 
     // prove --daemon writes what a local prove --pipeline writes, byte for byte (same seed).
     let (dp, di) = (d.join("d.proof"), d.join("d.json"));
-    let mut args = vec!["prove", "--daemon", addr, "--params", s(&params)];
-    args.extend(circuit);
-    args.extend([
-        "--count",
-        "3",
-        "--seed",
-        "5",
-        "--out",
-        s(&dp),
-        "--inputs-out",
-        s(&di),
-    ]);
-    run(&args, 0);
+    let rest = format!("--count 3 --seed 5 {files}");
+    prove(&on_daemon("prove"), &rest, &[s(&dp), s(&di)]);
     verify(&vk, &dp, &di);
     let (lp, li) = (d.join("l.proof"), d.join("l.json"));
-    let mut args = vec!["prove", "--pipeline", "--params", s(&params)];
-    args.extend(circuit);
-    args.extend([
-        "--count",
-        "3",
-        "--seed",
-        "5",
-        "--out",
-        s(&lp),
-        "--inputs-out",
-        s(&li),
-    ]);
-    run(&args, 0);
+    prove("prove --pipeline", &rest, &[s(&lp), s(&li)]);
     assert_eq!(std::fs::read(&dp).unwrap(), std::fs::read(&lp).unwrap());
     assert_eq!(std::fs::read(&di).unwrap(), std::fs::read(&li).unwrap());
 
     // submit prints the id alone on its last line; await writes the files submit named.
     let (sp, si) = (d.join("s.proof"), d.join("s.json"));
-    let mut args = vec!["submit", "--daemon", addr, "--params", s(&params)];
-    args.extend(circuit);
-    args.extend(["--count", "2", "--out", s(&sp), "--inputs-out", s(&si)]);
-    let (out, _) = run(&args, 0);
+    let out = prove(
+        &on_daemon("submit"),
+        &format!("--count 2 {files}"),
+        &[s(&sp), s(&si)],
+    );
     let id = out.lines().last().unwrap().trim().to_string();
     assert!(id.parse::<u64>().is_ok(), "{out:?}");
     assert!(!sp.exists(), "submit writes nothing itself");
@@ -212,10 +93,7 @@ fn prove_submit_await_status_and_cancel_through_a_daemon() {
 
     // Without an inputs file, prove prints the inputs on stdout, as locally.
     let op = d.join("o.proof");
-    let mut args = vec!["prove", "--daemon", addr, "--params", s(&params)];
-    args.extend(circuit);
-    args.extend(["--seed", "2", "--out", s(&op)]);
-    let (out, _) = run(&args, 0);
+    let out = prove(&on_daemon("prove"), "--seed 2 --out {}", &[s(&op)]);
     assert!(out.trim().starts_with("[\""), "{out}");
 
     let st = status_json(addr);
@@ -239,16 +117,7 @@ fn prove_submit_await_status_and_cancel_through_a_daemon() {
     assert!(err.contains("no job 999999"), "{err}");
 
     // Prometheus metrics over HTTP.
-    let m = daemon.metrics.clone().unwrap();
-    let hostport = m
-        .trim_start_matches("http://")
-        .trim_end_matches("/metrics")
-        .to_string();
-    let mut conn = TcpStream::connect(&hostport).unwrap();
-    conn.write_all(b"GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n")
-        .unwrap();
-    let mut body = String::new();
-    conn.read_to_string(&mut body).unwrap();
+    let (_, body) = daemon.http("/metrics");
     for name in [
         "bellows_queue_partitions",
         "bellows_device_busy_seconds_total",
@@ -264,28 +133,14 @@ fn prove_submit_await_status_and_cancel_through_a_daemon() {
 #[test]
 fn a_job_survives_sigkill_mid_job_and_a_restart_finishes_it() {
     let d = dir("serve", "sigkill");
-    let (params, vk) = setup(&d, 12);
+    let (params, vk) = params_and_key(&d, 12);
     let state = d.join("state");
     let slow = ["--synthesis-workers", "1", "--no-pce"];
-    let mut daemon = Daemon::start(&state, &slow);
+    let mut daemon = start(&state, &slow);
     let (pp, pi) = (d.join("k.proof"), d.join("k.json"));
-    let args = [
-        "submit",
-        "--daemon",
-        &daemon.addr,
-        "--params",
-        s(&params),
-        "--circuit",
-        "synthetic",
-        "--log-size",
-        "12",
-        "--count",
-        "8",
-        "--out",
-        s(&pp),
-        "--inputs-out",
-        s(&pi),
-    ];
+    let line = "submit --daemon {} --params {} --circuit synthetic --log-size 12 --count 8 \
+                --out {} --inputs-out {}";
+    let args = argv(line, &[&daemon.addr, s(&params), s(&pp), s(&pi)]);
     let (out, _) = run(&args, 0);
     let id: u64 = out.lines().last().unwrap().trim().parse().unwrap();
 
@@ -293,14 +148,7 @@ fn a_job_survives_sigkill_mid_job_and_a_restart_finishes_it() {
     let addr = daemon.addr.clone();
     rt().block_on(async {
         let mut c = bellows_serve::client::connect(&addr, None).await.unwrap();
-        let mut st = c
-            .r#await(proto::AwaitRequest {
-                job_id: id,
-                final_only: false,
-            })
-            .await
-            .unwrap()
-            .into_inner();
+        let mut st = events(&mut c, id, false).await.unwrap();
         while let Some(ev) = st.message().await.unwrap() {
             if ev.partitions_done >= 1 {
                 return;
@@ -324,7 +172,7 @@ fn a_job_survives_sigkill_mid_job_and_a_restart_finishes_it() {
     assert!((1..8).contains(&stored), "{stored} partitions stored");
 
     // Restart on the same state directory; await gets every proof, and they verify.
-    let daemon = Daemon::start(&state, &slow);
+    let daemon = start(&state, &slow);
     run(&["await", &id.to_string(), "--daemon", &daemon.addr], 0);
     verify(&vk, &pp, &pi);
     assert_eq!(std::fs::read(&pp).unwrap().len(), 8 * 192);
@@ -335,7 +183,7 @@ fn a_job_survives_sigkill_mid_job_and_a_restart_finishes_it() {
 #[test]
 fn a_failing_plugin_device_hands_its_partitions_to_the_cpu_fallback() {
     let d = dir("serve", "fault");
-    let (params, vk) = setup(&d, 10);
+    let (params, vk) = params_and_key(&d, 10);
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
     let plugin = bellows_conformance::plugin_build::build_cdylib(
         &root.join("Cargo.toml"),
@@ -352,26 +200,13 @@ fn a_failing_plugin_device_hands_its_partitions_to_the_cpu_fallback() {
         ),
     )
     .unwrap();
-    let daemon = Daemon::start(&d.join("state"), &["--config", s(&config)]);
+    let daemon = start(&d.join("state"), &["--config", s(&config)]);
     let (pp, pi) = (d.join("f.proof"), d.join("f.json"));
-    run(
-        &[
-            "prove",
-            "--daemon",
-            &daemon.addr,
-            "--params",
-            s(&params),
-            "--circuit",
-            "synthetic",
-            "-k",
-            "10",
-            "--count",
-            "2",
-            "--out",
-            s(&pp),
-            "--inputs-out",
-            s(&pi),
-        ],
+    prove_k10(
+        &daemon.addr,
+        &params,
+        "--count 2 --out {} --inputs-out {}",
+        &[s(&pp), s(&pi)],
         0,
     );
     verify(&vk, &pp, &pi);
@@ -391,41 +226,20 @@ fn remote_addresses_need_a_token_and_tokens_are_checked() {
     let d = dir("serve", "security");
     // A non-loopback address: refused without --allow-remote, and without a token.
     let st = d.join("state");
-    let (_, err) = run(
-        &["serve", "--listen", "0.0.0.0:0", "--state-dir", s(&st)],
-        1,
-    );
-    assert!(err.contains("--allow-remote"), "{err}");
-    let (_, err) = run(
-        &[
-            "serve",
-            "--listen",
-            "0.0.0.0:0",
-            "--allow-remote",
-            "--state-dir",
-            s(&st),
-        ],
-        1,
-    );
-    assert!(err.contains("token"), "{err}");
+    let serve = "serve --listen 0.0.0.0:0 --state-dir {}";
+    refused(serve, &[s(&st)], 1, "--allow-remote");
+    refused(&format!("{serve} --allow-remote"), &[s(&st)], 1, "token");
 
     // A token on loopback: required and compared.
     let tok = d.join("token");
     std::fs::write(&tok, "0123456789abcdef-secret\n").unwrap();
-    let daemon = Daemon::start(&st, &["--token-file", s(&tok)]);
-    let (_, err) = run(&["status", "--daemon", &daemon.addr], 1);
-    assert!(err.contains("requires a token"), "{err}");
+    let daemon = start(&st, &["--token-file", s(&tok)]);
+    refused("status --daemon {}", &[&daemon.addr], 1, "requires a token");
     let bad = d.join("bad-token");
     std::fs::write(&bad, "not-the-right-token").unwrap();
-    let (_, err) = run(
-        &["status", "--daemon", &daemon.addr, "--token-file", s(&bad)],
-        1,
-    );
-    assert!(err.contains("wrong token"), "{err}");
-    run(
-        &["status", "--daemon", &daemon.addr, "--token-file", s(&tok)],
-        0,
-    );
+    let status = "status --daemon {} --token-file {}";
+    refused(status, &[&daemon.addr, s(&bad)], 1, "wrong token");
+    run(&argv(status, &[&daemon.addr, s(&tok)]), 0);
     let o = cmd(&["status", "--daemon", &daemon.addr])
         .env("BELLOWS_TOKEN", "0123456789abcdef-secret")
         .output()
@@ -436,8 +250,8 @@ fn remote_addresses_need_a_token_and_tokens_are_checked() {
 #[test]
 fn garbage_oversized_and_wrong_requests_get_errors_and_the_daemon_keeps_serving() {
     let d = dir("serve", "bad-input");
-    let (params, vk) = setup(&d, 10);
-    let daemon = Daemon::start(&d.join("state"), &[]);
+    let (params, vk) = params_and_key(&d, 10);
+    let daemon = start(&d.join("state"), &[]);
     let addr = daemon.addr.clone();
 
     // Garbage bytes on the socket: the connection is dropped, nothing else happens.
@@ -453,19 +267,7 @@ fn garbage_oversized_and_wrong_requests_get_errors_and_the_daemon_keeps_serving(
         let _ = c.write_all(b"PRI * HTTP/2.0\r\n");
     }
 
-    let good = |partitions: u32| proto::SubmitRequest {
-        kind: Some(proto::submit_request::Kind::Builtin(
-            proto::BuiltinCircuit {
-                name: "synthetic".into(),
-                log_size: Some(10),
-                ..Default::default()
-            },
-        )),
-        params_path: s(&params).into(),
-        partitions,
-        witness_seed: 3,
-        ..Default::default()
-    };
+    let good = |partitions: u32| synthetic_request(&params, 10, partitions, 3);
     rt().block_on(async {
         let mut c = bellows_serve::client::connect(&addr, None).await.unwrap();
         let code = |r: Result<tonic::Response<proto::SubmitReply>, tonic::Status>| match r {
@@ -515,21 +317,27 @@ fn garbage_oversized_and_wrong_requests_get_errors_and_the_daemon_keeps_serving(
             tonic::Code::InvalidArgument
         );
         let mut r = good(1);
-        r.params_path = "/nonexistent/p.params".into();
+        r.params_path = s(&d.join("missing.params")).into();
         assert_eq!(code(c.submit(r).await).0, tonic::Code::NotFound);
+        // Outside the daemon's --params-dir: one answer whether the file exists or not, and
+        // nothing of it read (#43 item 9).
+        let mut outside = Vec::new();
+        for p in ["/nonexistent/p.params", "/etc/passwd", "/dev/zero"] {
+            let mut r = good(1);
+            r.params_path = p.into();
+            let (c0, m0) = code(c.submit(r).await);
+            assert_eq!(c0, tonic::Code::InvalidArgument, "{m0}");
+            assert!(m0.contains("not inside"), "{m0}");
+            outside.push(m0.replace(p, "PATH"));
+        }
+        assert!(outside.windows(2).all(|w| w[0] == w[1]), "{outside:?}");
         let junk = d.join("junk.params");
         std::fs::write(&junk, b"not a parameters file at all").unwrap();
         let mut r = good(1);
         r.params_path = s(&junk).into();
         assert_eq!(code(c.submit(r).await).0, tonic::Code::InvalidArgument);
         // Await of a job that does not exist.
-        let e = c
-            .r#await(proto::AwaitRequest {
-                job_id: 12345,
-                final_only: true,
-            })
-            .await
-            .unwrap_err();
+        let e = events(&mut c, 12345, true).await.unwrap_err();
         assert_eq!(e.code(), tonic::Code::NotFound);
 
         // Backends, PreloadParams, EvictParams.
@@ -571,32 +379,29 @@ fn garbage_oversized_and_wrong_requests_get_errors_and_the_daemon_keeps_serving(
         assert_eq!(e.code(), tonic::Code::InvalidArgument);
         let e = c
             .preload_params(proto::PreloadParamsRequest {
-                path: "/nonexistent/p.params".into(),
+                path: s(&d.join("missing.params")).into(),
                 ..Default::default()
             })
             .await
             .unwrap_err();
         assert_eq!(e.code(), tonic::Code::NotFound);
+        let e = c
+            .preload_params(proto::PreloadParamsRequest {
+                path: "/etc/passwd".into(),
+                ..Default::default()
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), tonic::Code::InvalidArgument, "{}", e.message());
     });
 
     // Still serving: a good job proves and verifies.
     let (pp, pi) = (d.join("g.proof"), d.join("g.json"));
-    run(
-        &[
-            "prove",
-            "--daemon",
-            &addr,
-            "--params",
-            s(&params),
-            "--circuit",
-            "synthetic",
-            "-k",
-            "10",
-            "--out",
-            s(&pp),
-            "--inputs-out",
-            s(&pi),
-        ],
+    prove_k10(
+        &addr,
+        &params,
+        "--out {} --inputs-out {}",
+        &[s(&pp), s(&pi)],
         0,
     );
     verify(&vk, &pp, &pi);
@@ -605,7 +410,7 @@ fn garbage_oversized_and_wrong_requests_get_errors_and_the_daemon_keeps_serving(
 #[test]
 fn mutual_tls_on_a_remote_address_through_every_client_command() {
     let d = dir("serve", "mtls");
-    let (params, vk) = setup(&d, 10);
+    let (params, vk) = params_and_key(&d, 10);
     let ca = pki::Ca::new("bellows test CA");
     let ca_pem = ca.write(&d, "ca");
     let server = ca.leaf(&d, "server", false);
@@ -614,92 +419,48 @@ fn mutual_tls_on_a_remote_address_through_every_client_command() {
 
     // Mutual TLS is enough for a non-loopback address (no token).
     let st = d.join("state");
-    let tls_serve = [
-        "--tls-cert",
-        s(&server.cert),
-        "--tls-key",
-        s(&server.key),
-        "--tls-client-ca",
-        s(&ca_pem),
-    ];
     // Bad files fail the start with the file's name.
-    let (_, err) = run(
-        &[
-            "serve",
-            "--state-dir",
-            s(&st),
-            "--tls-cert",
-            s(&d.join("nope.pem")),
-            "--tls-key",
-            s(&server.key),
-        ],
+    let serve = "serve --state-dir {} --tls-cert {} --tls-key {}";
+    let nope = d.join("nope.pem");
+    refused(serve, &[s(&st), s(&nope), s(&server.key)], 1, "nope.pem");
+    refused(
+        serve,
+        &[s(&st), s(&server.key), s(&server.key)],
         1,
+        "no certificate",
     );
-    assert!(err.contains("nope.pem"), "{err}");
-    let (_, err) = run(
-        &[
-            "serve",
-            "--state-dir",
-            s(&st),
-            "--tls-cert",
-            s(&server.key),
-            "--tls-key",
-            s(&server.key),
-        ],
-        1,
-    );
-    assert!(err.contains("no certificate"), "{err}");
 
-    let mut extra = vec!["--allow-remote"];
-    extra.extend(tls_serve);
-    let mut daemon = Daemon::start_on(&st, "0.0.0.0:0", &extra);
+    let tls_serve = "--allow-remote --tls-cert {} --tls-key {} --tls-client-ca {}";
+    let extra = argv(tls_serve, &[s(&server.cert), s(&server.key), s(&ca_pem)]);
+    let mut daemon = start_on(&st, "0.0.0.0:0", &extra);
     // The certificate names 127.0.0.1 (the daemon listens on every address).
     daemon.addr = daemon.addr.replace("0.0.0.0", "127.0.0.1");
     let addr = daemon.addr.clone();
-    let tls = [
-        "--tls-ca",
-        s(&ca_pem),
-        "--tls-cert",
-        s(&client.cert),
-        "--tls-key",
-        s(&client.key),
-    ];
-    let with = |args: &[&str]| {
-        let mut v: Vec<&str> = args.to_vec();
-        v.extend(["--daemon", addr.as_str()]);
-        v.extend(tls);
-        v.iter().map(|x| x.to_string()).collect::<Vec<String>>()
+    // `line` with the daemon's address and the client's certificate; stdout.
+    let client_tls = [addr.as_str(), s(&ca_pem), s(&client.cert), s(&client.key)];
+    let over_tls = |line: &str, values: &[&str]| {
+        let line = format!("{line} --daemon {{}} --tls-ca {{}} --tls-cert {{}} --tls-key {{}}");
+        run(&argv(&line, &[values, &client_tls].concat()), 0).0
     };
-    let go = |args: Vec<String>, code: i32| {
-        let a: Vec<&str> = args.iter().map(String::as_str).collect();
-        run(&a, code)
-    };
-    let circuit = ["--circuit", "synthetic", "-k", "10", "--params", s(&params)];
 
     // prove, submit + await, status, cancel and bench, each over mutual TLS.
     let (pp, pi) = (d.join("t.proof"), d.join("t.json"));
-    let mut args = vec!["prove"];
-    args.extend(circuit);
-    args.extend(["--count", "2", "--out", s(&pp), "--inputs-out", s(&pi)]);
-    go(with(&args), 0);
+    let prove = "prove --circuit synthetic -k 10 --params {} --count 2 --out {} --inputs-out {}";
+    over_tls(prove, &[s(&params), s(&pp), s(&pi)]);
     verify(&vk, &pp, &pi);
     let (sp, si) = (d.join("u.proof"), d.join("u.json"));
-    let mut args = vec!["submit"];
-    args.extend(circuit);
-    args.extend(["--out", s(&sp), "--inputs-out", s(&si)]);
-    let (out, _) = go(with(&args), 0);
+    let submit = "submit --circuit synthetic -k 10 --params {} --out {} --inputs-out {}";
+    let out = over_tls(submit, &[s(&params), s(&sp), s(&si)]);
     let id = out.lines().last().unwrap().trim().to_string();
-    go(with(&["await", &id]), 0);
+    over_tls("await {}", &[&id]);
     verify(&vk, &sp, &si);
-    let (out, _) = go(with(&["cancel", &id]), 0);
+    let out = over_tls("cancel {}", &[&id]);
     assert_eq!(out.trim(), format!("job {id}: done"));
-    let (out, _) = go(with(&["status", "--json"]), 0);
+    let out = over_tls("status --json", &[]);
     let st: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(st["devices"][0]["partitions"], 3);
-    let mut args = vec!["bench"];
-    args.extend(circuit);
-    args.extend(["--count", "1", "--json"]);
-    let (out, _) = go(with(&args), 0);
+    let bench = "bench --circuit synthetic -k 10 --params {} --count 1 --json";
+    let out = over_tls(bench, &[s(&params)]);
     let b: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(b["mode"], "daemon");
     // The same settings from the environment.
@@ -712,92 +473,55 @@ fn mutual_tls_on_a_remote_address_through_every_client_command() {
     check(&o, &["status"], 0);
 
     // Refused: no client certificate, another CA's certificate, plain text.
-    let (_, err) = run(&["status", "--daemon", &addr, "--tls-ca", s(&ca_pem)], 1);
-    assert!(err.contains("requires a client certificate"), "{err}");
-    let (_, err) = run(
-        &[
-            "status",
-            "--daemon",
-            &addr,
-            "--tls-ca",
-            s(&ca_pem),
-            "--tls-cert",
-            s(&stranger.cert),
-            "--tls-key",
-            s(&stranger.key),
-        ],
+    let status = "status --daemon {} --tls-ca {}";
+    refused(
+        status,
+        &[&addr, s(&ca_pem)],
         1,
+        "requires a client certificate",
     );
-    assert!(err.contains("refused this client's certificate"), "{err}");
-    let (_, err) = run(&["status", "--daemon", &addr], 1);
-    assert!(err.contains("--tls-ca"), "{err}");
+    let stranger_tls = [&addr, s(&ca_pem), s(&stranger.cert), s(&stranger.key)];
+    let with_cert = "status --daemon {} --tls-ca {} --tls-cert {} --tls-key {}";
+    refused(
+        with_cert,
+        &stranger_tls,
+        1,
+        "refused this client's certificate",
+    );
+    refused("status --daemon {}", &[&addr], 1, "--tls-ca");
     // A certificate without its key is a usage error before any connection.
-    let (_, err) = run(
-        &[
-            "status",
-            "--daemon",
-            &addr,
-            "--tls-ca",
-            s(&ca_pem),
-            "--tls-cert",
-            s(&client.cert),
-        ],
+    let status = "status --daemon {} --tls-ca {} --tls-cert {}";
+    refused(
+        status,
+        &[&addr, s(&ca_pem), s(&client.cert)],
         1,
+        "--tls-key",
     );
-    assert!(err.contains("--tls-key"), "{err}");
 }
 
 #[test]
 fn device_memory_budgets_are_set_shown_and_refuse_what_cannot_fit() {
     let d = dir("serve", "device-budget");
-    let (params, _) = setup(&d, 10);
+    let (params, _) = params_and_key(&d, 10);
     let st = d.join("state");
     // A malformed budget is a usage error; a device that does not exist, an error naming those
     // that do.
-    let (_, err) = run(
-        &[
-            "serve",
-            "--state-dir",
-            s(&st),
-            "--device-memory-budget",
-            "0=lots",
-        ],
-        2,
-    );
-    assert!(err.contains("invalid value '0=lots'"), "{err}");
-    let (_, err) = run(
-        &[
-            "serve",
-            "--state-dir",
-            s(&st),
-            "--device-memory-budget",
-            "3=1GiB",
-        ],
+    let serve = "serve --state-dir {} --device-memory-budget {}";
+    refused(serve, &[s(&st), "0=lots"], 2, "invalid value '0=lots'");
+    refused(
+        serve,
+        &[s(&st), "3=1GiB"],
         1,
+        "no device \"3\" (devices: cpu)",
     );
-    assert!(err.contains("no device \"3\" (devices: cpu)"), "{err}");
 
-    let daemon = Daemon::start(&st, &["--device-memory-budget", "cpu=64KiB"]);
+    let daemon = start(&st, &["--device-memory-budget", "cpu=64KiB"]);
     let sj = status_json(&daemon.addr);
     assert_eq!(sj["devices"][0]["memory_budget_bytes"], 64 << 10);
     assert_eq!(sj["devices"][0]["memory_reserved_bytes"], 0);
     // A 2^10 partition and its parameters' points need more than 64 KiB: refused at once.
-    let (_, err) = run(
-        &[
-            "prove",
-            "--daemon",
-            &daemon.addr,
-            "--params",
-            s(&params),
-            "--circuit",
-            "synthetic",
-            "-k",
-            "10",
-            "--out",
-            s(&d.join("x.proof")),
-        ],
-        1,
-    );
+    let x = d.join("x.proof");
+    let (_, err) = prove_k10(&daemon.addr, &params, "--out {}", &[s(&x)], 1);
     assert!(
         err.contains("does not fit any device's memory budget") && err.contains("cpu 64.0 KiB"),
         "{err}"

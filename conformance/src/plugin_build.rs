@@ -184,7 +184,7 @@ fn run_cargo_build(manifest: &Path, args: &[&str]) -> Result<(), String> {
 /// must not inherit: build scripts that watch them (`ring`'s watches `CARGO_PKG_NAME` and
 /// `OUT_DIR`, through `cargo:rerun-if-env-changed`) would run again whenever a test of another
 /// package builds, and everything above them would be compiled again (in a clean `.ci/run`,
-/// ring, rustls, tonic and bellows-serve, about 70 s, from the wgpu backend's plugin test).
+/// ring, rustls, tonic and bellows-serve, from the wgpu backend's plugin test).
 /// Cargo's own configuration (`CARGO`, `CARGO_HOME`, `CARGO_TARGET_DIR`, `CARGO_BUILD_*`,
 /// `CARGO_PROFILE_*`, …) is kept.
 fn is_package_env(name: &str) -> bool {

@@ -2,11 +2,11 @@
 //! fails a C++ assertion or calls `abort()` would). `bellows backends` must survive it: it
 //! probes plugins in a child process and lists this one as unavailable.
 
-use bellows_core::{BackendConfig, Result};
+use bellows_backend_api::{BackendConfig, Result};
 use bellows_cpu::CpuBackend;
 
 fn create(_cfg: &BackendConfig) -> Result<CpuBackend> {
     std::process::abort()
 }
 
-bellows_core::export_backend!(create);
+bellows_backend_api::export_backend!(create);

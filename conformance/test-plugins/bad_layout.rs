@@ -26,7 +26,7 @@ impl RootModule for BackendModuleRef {
     const BASE_NAME: &'static str = "bellows_backend";
     const NAME: &'static str = "bellows backend plugin";
     const VERSION_STRINGS: VersionStrings =
-        VersionStrings::new(bellows_core::plugin::INTERFACE_VERSION);
+        VersionStrings::new(bellows_backend_api::plugin::INTERFACE_VERSION);
 }
 
 extern "C" fn create(x: u32) -> u64 {

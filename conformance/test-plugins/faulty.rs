@@ -7,7 +7,7 @@ use abi_stable::{
     sabi_trait::TD_Opaque,
     std_types::{ROption, RResult, RSlice, RSliceMut, RVec},
 };
-use bellows_core::{
+use bellows_backend_api::{
     backend::G1PhaseInput,
     layout::G1Jacobian,
     plugin::{
@@ -70,7 +70,7 @@ impl Drop for Faulty {
     }
 }
 
-bellows_core::forward_primitives!(Faulty, inner, Faulty::at);
+bellows_backend_api::forward_primitives!(Faulty, inner, Faulty::at);
 
 impl Backend for Faulty {
     fn info(&self) -> BackendInfo {
@@ -181,11 +181,11 @@ impl FfiBackend for Distort {
         a: RSliceMut<'_, FfiFr>,
         b: RSliceMut<'_, FfiFr>,
         c: RSliceMut<'_, FfiFr>,
-        log_n: u32,
+        l: u32,
         proofs: RSlice<'_, FfiProofAssignment<'_>>,
         handles: FfiG1Handles,
     ) -> RResult<RVec<FfiG1Jacobian>, FfiError> {
-        match self.inner.groth16_g1(a, b, c, log_n, proofs, handles) {
+        match self.inner.groth16_g1(a, b, c, l, proofs, handles) {
             RResult::ROk(mut v) if self.mode == "wrong-length:groth16_g1" => {
                 v.push(FfiG1Jacobian([0; 18]));
                 RResult::ROk(v)
@@ -219,4 +219,4 @@ fn create(cfg: &BackendConfig) -> Result<BackendObject> {
     })
 }
 
-bellows_core::export_backend_object!(create);
+bellows_backend_api::export_backend_object!(create);

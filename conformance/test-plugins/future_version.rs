@@ -1,4 +1,4 @@
-//! Test plugin: built "against" a future plugin interface, version 3.0.0, with a different root
+//! Test plugin: built "against" a future plugin interface, version 4.0.0, with a different root
 //! module layout. Loading it must fail with an error naming both interface versions and the file,
 //! before any of its code beyond library initialisers runs.
 
@@ -10,13 +10,13 @@ use abi_stable::{
     prefix_type::PrefixTypeTrait, sabi_types::VersionStrings, std_types::RString, StableAbi,
 };
 
-/// A root module of the imagined interface 3.0.
+/// A root module of the imagined interface 4.0.
 #[repr(C)]
 #[derive(StableAbi)]
 #[sabi(kind(Prefix(prefix_ref = FutureModuleRef)))]
 #[sabi(missing_field(panic))]
 pub struct FutureModule {
-    /// Something interface 2 does not have.
+    /// Something interface 3 does not have.
     #[sabi(last_prefix_field)]
     pub describe: extern "C" fn() -> RString,
 }
@@ -25,7 +25,7 @@ impl RootModule for FutureModuleRef {
     declare_root_module_statics! {FutureModuleRef}
     const BASE_NAME: &'static str = "bellows_backend";
     const NAME: &'static str = "bellows backend plugin";
-    const VERSION_STRINGS: VersionStrings = VersionStrings::new("3.0.0");
+    const VERSION_STRINGS: VersionStrings = VersionStrings::new("4.0.0");
 }
 
 extern "C" fn describe() -> RString {

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use bellows_conformance::{
-    plugin_build::build_plugins, run_cli, run_suite, Level, Outcome, SuiteOptions,
+    plugin_build::build_plugins, run_cli, run_suite, Level, Mismatch, Outcome, Report, SuiteOptions,
 };
 use bellows_core::{
     backend::{BasesHandle, MemoryPool, Msm, MsmJob, Ntt, NttConfig, SharedPoints},
@@ -15,11 +15,31 @@ use bellows_core::{
 use bellows_cpu::CpuBackend;
 use group::Group;
 
+/// The quick level up to 2^`max_log_size`, on `threads` threads.
+fn quick_at(max_log_size: u32, threads: usize) -> SuiteOptions {
+    SuiteOptions::at(Level::Quick)
+        .with_max_log_size(max_log_size)
+        .with_threads(threads)
+}
+
 /// Quick level at sizes that fit CI's two cores.
 fn quick() -> SuiteOptions {
-    SuiteOptions::at(Level::Quick)
-        .with_max_log_size(8)
-        .with_threads(3)
+    quick_at(8, 3)
+}
+
+/// The quick suite on `candidate` against the CPU backend, up to 2^`max_log_size`, two threads.
+fn quick_against_cpu(candidate: Arc<dyn Backend>, max_log_size: u32) -> Report {
+    let reference = Arc::new(CpuBackend::new());
+    run_suite(candidate, reference, &quick_at(max_log_size, 2), |_| {})
+}
+
+/// The mismatch the check `name` of `report` found (a panic if it found none).
+fn mismatch<'a>(report: &'a Report, name: &str) -> &'a Mismatch {
+    let row = report.results.iter().find(|r| r.name == name).unwrap();
+    match &row.outcome {
+        Outcome::Mismatch(m) => m,
+        o => panic!("{name}: {o:?}"),
+    }
 }
 
 fn assert_passes(candidate: Arc<dyn Backend>) {
@@ -130,16 +150,7 @@ impl Backend for DeclaresNothing {
 
 #[test]
 fn a_run_where_every_check_is_skipped_fails() {
-    let reference: Arc<dyn Backend> = Arc::new(CpuBackend::new());
-    let opts = SuiteOptions::at(Level::Quick)
-        .with_max_log_size(3)
-        .with_threads(2);
-    let report = run_suite(
-        Arc::new(DeclaresNothing(CpuBackend::new())),
-        reference,
-        &opts,
-        |_| {},
-    );
+    let report = quick_against_cpu(Arc::new(DeclaresNothing(CpuBackend::new())), 3);
     let (passed, failed, skipped) = report.counts();
     assert_eq!((passed, failed), (0, 0), "{}", report.table());
     assert_eq!(skipped, report.results.len());
@@ -153,16 +164,7 @@ fn a_run_where_every_check_is_skipped_fails() {
 
 #[test]
 fn planted_bugs_are_found_with_the_first_differing_element() {
-    let reference: Arc<dyn Backend> = Arc::new(CpuBackend::new());
-    let opts = SuiteOptions::at(Level::Quick)
-        .with_max_log_size(5)
-        .with_threads(2);
-    let report = run_suite(
-        Arc::new(Planted(CpuBackend::new())),
-        reference,
-        &opts,
-        |_| {},
-    );
+    let report = quick_against_cpu(Arc::new(Planted(CpuBackend::new())), 5);
     assert!(!report.passed());
     let failed: Vec<&str> = report.failures().map(|r| r.name.as_str()).collect();
     // The forward NTT bug shows in its row (and in the proof-free rows that use it); the MSM bug
@@ -178,28 +180,11 @@ fn planted_bugs_are_found_with_the_first_differing_element() {
         "{failed:?}"
     );
     assert!(!failed.contains(&"msm_g2 random"), "{failed:?}");
-    let row = report
-        .results
-        .iter()
-        .find(|r| r.name == "ntt forward natural→natural")
-        .unwrap();
-    match &row.outcome {
-        Outcome::Mismatch(m) => {
-            assert_eq!(m.context, "2^4, single vector, vector 0");
-            assert_eq!(m.index, 5);
-            assert_ne!(m.expected, m.got);
-        }
-        o => panic!("{o:?}"),
-    }
-    let row = report
-        .results
-        .iter()
-        .find(|r| r.name == "msm_g1 random")
-        .unwrap();
-    match &row.outcome {
-        Outcome::Mismatch(m) => assert_eq!(m.context, "n=33, job 0"),
-        o => panic!("{o:?}"),
-    }
+    let m = mismatch(&report, "ntt forward natural→natural");
+    assert_eq!(m.context, "2^4, single vector, vector 0");
+    assert_eq!(m.index, 5);
+    assert_ne!(m.expected, m.got);
+    assert_eq!(mismatch(&report, "msm_g1 random").context, "n=33, job 0");
     let t = report.table();
     assert!(
         t.contains("first difference: 2^4, single vector, vector 0, index 5"),

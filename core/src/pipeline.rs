@@ -61,6 +61,11 @@ pub struct PipelineConfig {
     pub memory_budget: Option<u64>,
     /// Seed for deterministic proofs. Default: `None` (r, s from the operating system).
     pub seed: Option<u64>,
+    /// At most this many synthesised partitions held at once (the budget is then the smaller
+    /// of `memory_budget` and this many partitions' bytes). For circuits whose witness already
+    /// runs on every core (Filecoin PoRep partitions), two are enough to keep a device busy: one
+    /// on the device, the next being synthesised. Default: `None`, the budget alone decides.
+    pub partitions_in_flight: Option<usize>,
 }
 
 impl Default for PipelineConfig {
@@ -71,6 +76,7 @@ impl Default for PipelineConfig {
             workers_per_device: 2,
             memory_budget: None,
             seed: None,
+            partitions_in_flight: None,
         }
     }
 }
@@ -257,10 +263,15 @@ impl Pipeline {
                 "synthesis_workers and workers_per_device must be at least 1",
             ));
         }
-        let p0 = keys[0].params();
-        if keys.iter().any(|k| !Arc::ptr_eq(k.params(), p0)) {
+        // Keys of one pipeline prove the same circuit: the same verifying key and query sizes
+        // (they may come from one Parameters, or each from the same file loaded per device).
+        let (vk0, lens0) = (&keys[0].params().vk, keys[0].lens());
+        if keys
+            .iter()
+            .any(|k| k.lens() != lens0 || &k.params().vk != vk0)
+        {
             return Err(Error::invalid(
-                "every proving key of a pipeline must share one Parameters",
+                "every proving key of a pipeline must be of the same parameters",
             ));
         }
         Ok(Self {
@@ -288,6 +299,41 @@ impl Pipeline {
         }
     }
 
+    /// Asks each key's backend to get host memory ready, before the first partition, for the
+    /// partitions the pipeline can hold at once (at most `fit` by the budget, and no more than
+    /// its workers can fill): a, b, c (the evaluation domain each) and the aux assignment of
+    /// each ([`crate::backend::MemoryPool::reserve_host`]). A device backend pins them now
+    /// instead of on the critical path of the first proofs. Failures are logged, never fatal.
+    fn reserve_host_memory(&self, fit: u64) {
+        if fit == 0 {
+            return;
+        }
+        let lens = self.keys[0].lens();
+        let workers = self.config.synthesis_workers
+            + self.keys.iter().map(|k| self.workers_for(k)).sum::<usize>();
+        let count = (fit as usize).clamp(1, workers.max(1));
+        let fr = std::mem::size_of::<Scalar>();
+        let one = [
+            lens.domain_size * fr,
+            lens.domain_size * fr,
+            lens.domain_size * fr,
+            lens.num_aux * fr,
+        ];
+        let sizes: Vec<usize> = (0..count).flat_map(|_| one).collect();
+        let mut seen: Vec<*const ()> = Vec::new();
+        for key in &self.keys {
+            // One reservation per backend object, however many keys share it.
+            let id = Arc::as_ptr(key.backend()) as *const ();
+            if seen.contains(&id) {
+                continue;
+            }
+            seen.push(id);
+            if let Err(e) = key.backend().reserve_host(&sizes) {
+                tracing::warn!("reserving host memory ahead of the proofs: {e}");
+            }
+        }
+    }
+
     /// Proves every job, calling `on_done` (on the calling thread) as each job completes.
     /// Job ids must be unique within one run.
     pub fn run<C, I, F>(&self, jobs: I, mut on_done: F) -> Result<PipelineStats>
@@ -298,14 +344,27 @@ impl Pipeline {
         F: FnMut(JobResult),
     {
         let t0 = Instant::now();
-        let params = self.keys[0].params().clone();
-        let per_partition = partition_bytes(&params);
+        let lens = self.keys[0].lens();
+        let per_partition = partition_bytes_of(
+            lens.domain_size as u64,
+            (lens.num_inputs + lens.num_aux) as u64,
+            lens.b_len as u64,
+        );
         let budget_bytes = self
             .config
             .memory_budget
             .unwrap_or_else(|| (crate::backend::host_memory_info().free / 2).max(per_partition));
+        let budget_bytes = match self.config.partitions_in_flight {
+            Some(n) => budget_bytes.min(per_partition.saturating_mul(n.max(1) as u64)),
+            None => budget_bytes,
+        };
         let budget = ByteBudget::new(budget_bytes);
         let seed = self.config.seed;
+        // The jobs are taken in full first (every caller has them at hand): the host memory
+        // made ready ahead is for no more partitions than there are.
+        let jobs: Vec<Job<C>> = jobs.into_iter().collect();
+        let partitions: usize = jobs.iter().map(|j| j.partitions.len()).sum();
+        self.reserve_host_memory((budget_bytes / per_partition.max(1)).min(partitions as u64));
 
         // The queue of partitions, in submission order; jobs are registered as they are taken.
         let states: Mutex<HashMap<u64, JobState>> = Mutex::new(HashMap::new());

@@ -1,60 +1,17 @@
-//! Built-in backends, registered at link time with `inventory`, and selection by name.
-//!
-//! A built-in backend crate submits one [`BuiltinBackend`]; a binary that links it (e.g.
-//! `use bellows_cpu as _;`, or a dependency on the `bellows` crate, whose default `cpu` feature
-//! links the CPU backend) sees it in [`builtin_backends`]. `inventory` does not cross a
-//! dynamically loaded library, so plugins are found by the plugin loader
-//! ([`crate::plugin::loader`]); [`resolve`] tries both.
+//! Selecting a backend by name or path: the built-in backends, registered at link time with
+//! `inventory` ([`bellows_backend_api::builtin`], re-exported here), and plugin files found by the
+//! plugin loader ([`crate::plugin::loader`]); [`resolve`] tries both.
 
 use std::sync::Arc;
+
+pub use bellows_backend_api::builtin::{
+    builtin_backends, builtin_names, create_builtin, BuiltinBackend,
+};
 
 use crate::{
     backend::{Backend, BackendConfig},
     Error, Result,
 };
-
-/// A backend compiled into the binary.
-pub struct BuiltinBackend {
-    /// Name used with `--backend`.
-    pub name: &'static str,
-    /// One line on what it is.
-    pub description: &'static str,
-    /// Constructor.
-    pub create: fn(&BackendConfig) -> Result<Arc<dyn Backend>>,
-}
-
-inventory::collect!(BuiltinBackend);
-
-/// Every built-in backend linked into this binary, sorted by name.
-pub fn builtin_backends() -> Vec<&'static BuiltinBackend> {
-    let mut v: Vec<_> = inventory::iter::<BuiltinBackend>.into_iter().collect();
-    v.sort_by_key(|b| b.name);
-    v
-}
-
-/// What the error messages say when no backend crate is linked at all.
-const NONE_LINKED: &str = "none: no backend crate is linked into this program; depend on the \
-     `bellows` crate (its default `cpu` feature links the CPU backend) or link one yourself \
-     with `use bellows_cpu as _;`";
-
-/// Creates the built-in backend called `name`.
-pub fn create_builtin(name: &str, cfg: &BackendConfig) -> Result<Arc<dyn Backend>> {
-    let all = builtin_backends();
-    match all.iter().find(|b| b.name == name) {
-        Some(b) => (b.create)(cfg),
-        None => Err(Error::Backend {
-            name: name.to_string(),
-            reason: format!(
-                "no built-in backend by this name (built-in: {})",
-                if all.is_empty() {
-                    NONE_LINKED.to_string()
-                } else {
-                    all.iter().map(|b| b.name).collect::<Vec<_>>().join(", ")
-                }
-            ),
-        }),
-    }
-}
 
 /// Whether a `--backend` argument names a file rather than a backend: it contains a path
 /// separator or ends with the shared-library suffix (`.so`).
@@ -78,8 +35,7 @@ pub fn resolve(name_or_path: &str, cfg: &BackendConfig) -> Result<Arc<dyn Backen
             crate::plugin::load_backend(std::path::Path::new(name_or_path), cfg)?;
         return Ok(b);
     }
-    let all = builtin_backends();
-    if all.iter().any(|b| b.name == name_or_path) {
+    if builtin_backends().iter().any(|b| b.name == name_or_path) {
         return create_builtin(name_or_path, cfg);
     }
     if let Some(path) = crate::plugin::find_plugin(name_or_path) {
@@ -94,7 +50,7 @@ pub fn resolve(name_or_path: &str, cfg: &BackendConfig) -> Result<Arc<dyn Backen
         name: name_or_path.to_string(),
         reason: format!(
             "not a built-in backend (built-in: {}) and no plugin file {} in the plugin search path ({})",
-            if all.is_empty() { NONE_LINKED.to_string() } else { all.iter().map(|b| b.name).collect::<Vec<_>>().join(", ") },
+            builtin_names(),
             crate::plugin::loader::plugin_file_name(name_or_path),
             if dirs.is_empty() { "empty".to_string() } else { dirs.join(":") },
         ),

@@ -66,7 +66,9 @@
 //! - [`prelude`]: the names a prover needs, in one `use`;
 //! - [`backend()`] / [`backend_with`]: a backend by name or plugin path;
 //! - everything of `bellows-core` ([`groth16`], [`backend`](mod@backend), [`registry`],
-//!   [`plugin`], [`pipeline`], [`rng`], [`circuits`], [`layout`], [`Error`]);
+//!   [`plugin`], [`pipeline`], [`rng`], [`circuits`], [`layout`], [`units`], [`Error`]; the
+//!   backend modules among them are those of `bellows-backend-api`, the crate a backend
+//!   vendor depends on);
 //! - [`cpu`] (feature `cpu`, on by default): the CPU reference backend;
 //! - the crates whose types appear in the API, at the versions Bellows is built with:
 //!   [`bellpepper_core`] (0.2: the circuit trait bellperson 0.27 uses), [`blstrs`], [`ff`],
@@ -86,7 +88,7 @@
 use std::sync::Arc;
 
 pub use bellows_core::{
-    backend, circuits, error, groth16, layout, pipeline, plugin, registry, rng, Backend,
+    backend, circuits, error, groth16, layout, pipeline, plugin, registry, rng, units, Backend,
     BackendConfig, BackendInfo, Capabilities, Error, Result, MAX_LOG_NTT,
 };
 pub use bellows_core::{export_backend, export_backend_object};

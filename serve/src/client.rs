@@ -19,6 +19,7 @@ pub fn default_addr() -> String {
 /// The token a client sends: read from `file` when given, else `BELLOWS_TOKEN`, else none.
 pub fn token(file: Option<&std::path::Path>) -> Result<Option<String>> {
     if let Some(p) = file {
+        crate::config::warn_if_readable_by_others(p, "token file");
         let t = std::fs::read_to_string(p)
             .map_err(|e| ServeError::io(format!("reading token file {}", p.display()), e))?;
         return Ok(Some(t.trim().to_string()));
@@ -61,9 +62,19 @@ pub async fn connect_with(
         reason,
     };
     let url = match (addr.split_once("://"), tls) {
+        // A unix socket: tonic's channel takes `unix:PATH` as it is.
+        _ if addr.starts_with("unix:") => {
+            if tls.is_some() {
+                return Err(err(
+                    "TLS options were given for a unix socket: connect without them".into(),
+                ));
+            }
+            addr.to_string()
+        }
         (None, None) => format!("http://{addr}"),
         (None, Some(_)) => format!("https://{addr}"),
         (Some(("http", _)), None) | (Some(("https", _)), Some(_)) => addr.to_string(),
+
         (Some(("http", _)), Some(_)) => {
             return Err(err(
                 "the address says http:// (plain text) but TLS options were given: write \
@@ -84,7 +95,8 @@ pub async fn connect_with(
             )))
         }
     };
-    let mut endpoint = Channel::from_shared(url)
+    // `Endpoint::from_shared` (not `Channel`'s) reads `unix:PATH` as a socket.
+    let mut endpoint = tonic::transport::Endpoint::from_shared(url)
         .map_err(|e| err(e.to_string()))?
         .connect_timeout(std::time::Duration::from_secs(10));
     if let Some(t) = tls {
@@ -99,9 +111,11 @@ pub async fn connect_with(
             connect_hint(&error_chain(&e), tls.is_some())
         ))
     })?;
-    if let Some(t) = tls {
-        probe_tls(&channel, t).await.map_err(err)?;
-    }
+    // One cheap call right away: a daemon that speaks TLS to a plain-text client (or refuses a
+    // client certificate) shows only as a connection closed on the first call, and this is
+    // the call where that can be said, so that a later failure (a daemon that stopped
+    // mid-call) is never blamed on TLS.
+    probe(&channel, tls).await.map_err(err)?;
     let bearer = match token {
         Some(t) => Some(
             format!("Bearer {t}")
@@ -117,10 +131,11 @@ pub async fn connect_with(
 }
 
 /// With TLS 1.3 the daemon checks a client certificate after the client considers the
-/// handshake done, so a refusal shows only as a connection closed on the first call, without
-/// the reason. One cheap call (Backends) right after connecting turns that into an error that
-/// says what the daemon wants, from what this client sent.
-async fn probe_tls(channel: &Channel, tls: &ClientTls) -> std::result::Result<(), String> {
+/// handshake done, and a plain-text client of a TLS daemon is only told by a closed connection:
+/// both show on the first call, without the reason. One cheap call (Backends) right after
+/// connecting turns that into an error that says what the daemon wants, from what this client
+/// sent.
+async fn probe(channel: &Channel, tls: Option<&ClientTls>) -> std::result::Result<(), String> {
     let mut c = ProverClient::new(channel.clone());
     let Err(s) = c.backends(crate::proto::BackendsRequest {}).await else {
         return Ok(());
@@ -131,14 +146,20 @@ async fn probe_tls(channel: &Channel, tls: &ClientTls) -> std::result::Result<()
         | tonic::Code::PermissionDenied
         | tonic::Code::Unimplemented => Ok(()),
         _ => {
-            let detail = rpc_error(s).to_string();
+            let detail = error_text(&s);
+            let Some(t) = tls else {
+                return Err(format!(
+                    "the daemon closed the connection on the first call ({detail}){}",
+                    connect_hint(&detail, false)
+                ));
+            };
             // The daemon's alert, when it arrived in time, already says why (with a hint).
             if detail.contains("(mutual TLS)") || detail.contains("refused this client's") {
                 return Err(format!(
                     "the daemon closed the connection after the TLS handshake: {detail}"
                 ));
             }
-            Err(if tls.cert.is_some() {
+            Err(if t.cert.is_some() {
                 format!(
                     "the daemon closed the connection after the TLS handshake: it refused this \
                      client's certificate (--tls-cert): it must be signed by the daemon's client \
@@ -192,29 +213,48 @@ fn connect_hint(reason: &str, tls: bool) -> String {
     hint.to_string()
 }
 
-/// A daemon's error status as a [`ServeError`] (with what to try when the cause is TLS: with
-/// TLS 1.3 a refused client certificate shows on the first call, not at connection).
-pub fn rpc_error(s: Status) -> ServeError {
+/// A status's message with the chain of its source (what the transport said).
+fn error_text(s: &Status) -> String {
     let mut msg = s.message().to_string();
-    if let Some(src) = std::error::Error::source(&s) {
+    if let Some(src) = std::error::Error::source(s) {
         let chain = error_chain(src);
         if !msg.contains(&chain) {
             msg = format!("{msg}: {chain}");
         }
     }
+    msg
+}
+
+/// A daemon's error status as a [`ServeError`]. The connection was checked when it was made
+/// ([`connect_with`]), so a connection lost now is the daemon stopping or the network, never
+/// TLS on one side only.
+pub fn rpc_error(s: Status) -> ServeError {
+    let msg = error_text(&s);
     let hint = match s.code() {
-        tonic::Code::Unavailable
-        | tonic::Code::Unknown
-        | tonic::Code::Internal
-        | tonic::Code::Cancelled => {
-            let h = connect_hint(&msg, false);
-            if h.starts_with(" (is") {
-                String::new()
-            } else {
-                h
-            }
+        tonic::Code::Unavailable | tonic::Code::Unknown | tonic::Code::Cancelled
+            if !msg.contains("job store") =>
+        {
+            "; the connection to the daemon was lost (it stopped, or the network failed): a \
+             job it accepted is journaled, `bellows status` and `bellows await JOB` find it \
+             again"
         }
-        _ => String::new(),
+        _ => "",
     };
     ServeError::Rpc(format!("{msg} ({:?}){hint}", s.code()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_connection_lost_mid_call_is_not_blamed_on_tls() {
+        // #43 item 11: before, a submit cut by a daemon crash suggested TLS.
+        let e = rpc_error(Status::unavailable(
+            "transport error: connection reset by peer",
+        ))
+        .to_string();
+        assert!(e.contains("connection to the daemon was lost"), "{e}");
+        assert!(!e.contains("TLS") && !e.contains("tls-ca"), "{e}");
+    }
 }

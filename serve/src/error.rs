@@ -26,6 +26,9 @@ pub enum ServeError {
     /// The daemon is at a configured limit (queue full); try again later.
     #[error("busy: {0}")]
     Busy(String),
+    /// The caller may not do this (an identity that is not an admin).
+    #[error("not allowed: {0}")]
+    Denied(String),
     /// A bad configuration file or flag.
     #[error("configuration: {0}")]
     Config(String),
@@ -72,6 +75,9 @@ impl From<rusqlite::Error> for ServeError {
     }
 }
 
+/// How long a client should wait before retrying a call refused as unavailable.
+const RETRY_AFTER_MS: &str = "1000";
+
 impl From<ServeError> for tonic::Status {
     fn from(e: ServeError) -> Self {
         use bellows_core::Error as E;
@@ -81,6 +87,20 @@ impl From<ServeError> for tonic::Status {
             ServeError::Invalid(_) => tonic::Status::invalid_argument(msg),
             ServeError::Busy(_) => tonic::Status::resource_exhausted(msg),
             ServeError::Unsupported(_) => tonic::Status::unimplemented(msg),
+            ServeError::Denied(_) => tonic::Status::permission_denied(msg),
+            // The store is down or unreachable: nothing was acknowledged, and the same call
+            // succeeds once it is back. UNAVAILABLE is what gRPC clients retry, and the
+            // pushback says when (the gRPC retry design's `grpc-retry-pushback-ms`).
+            ServeError::Store(_) => {
+                let mut s = tonic::Status::unavailable(format!(
+                    "{msg} (the daemon's job store is unavailable; nothing was recorded: retry \
+                     later)"
+                ));
+                if let Ok(v) = RETRY_AFTER_MS.parse() {
+                    s.metadata_mut().insert("grpc-retry-pushback-ms", v);
+                }
+                s
+            }
             ServeError::Core(c) => match c {
                 E::OutOfMemory { .. } => tonic::Status::resource_exhausted(msg),
                 E::Unsupported { .. } => tonic::Status::unimplemented(msg),
@@ -99,5 +119,24 @@ impl From<ServeError> for tonic::Status {
             }
             _ => tonic::Status::internal(msg),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_store_that_is_down_is_unavailable_with_a_pushback() {
+        // #43 item 11: before, INTERNAL, which clients do not retry.
+        let s = tonic::Status::from(ServeError::Store("connection refused".into()));
+        assert_eq!(s.code(), tonic::Code::Unavailable);
+        assert!(s.message().contains("retry later"), "{}", s.message());
+        assert_eq!(
+            s.metadata().get("grpc-retry-pushback-ms").unwrap(),
+            RETRY_AFTER_MS
+        );
+        let s = tonic::Status::from(ServeError::Denied("x".into()));
+        assert_eq!(s.code(), tonic::Code::PermissionDenied);
     }
 }

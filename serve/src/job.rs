@@ -12,8 +12,50 @@ use ff::PrimeField;
 
 use crate::{
     error::{Result, ServeError},
+    params::ParamsDirs,
     proto::{submit_request::Kind, SubmitRequest},
 };
+
+/// Longest path a request may name (parameters, parameter folder, outputs), in bytes.
+pub const MAX_PATH_BYTES: usize = crate::params::dirs::MAX_PATH_BYTES;
+
+/// Longest circuit name a request may give, in bytes.
+pub const MAX_NAME_BYTES: usize = 64;
+
+/// Longest idempotency key (`request_id`) a request may give, in bytes.
+pub const MAX_REQUEST_ID_BYTES: usize = 256;
+
+/// Refuses the request's strings past their limits (they are journaled with the job).
+fn check_lengths(req: &SubmitRequest) -> Result<()> {
+    let mut strings: Vec<(&str, usize, usize)> = vec![
+        ("params_path", req.params_path.len(), MAX_PATH_BYTES),
+        ("params_digest", req.params_digest.len(), 32),
+    ];
+    if let Some(o) = &req.outputs {
+        strings.push(("outputs.proof_out", o.proof_out.len(), MAX_PATH_BYTES));
+        strings.push(("outputs.inputs_out", o.inputs_out.len(), MAX_PATH_BYTES));
+    }
+    match &req.kind {
+        Some(Kind::Builtin(b)) => strings.push(("builtin.name", b.name.len(), MAX_NAME_BYTES)),
+        Some(Kind::PorepC2(p)) => {
+            strings.push(("porep_c2.params_dir", p.params_dir.len(), MAX_PATH_BYTES))
+        }
+        Some(Kind::Filecoin(f)) => strings.push((
+            "filecoin.request_id",
+            f.request_id.len(),
+            MAX_REQUEST_ID_BYTES,
+        )),
+        None => {}
+    }
+    for (field, len, max) in strings {
+        if len > max {
+            return Err(ServeError::invalid(format!(
+                "{field} is {len} bytes long, more than the {max} allowed"
+            )));
+        }
+    }
+    Ok(())
+}
 
 /// Limits on what one request may ask for.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -43,27 +85,39 @@ impl Default for Limits {
 pub enum JobKind {
     /// A built-in circuit, the same for every partition (each with its own witness).
     Builtin(CircuitSpec),
-    /// A Filecoin PoRep C2: each partition's circuit built from the C1 output
-    /// ([`crate::porep::PorepJob`]; cargo feature `filecoin`).
+    /// A Filecoin proof (PoRep C2, a WindowPoSt partition, a WinningPoSt, a SnapDeals
+    /// update): each partition's circuit built from the request's inputs
+    /// ([`crate::filecoin::FilecoinJob`]; cargo feature `filecoin`).
     #[cfg(feature = "filecoin")]
-    Porep(std::sync::Arc<crate::porep::PorepJob>),
+    Filecoin(std::sync::Arc<crate::filecoin::FilecoinJob>),
 }
 
 impl JobKind {
     /// The kind's name in the journal (claims of a fleet filter on it): the circuit's name
-    /// (`synthetic`, `sha256`) or [`POREP_C2_KIND`].
+    /// (`synthetic`, `sha256`) or one of [`FILECOIN_KINDS`].
     pub fn name(&self) -> &str {
         match self {
             JobKind::Builtin(c) => c.name(),
             #[cfg(feature = "filecoin")]
-            JobKind::Porep(_) => POREP_C2_KIND,
+            JobKind::Filecoin(f) => f.kind().name(),
+        }
+    }
+
+    /// Whether a partition's witness runs on every core, so that two partitions per device in
+    /// flight keep the devices busy (Filecoin PoRep with pre-compiled synthesis): the engine
+    /// holds no more of them at once.
+    pub fn witness_on_every_core(&self) -> bool {
+        match self {
+            JobKind::Builtin(_) => false,
+            #[cfg(feature = "filecoin")]
+            JobKind::Filecoin(f) => f.witness_on_every_core(),
         }
     }
 }
 
-/// The journal's kind of a PoRep C2 job (a fleet node serves it when built with Filecoin
-/// support).
-pub const POREP_C2_KIND: &str = "porep-c2";
+/// The journal's kinds of Filecoin jobs (PoRep C2, a WindowPoSt partition, a WinningPoSt, a
+/// SnapDeals update): a fleet node serves them when built with Filecoin support.
+pub const FILECOIN_KINDS: [&str; 4] = ["porep-c2", "window-post", "winning-post", "snap-update"];
 
 /// The refusal of a PoRep C2 job by a daemon built without the cargo feature `filecoin`.
 pub const NO_FILECOIN: &str =
@@ -88,14 +142,21 @@ pub struct JobSpec {
     pub params_path: PathBuf,
     /// The digest the parameters file must have, if the client gave one.
     pub params_digest: Option<[u8; 32]>,
+    /// The submitter's idempotency key (the cuzk API's `request_id`), if any: the same key and
+    /// request submitted again is this job.
+    pub key: Option<String>,
 }
 
 impl JobSpec {
     /// Checks a request against the limits (not yet against the parameters: see
-    /// [`JobSpec::check_params`]).
-    pub fn from_request(req: &SubmitRequest, limits: &Limits) -> Result<Self> {
-        if let Some(Kind::PorepC2(p)) = &req.kind {
-            return Self::porep(req, p, limits);
+    /// [`JobSpec::check_params`]); a PoRep job's files are looked for inside `dirs` only.
+    pub fn from_request(req: &SubmitRequest, limits: &Limits, dirs: &ParamsDirs) -> Result<Self> {
+        check_lengths(req)?;
+        match &req.kind {
+            Some(Kind::PorepC2(_)) | Some(Kind::Filecoin(_)) => {
+                return Self::filecoin(req, limits, dirs)
+            }
+            _ => {}
         }
         let circuit = match &req.kind {
             None => return Err(ServeError::invalid("the request names no circuit (kind)")),
@@ -137,7 +198,7 @@ impl JobSpec {
                 }
                 CircuitSpec::new(&b.name, &o).map_err(|e| ServeError::invalid(e.to_string()))?
             }
-            Some(Kind::PorepC2(_)) => unreachable!("handled above"),
+            Some(Kind::PorepC2(_)) | Some(Kind::Filecoin(_)) => unreachable!("handled above"),
         };
         if req.partitions == 0 {
             return Err(ServeError::invalid("a job needs at least one partition"));
@@ -161,25 +222,48 @@ impl JobSpec {
             curve_only: req.skip_subgroup_checks,
             params_path: PathBuf::from(&req.params_path),
             params_digest,
+            key: None,
         })
     }
 
-    /// A PoRep C2 request: the C1 output parsed and checked, every partition's circuit built
-    /// (refused without the cargo feature `filecoin`).
+    /// A Filecoin request (refused without the cargo feature `filecoin`).
     #[cfg(not(feature = "filecoin"))]
-    fn porep(_req: &SubmitRequest, _p: &crate::proto::PorepC2, _limits: &Limits) -> Result<Self> {
+    fn filecoin(_req: &SubmitRequest, _limits: &Limits, _dirs: &ParamsDirs) -> Result<Self> {
         Err(ServeError::Unsupported(NO_FILECOIN.into()))
     }
 
-    /// A PoRep C2 request: the C1 output parsed and checked, every partition's circuit built.
+    /// A Filecoin request: a PoRep C2 (its C1 output and parameter folder) or a proof as the
+    /// cuzk API asks for it; the inputs parsed and checked, every partition's circuit built.
     #[cfg(feature = "filecoin")]
-    fn porep(req: &SubmitRequest, p: &crate::proto::PorepC2, limits: &Limits) -> Result<Self> {
-        if p.params_dir.is_empty() {
-            return Err(ServeError::invalid(
-                "the PoRep C2 request names no parameter folder (params_dir)",
-            ));
-        }
-        let job = crate::porep::PorepJob::new(&p.c1, std::path::Path::new(&p.params_dir))?;
+    fn filecoin(req: &SubmitRequest, limits: &Limits, dirs: &ParamsDirs) -> Result<Self> {
+        use crate::filecoin::FilecoinJob;
+        let (job, priority, key) = match &req.kind {
+            Some(Kind::PorepC2(p)) => {
+                if p.params_dir.is_empty() {
+                    return Err(ServeError::invalid(
+                        "the PoRep C2 request names no parameter folder (params_dir)",
+                    ));
+                }
+                let job = FilecoinJob::from_c1(&p.c1, std::path::Path::new(&p.params_dir), dirs)?;
+                (job, req.priority, None)
+            }
+            Some(Kind::Filecoin(f)) => {
+                if req.priority != 0 {
+                    return Err(ServeError::invalid(
+                        "a Filecoin request gives its priority in filecoin.priority (the cuzk \
+                         API's classes), not in priority",
+                    ));
+                }
+                let job = FilecoinJob::from_cuzk(f, dirs)?;
+                let priority = crate::cuzk::priority(f.priority, f.proof_kind);
+                (
+                    job,
+                    priority,
+                    Some(f.request_id.clone()).filter(|k| !k.is_empty()),
+                )
+            }
+            _ => return Err(ServeError::invalid("not a Filecoin request")),
+        };
         let partitions = job.partitions();
         if req.partitions != 0 && req.partitions != partitions {
             return Err(ServeError::invalid(format!(
@@ -196,14 +280,15 @@ impl JobSpec {
         }
         let params_path = job.params_path().to_path_buf();
         Ok(Self {
-            kind: JobKind::Porep(std::sync::Arc::new(job)),
+            kind: JobKind::Filecoin(std::sync::Arc::new(job)),
             partitions,
             witness_seed: 0,
             seed: req.seed,
-            priority: req.priority,
+            priority,
             curve_only: req.skip_subgroup_checks,
             params_path,
             params_digest: digest_of(req)?,
+            key,
         })
     }
 
@@ -213,7 +298,7 @@ impl JobSpec {
         match &self.kind {
             JobKind::Builtin(c) => c.log_domain(),
             #[cfg(feature = "filecoin")]
-            JobKind::Porep(_) => shape.domain_size.trailing_zeros(),
+            JobKind::Filecoin(_) => shape.domain_size.trailing_zeros(),
         }
     }
 
@@ -223,7 +308,7 @@ impl JobSpec {
         let spec = match &self.kind {
             JobKind::Builtin(c) => c,
             #[cfg(feature = "filecoin")]
-            JobKind::Porep(p) => return p.check_params(shape),
+            JobKind::Filecoin(f) => return f.check_params(shape),
         };
         let want_inputs = spec.num_public_inputs() + 1;
         let want_domain = 1usize << spec.log_domain();
@@ -252,7 +337,16 @@ impl JobSpec {
         match &self.kind {
             JobKind::Builtin(c) => format!("{} × {}", c.description(), self.partitions),
             #[cfg(feature = "filecoin")]
-            JobKind::Porep(p) => format!("PoRep C2 {} × {}", p.proof_name(), self.partitions),
+            JobKind::Filecoin(f) => format!(
+                "{} {} × {}{}",
+                f.kind().describe(),
+                f.proof_name(),
+                self.partitions,
+                self.key
+                    .as_ref()
+                    .map(|k| format!(" (request {k})"))
+                    .unwrap_or_default()
+            ),
         }
     }
 }

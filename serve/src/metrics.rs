@@ -39,6 +39,8 @@ pub struct Metrics {
     fleet_claims: Counter,
     fleet_commits: Family<Labels, Counter>,
     fleet_held: Gauge,
+    active_jobs: Gauge,
+    pending: Gauge,
 }
 
 impl Default for Metrics {
@@ -115,7 +117,8 @@ impl Metrics {
         let fleet_commits = Family::<Labels, Counter>::default();
         registry.register(
             "fleet_commits",
-            "Results this node committed to the fleet's store, by result (stored; stale:              discarded because the claim was lost)",
+            "Results this node committed to the fleet's store, by result (stored; stale: \
+             discarded because the claim was lost)",
             fleet_commits.clone(),
         );
         let fleet_held = Gauge::default();
@@ -124,7 +127,22 @@ impl Metrics {
             "Partitions this node holds claimed now",
             fleet_held.clone(),
         );
-        Self {
+        let active_jobs = Gauge::default();
+        registry.register(
+            "active_jobs",
+            "Jobs queued or running on this daemon",
+            active_jobs.clone(),
+        );
+        let pending = Gauge::default();
+        registry.register(
+            "pending_partitions",
+            "Partitions of unfinished jobs that no daemon holds yet (fleet-wide in a fleet's \
+             store), from the store every few seconds",
+            pending.clone(),
+        );
+        let m = Self {
+            active_jobs,
+            pending,
             fleet_claims,
             fleet_commits,
             fleet_held,
@@ -138,7 +156,47 @@ impl Metrics {
             device_memory,
             retries,
             errors,
+        };
+        // Every labelled series exists from the start at 0, so that rate() and increase()
+        // see the first event.
+        for kind in ["device", "job", "store", "request"] {
+            drop(m.errors.get_or_create(&label("kind", kind)));
         }
+        for outcome in ["done", "failed", "cancelled"] {
+            drop(m.jobs.get_or_create(&label("outcome", outcome)));
+        }
+        for result in ["stored", "stale"] {
+            drop(m.fleet_commits.get_or_create(&label("result", result)));
+        }
+        for phase in [
+            "queued",
+            "params",
+            "synthesis",
+            "g1_phase",
+            "msm_g2",
+            "finalize",
+            "total",
+        ] {
+            drop(m.phases.get_or_create(&label("phase", phase)));
+        }
+        m.set_queued(0, 0);
+        m
+    }
+
+    /// Creates the per-device series of `device` at 0 (partitions proved, busy time).
+    pub fn add_device(&self, device: &str) {
+        drop(self.partitions.get_or_create(&label("device", device)));
+        drop(self.device_busy.get_or_create(&label("device", device)));
+    }
+
+    /// Sets the number of jobs queued or running here.
+    pub fn set_active_jobs(&self, n: usize) {
+        self.active_jobs.set(i64::try_from(n).unwrap_or(i64::MAX));
+    }
+
+    /// Sets the partitions waiting in the store.
+    pub fn set_pending(&self, n: u64) {
+        self.pending.set(i64::try_from(n).unwrap_or(i64::MAX));
     }
 
     /// Counts partitions claimed from a fleet's store.
@@ -171,6 +229,11 @@ impl Metrics {
     /// Counts a finished job (`outcome`: done, failed, cancelled).
     pub fn job_finished(&self, outcome: &str) {
         self.jobs.get_or_create(&label("outcome", outcome)).inc();
+    }
+
+    /// Jobs finished with `outcome` so far (done, failed, cancelled).
+    pub fn jobs_finished(&self, outcome: &str) -> u64 {
+        self.jobs.get_or_create(&label("outcome", outcome)).get()
     }
 
     /// Counts a partition proved on `device`.

@@ -16,19 +16,18 @@
 
 #![cfg_attr(not(feature = "filecoin"), allow(dead_code))]
 
+mod common;
+
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
-use bellows_core::groth16::prover::G2Policy;
-use bellows_cpu::CpuBackend;
 use bellows_serve::{
-    engine::{DeviceSpec, Engine, EngineConfig, Event},
-    metrics::Metrics,
+    engine::{Engine, EngineConfig, Event},
     proto::{self, submit_request::Kind},
     store::{JobId, JobState, JobStore, SqliteStore},
 };
 
-/// Longest wait for a job (a 2 KiB C2 takes about 30 s on 2 idle cores).
+/// Longest wait for a job: many times a 2 KiB C2 on 2 idle cores, for a loaded CI machine.
 const WAIT: Duration = Duration::from_secs(900);
 
 /// The engine's events, for waiting on a job's end.
@@ -76,15 +75,15 @@ fn engine_with(
     cfg.synthesis_workers = 1;
     cfg.finalizers = 1;
     cfg.observer = Some(ev.observer());
-    let cpu = DeviceSpec {
-        label: "cpu".into(),
-        backend: Arc::new(CpuBackend::new()),
-        workers: 1,
-        g2: G2Policy::Cpu,
-        fallback: false,
-        memory_budget: None,
-    };
-    Engine::start(cfg, vec![cpu], store, Arc::new(Metrics::new())).unwrap()
+    cfg.params_dirs = vec![
+        std::env::temp_dir(),
+        std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")),
+    ];
+    common::cpu_engine(cfg, store)
+}
+
+fn local() -> bellows_serve::identity::Identity {
+    bellows_serve::identity::Identity::local()
 }
 
 fn porep_request(c1: Vec<u8>, params_dir: &str) -> proto::SubmitRequest {
@@ -107,10 +106,10 @@ fn without_the_feature_a_porep_job_is_refused_at_submit_and_nothing_is_journaled
     let store = Arc::new(SqliteStore::in_memory().unwrap());
     let e = engine(store.clone(), &Events::default());
     let err = e
-        .submit(&porep_request(
-            b"{}".to_vec(),
-            "/var/tmp/filecoin-proof-parameters",
-        ))
+        .submit(
+            &porep_request(b"{}".to_vec(), "/var/tmp/filecoin-proof-parameters"),
+            &local(),
+        )
         .unwrap_err();
     assert!(
         matches!(err, bellows_serve::ServeError::Unsupported(_)),
@@ -127,7 +126,7 @@ fn without_the_feature_a_porep_job_is_refused_at_submit_and_nothing_is_journaled
         "gRPC clients see UNIMPLEMENTED"
     );
     assert!(
-        store.recent_jobs(10).unwrap().is_empty(),
+        store.recent_jobs(10, None).unwrap().is_empty(),
         "nothing journaled"
     );
 }
@@ -136,7 +135,7 @@ fn without_the_feature_a_porep_job_is_refused_at_submit_and_nothing_is_journaled
 mod with_filecoin {
     use super::*;
 
-    use std::path::{Path, PathBuf};
+    use std::path::Path;
 
     use bellows_filecoin::filecoin_proofs_api::RegisteredSealProof;
     use bellows_filecoin::testing::{
@@ -150,13 +149,6 @@ mod with_filecoin {
     const MINER: u64 = 1000;
     const SECTOR: u64 = 7;
 
-    fn work_dir() -> PathBuf {
-        let d = std::env::temp_dir().join(format!("bellows-serve-porep-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
-        d
-    }
-
     /// The seal proof of a finished job: its partitions' proofs concatenated.
     fn seal_proof(store: &dyn JobStore, job: JobId) -> Vec<u8> {
         store
@@ -169,7 +161,7 @@ mod with_filecoin {
 
     #[test]
     fn a_porep_job_is_proved_verified_and_reproved_from_the_journal_after_a_restart() {
-        let work = work_dir();
+        let work = common::dir("serve-porep");
         // The folder bellows-filecoin's end-to-end test shares (same seed): filecoin-proofs'
         // parameter folder in this process, before anything else touches filecoin-proofs.
         let shared = Path::new(env!("CARGO_TARGET_TMPDIR")).join("filecoin-params");
@@ -200,31 +192,36 @@ mod with_filecoin {
 
             // Bad C1 outputs are refused at Submit with the reason; nothing is journaled.
             let half = c1_bytes[..c1_bytes.len() / 2].to_vec();
-            let err = e.submit(&porep_request(half, &dir)).unwrap_err();
+            let err = e.submit(&porep_request(half, &dir), &local()).unwrap_err();
             assert!(err.to_string().contains("truncated"), "{err}");
             assert_eq!(
                 tonic::Status::from(err).code(),
                 tonic::Code::InvalidArgument
             );
             let err = e
-                .submit(&porep_request(b"\x00\x01garbage".to_vec(), &dir))
+                .submit(&porep_request(b"\x00\x01garbage".to_vec(), &dir), &local())
                 .unwrap_err();
             assert!(err.to_string().contains("C1 output"), "{err}");
             let err = e
-                .submit(&porep_request(c1_bytes.clone(), work.to_str().unwrap()))
+                .submit(
+                    &porep_request(c1_bytes.clone(), work.to_str().unwrap()),
+                    &local(),
+                )
                 .unwrap_err();
             assert!(err.to_string().contains("no parameters for"), "{err}");
             let mut two = porep_request(c1_bytes.clone(), &dir);
             two.partitions = 2;
-            let err = e.submit(&two).unwrap_err();
+            let err = e.submit(&two, &local()).unwrap_err();
             assert!(err.to_string().contains("leave partitions at 0"), "{err}");
             assert!(
-                store.recent_jobs(10).unwrap().is_empty(),
+                store.recent_jobs(10, None).unwrap().is_empty(),
                 "nothing journaled"
             );
 
             // The engine keeps serving: the good job is accepted and proved.
-            let job = e.submit(&porep_request(c1_bytes.clone(), &dir)).unwrap();
+            let job = e
+                .submit(&porep_request(c1_bytes.clone(), &dir), &local())
+                .unwrap();
             assert_eq!(ev.wait_finished(job), JobState::Done);
             let rec = store.job(job).unwrap().unwrap();
             assert_eq!(rec.partitions, 1, "a 2 KiB proof has one partition");
@@ -237,37 +234,37 @@ mod with_filecoin {
 
             // The check a fleet node makes before it commits a partition (engine/workers.rs,
             // check_before_commit): the stored partition passes, a changed proof does not.
-            let pj = bellows_serve::porep::PorepJob::new(&c1_bytes, &params_dir).unwrap();
+            let dirs = bellows_serve::params::ParamsDirs::new(std::slice::from_ref(&params_dir));
+            let pj = bellows_serve::filecoin::FilecoinJob::from_c1(&c1_bytes, &params_dir, &dirs)
+                .unwrap();
             let vk = bellows_core::groth16::io::read_verifying_key(
                 pj.vk_path(),
                 bellows_core::groth16::io::PointCheck::Full,
             )
             .unwrap();
             let mut part = store.partitions(job).unwrap().remove(0);
-            pj.verify_partition(&part, &vk).unwrap();
+            let own = || -> bellows_serve::Result<_> { Ok(vk.clone()) };
+            pj.verify_partition(&part, &own).unwrap();
             // A and C swapped (48-byte compressed G1 points around the 96-byte B): every point
             // still valid, the proof wrong.
             assert_eq!(part.proof.len(), 192);
             let (a, c) = (part.proof[..48].to_vec(), part.proof[144..].to_vec());
             part.proof[..48].copy_from_slice(&c);
             part.proof[144..].copy_from_slice(&a);
-            let err = pj.verify_partition(&part, &vk).unwrap_err().to_string();
+            let err = pj.verify_partition(&part, &own).unwrap_err().to_string();
             assert!(err.contains("partition 0 does not verify"), "{err}");
             (job, proof)
         };
 
         // As if the daemon had stopped before proving it: the journal keeps the request (with
         // the C1 bytes) and loses the partition.
-        {
-            let c = rusqlite::Connection::open(&store_path).unwrap();
-            c.execute("DELETE FROM partitions WHERE job = ?1", [job as i64])
-                .unwrap();
-            c.execute(
-                "UPDATE jobs SET state = 'running', finished_at = NULL WHERE id = ?1",
-                [job as i64],
-            )
+        rusqlite::Connection::open(&store_path)
+            .unwrap()
+            .execute_batch(&format!(
+                "DELETE FROM partitions WHERE job = {job};
+                 UPDATE jobs SET state = 'running', finished_at = NULL WHERE id = {job};"
+            ))
             .unwrap();
-        }
         // The restarted engine synthesises with a pre-compiled constraint system (recorded from
         // the stored C1's circuit): the same proof bytes as the first, direct, synthesis.
         let ev = Events::default();

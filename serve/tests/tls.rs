@@ -16,15 +16,17 @@ use bellows_serve::{
     proto,
     server::Daemon,
     tls::ClientTls,
-    ServeError,
 };
 use common::pki::{Ca, Leaf};
 
-fn dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("bellows-tls-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A fresh folder `tls-NAME` with a test CA (its certificate in `ca.pem`) and a server
+/// certificate it signed: (folder, CA, CA file, server certificate).
+fn with_ca(name: &str) -> (PathBuf, Ca, PathBuf, Leaf) {
+    let d = common::dir(&format!("tls-{name}"));
+    let ca = Ca::new("bellows test CA");
+    let ca_pem = ca.write(&d, "ca");
+    let server = ca.leaf(&d, "server", false);
+    (d, ca, ca_pem, server)
 }
 
 fn config(d: &Path) -> ServeConfig {
@@ -35,6 +37,17 @@ fn config(d: &Path) -> ServeConfig {
         finalizers: Some(1),
         pce: Some(false),
         ..Default::default()
+    }
+}
+
+/// [`config`] with TLS: the server's certificate and key, and the CA its clients' certificates
+/// must come from (none: no client certificates).
+fn tls_config(d: &Path, server: &Leaf, client_ca: Option<&Path>) -> ServeConfig {
+    ServeConfig {
+        tls_cert: Some(server.cert.clone()),
+        tls_key: Some(server.key.clone()),
+        tls_client_ca: client_ca.map(Path::to_path_buf),
+        ..config(d)
     }
 }
 
@@ -60,6 +73,13 @@ async fn status(addr: &str, tls: Option<&ClientTls>) -> Result<proto::StatusRepl
         .map_err(|s| rpc_error(s).to_string())
 }
 
+/// A Status call that is refused (`what`, shown), with an error that holds each of `want`.
+async fn refused(addr: &str, tls: Option<&ClientTls>, what: &str, want: &[&str]) {
+    let e = status(addr, tls).await.unwrap_err();
+    println!("{what}: {e}");
+    assert!(want.iter().all(|w| e.contains(w)), "{what}: {e}");
+}
+
 fn client(ca: &Path, leaf: Option<&Leaf>) -> ClientTls {
     ClientTls {
         ca: ca.to_path_buf(),
@@ -71,20 +91,13 @@ fn client(ca: &Path, leaf: Option<&Leaf>) -> ClientTls {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mutual_tls_serves_clients_of_its_ca_and_refuses_the_others() {
-    let d = dir("mtls");
-    let ca = Ca::new("bellows test CA");
+    let (d, ca, ca_pem, server) = with_ca("mtls");
     let other = Ca::new("some other CA");
-    let ca_pem = ca.write(&d, "ca");
     let other_pem = other.write(&d, "other-ca");
-    let server = ca.leaf(&d, "server", false);
     let good = ca.leaf(&d, "client", true);
     let stranger = other.leaf(&d, "stranger", true);
 
-    let mut cfg = config(&d);
-    cfg.tls_cert = Some(server.cert.clone());
-    cfg.tls_key = Some(server.key.clone());
-    cfg.tls_client_ca = Some(ca_pem.clone());
-    let (addr, _stop) = serve(&cfg).await;
+    let (addr, _stop) = serve(&tls_config(&d, &server, Some(&ca_pem))).await;
 
     // A certificate the client CA signed: served (by IP address and by name).
     let st = status(&addr, Some(&client(&ca_pem, Some(&good))))
@@ -97,83 +110,56 @@ async fn mutual_tls_serves_clients_of_its_ca_and_refuses_the_others() {
         .unwrap();
 
     // No client certificate: refused, and the error says what is missing.
-    let e = status(&addr, Some(&client(&ca_pem, None)))
-        .await
-        .unwrap_err();
-    println!("no client certificate: {e}");
-    assert!(
-        e.contains("requires a client certificate") && e.contains("--tls-cert"),
-        "{e}"
-    );
-
+    let none = client(&ca_pem, None);
+    let want = ["requires a client certificate", "--tls-cert"];
+    refused(&addr, Some(&none), "no client certificate", &want).await;
     // A certificate of another CA: refused.
-    let e = status(&addr, Some(&client(&ca_pem, Some(&stranger))))
-        .await
-        .unwrap_err();
-    println!("another CA's client certificate: {e}");
-    assert!(
-        e.contains("refused this client's certificate") && e.contains("client CA"),
-        "{e}"
-    );
-
+    let theirs = client(&ca_pem, Some(&stranger));
+    let want = ["refused this client's certificate", "client CA"];
+    refused(
+        &addr,
+        Some(&theirs),
+        "another CA's client certificate",
+        &want,
+    )
+    .await;
     // The client does not trust the daemon's CA: refused on the client's side.
-    let e = status(&addr, Some(&client(&other_pem, Some(&good))))
-        .await
-        .unwrap_err();
-    println!("wrong CA for the daemon: {e}");
-    assert!(
-        e.contains("not signed by the CA given with --tls-ca"),
-        "{e}"
-    );
-
-    // Plain text against the TLS daemon.
-    let e = status(&addr, None).await.unwrap_err();
-    println!("plain-text client: {e}");
-    assert!(e.contains("--tls-ca"), "{e}");
-
+    let distrust = client(&other_pem, Some(&good));
+    let want = ["not signed by the CA given with --tls-ca"];
+    refused(&addr, Some(&distrust), "wrong CA for the daemon", &want).await;
     // A name the certificate does not carry.
     let mut named = client(&ca_pem, Some(&good));
     named.domain = Some("prover.example".into());
-    let e = status(&addr, Some(&named)).await.unwrap_err();
-    println!("wrong name: {e}");
-    assert!(e.contains("does not name this host"), "{e}");
+    let want = ["does not name this host"];
+    refused(&addr, Some(&named), "wrong name", &want).await;
+
+    // Plain text against the TLS daemon.
+    refused(&addr, None, "plain-text client", &["--tls-ca"]).await;
     let _ = std::fs::remove_dir_all(&d);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tls_without_client_certificates_and_a_tls_client_of_a_plain_daemon() {
-    let d = dir("tls");
-    let ca = Ca::new("bellows test CA");
-    let ca_pem = ca.write(&d, "ca");
-    let server = ca.leaf(&d, "server", false);
-    let mut cfg = config(&d);
-    cfg.tls_cert = Some(server.cert.clone());
-    cfg.tls_key = Some(server.key.clone());
-    let (addr, _stop) = serve(&cfg).await;
+    let (d, _, ca_pem, server) = with_ca("tls");
+    let (addr, _stop) = serve(&tls_config(&d, &server, None)).await;
     // TLS without a client CA: any client that trusts the daemon's CA is served.
     status(&addr, Some(&client(&ca_pem, None))).await.unwrap();
-    let e = status(&addr, None).await.unwrap_err();
-    assert!(e.contains("--tls-ca"), "{e}");
+    refused(&addr, None, "plain-text client", &["--tls-ca"]).await;
 
     // A TLS client of a plain-text daemon.
     let mut plain = config(&d);
     plain.state_dir = Some(d.join("state-plain"));
     let (paddr, _stop2) = serve(&plain).await;
     status(&paddr, None).await.unwrap();
-    let e = status(&paddr, Some(&client(&ca_pem, None)))
-        .await
-        .unwrap_err();
-    println!("TLS client, plain daemon: {e}");
-    assert!(e.contains("does not speak TLS"), "{e}");
+    let tls = client(&ca_pem, None);
+    let want = ["does not speak TLS"];
+    refused(&paddr, Some(&tls), "TLS client, plain daemon", &want).await;
     let _ = std::fs::remove_dir_all(&d);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn missing_unreadable_and_malformed_files_are_clear_errors() {
-    let d = dir("files");
-    let ca = Ca::new("bellows test CA");
-    let ca_pem = ca.write(&d, "ca");
-    let server = ca.leaf(&d, "server", false);
+    let (d, ca, ca_pem, server) = with_ca("files");
     let other = ca.leaf(&d, "other", false);
     let garbage = d.join("garbage.pem");
     std::fs::write(&garbage, "this is not PEM at all\n").unwrap();
@@ -188,70 +174,66 @@ async fn missing_unreadable_and_malformed_files_are_clear_errors() {
     std::fs::write(&truncated, &text[..text.len() / 2]).unwrap();
     let missing = d.join("missing.pem");
 
-    let start = |cert: &Path, key: &Path, client_ca: Option<&Path>| {
-        let mut cfg = config(&d);
-        cfg.tls_cert = Some(cert.to_path_buf());
-        cfg.tls_key = Some(key.to_path_buf());
-        cfg.tls_client_ca = client_ca.map(Path::to_path_buf);
-        async move { Daemon::start(&cfg, Some(1)).await.map(|_| ()) }
+    // A daemon started with these files fails with an error that holds each of `want`.
+    let start_refused = |cert: &Path, key: &Path, client_ca: Option<&Path>, want: &[&str]| {
+        let leaf = Leaf {
+            cert: cert.to_path_buf(),
+            key: key.to_path_buf(),
+        };
+        let cfg = tls_config(&d, &leaf, client_ca);
+        let want: Vec<String> = want.iter().map(|w| w.to_string()).collect();
+        async move {
+            let e = Daemon::start(&cfg, Some(1))
+                .await
+                .err()
+                .unwrap()
+                .to_string();
+            println!("{e}");
+            assert!(want.iter().all(|w| e.contains(w)), "{e}");
+        }
     };
-    let err = |r: Result<(), ServeError>| r.unwrap_err().to_string();
-
-    let e = err(start(&missing, &server.key, None).await);
-    assert!(
-        e.contains("missing.pem") && e.contains("No such file"),
-        "{e}"
-    );
-    let e = err(start(&garbage, &server.key, None).await);
-    assert!(
-        e.contains("garbage.pem") && e.contains("no certificate"),
-        "{e}"
-    );
-    let e = err(start(&broken, &server.key, None).await);
-    assert!(e.contains("broken.pem") && e.contains("malformed"), "{e}");
-    let e = err(start(&truncated, &server.key, None).await);
-    assert!(
-        e.contains("truncated.pem") && e.contains("malformed"),
-        "{e}"
-    );
+    let key = &server.key;
+    start_refused(&missing, key, None, &["missing.pem", "No such file"]).await;
+    start_refused(&garbage, key, None, &["garbage.pem", "no certificate"]).await;
+    start_refused(&broken, key, None, &["broken.pem", "malformed"]).await;
+    start_refused(&truncated, key, None, &["truncated.pem", "malformed"]).await;
     // A certificate file where the key should be.
-    let e = err(start(&server.cert, &server.cert, None).await);
-    assert!(e.contains("no private key"), "{e}");
+    start_refused(&server.cert, &server.cert, None, &["no private key"]).await;
     // A key that is not the certificate's.
-    let e = err(start(&server.cert, &other.key, None).await);
-    println!("mismatched key: {e}");
-    assert!(e.contains("server.pem") && e.contains("other.key"), "{e}");
-    let e = err(start(&server.cert, &server.key, Some(&garbage)).await);
-    assert!(e.contains("client CA") && e.contains("garbage.pem"), "{e}");
+    start_refused(&server.cert, &other.key, None, &["server.pem", "other.key"]).await;
+    let want = ["client CA", "garbage.pem"];
+    start_refused(&server.cert, key, Some(&garbage), &want).await;
     #[cfg(unix)]
     if !is_root() {
         use std::os::unix::fs::PermissionsExt;
         let locked = d.join("locked.key");
         std::fs::copy(&server.key, &locked).unwrap();
         std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o000)).unwrap();
-        let e = err(start(&server.cert, &locked, None).await);
-        assert!(
-            e.contains("locked.key") && e.contains("ermission denied"),
-            "{e}"
-        );
+        let want = ["locked.key", "ermission denied"];
+        start_refused(&server.cert, &locked, None, &want).await;
     }
 
     // The client's files: the same checks, before connecting.
-    let e = status("127.0.0.1:1", Some(&client(&garbage, None)))
-        .await
-        .unwrap_err();
-    assert!(e.contains("--tls-ca") && e.contains("garbage.pem"), "{e}");
+    let (nowhere, bad_ca) = ("127.0.0.1:1", client(&garbage, None));
+    refused(
+        nowhere,
+        Some(&bad_ca),
+        "a CA that is not PEM",
+        &["--tls-ca", "garbage.pem"],
+    )
+    .await;
     let bad_key = Leaf {
         cert: server.cert.clone(),
         key: garbage.clone(),
     };
-    let e = status("127.0.0.1:1", Some(&client(&ca_pem, Some(&bad_key))))
-        .await
-        .unwrap_err();
-    assert!(
-        e.contains("--tls-key") && e.contains("no private key"),
-        "{e}"
-    );
+    let tls = client(&ca_pem, Some(&bad_key));
+    refused(
+        nowhere,
+        Some(&tls),
+        "a key that is not PEM",
+        &["--tls-key", "no private key"],
+    )
+    .await;
     assert!(ClientTls::resolve(None, Some(&server.cert), None, None).is_err());
     assert!(ClientTls::resolve(None, Some(&server.cert), Some(&server.key), None).is_err());
     let _ = std::fs::remove_dir_all(&d);
@@ -266,4 +248,64 @@ fn is_root() -> bool {
                 .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"))
         })
         .unwrap_or(false)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_certificate_names_the_owner_of_the_jobs_it_submits() {
+    // #43 item 9: the identity of a mutual-TLS client is its certificate's common name; its
+    // jobs are its own (and an admin's to see).
+    let (d, ca, ca_pem, server) = with_ca("owners");
+    let params = common::synthetic_params(&d, 6);
+    let [alice, bob, carol] = ["alice", "bob", "carol"].map(|n| ca.leaf(&d, n, true));
+    let mut cfg = tls_config(&d, &server, Some(&ca_pem));
+    cfg.params_dirs = vec![d.clone()];
+    cfg.admins = vec!["tls:CN=carol".into()];
+    let (addr, _stop) = serve(&cfg).await;
+    let connect = |who: &Leaf| {
+        let tls = client(&ca_pem, Some(who));
+        let addr = addr.clone();
+        async move { connect_with(&addr, None, Some(&tls)).await.unwrap() }
+    };
+    let job = connect(&alice)
+        .await
+        .submit(proto::SubmitRequest {
+            kind: Some(proto::submit_request::Kind::Builtin(
+                proto::BuiltinCircuit {
+                    name: "synthetic".into(),
+                    log_size: Some(6),
+                    ..Default::default()
+                },
+            )),
+            params_path: params.display().to_string(),
+            partitions: 1,
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .job_id;
+    let jobs = |st: proto::StatusReply| st.jobs.iter().map(|j| j.job_id).collect::<Vec<_>>();
+    let status = |who: &Leaf| {
+        let c = connect(who);
+        async move {
+            c.await
+                .status(proto::StatusRequest { max_jobs: 10 })
+                .await
+                .unwrap()
+                .into_inner()
+        }
+    };
+    assert_eq!(jobs(status(&alice).await), vec![job]);
+    assert!(jobs(status(&bob).await).is_empty());
+    assert_eq!(
+        jobs(status(&carol).await),
+        vec![job],
+        "an admin sees every job"
+    );
+    let e = connect(&bob)
+        .await
+        .cancel(proto::CancelRequest { job_id: job })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), tonic::Code::NotFound);
 }

@@ -10,24 +10,20 @@
 // criterion_group! generates an undocumented function.
 #![allow(missing_docs)]
 
+mod common;
+
 use std::time::Duration;
 
-use bellows_core::{
+use bellows_backend_api::{
     backend::{Ntt, NttConfig},
     layout::fr_slice_mut,
 };
 use bellows_cpu::CpuBackend;
 use bellperson::{domain::EvaluationDomain, gpu::LockedFftKernel};
 use blstrs::Scalar;
+use common::random;
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion};
 use ec_gpu_gen::threadpool::Worker;
-use ff::Field;
-use rand::SeedableRng;
-
-fn random(n: usize, seed: u64) -> Vec<Scalar> {
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-    (0..n).map(|_| Scalar::random(&mut rng)).collect()
-}
 
 fn domain(v: Vec<Scalar>) -> EvaluationDomain<Scalar> {
     EvaluationDomain::from_coeffs(v).expect("power-of-two size within the two-adicity")
@@ -36,11 +32,7 @@ fn domain(v: Vec<Scalar>) -> EvaluationDomain<Scalar> {
 fn fft(c: &mut Criterion) {
     let backend = CpuBackend::new();
     let worker = Worker::new();
-    let mut group = c.benchmark_group("fft");
-    group
-        .sample_size(10)
-        .warm_up_time(Duration::from_millis(500))
-        .measurement_time(Duration::from_secs(2));
+    let mut group = common::group(c, "fft", Duration::from_secs(2));
     for log_n in (10..=20u32).step_by(2) {
         let x = random(1 << log_n, 1);
         let mut ours = x.clone();
@@ -65,25 +57,11 @@ fn fft(c: &mut Criterion) {
 fn h(c: &mut Criterion) {
     let backend = CpuBackend::new();
     let worker = Worker::new();
-    let mut group = c.benchmark_group("h");
-    group
-        .sample_size(10)
-        .warm_up_time(Duration::from_millis(500))
-        .measurement_time(Duration::from_secs(3));
+    let mut group = common::group(c, "h", Duration::from_secs(3));
     for log_n in (12..=20u32).step_by(2) {
-        let n = 1usize << log_n;
-        let input = (random(n, 1), random(n, 2), random(n, 3));
-        group.bench_with_input(BenchmarkId::new("bellows", log_n), &log_n, |bch, &log_n| {
-            bch.iter_batched_ref(
-                || input.clone(),
-                |(a, b, c)| {
-                    backend
-                        .h_poly(fr_slice_mut(a), fr_slice_mut(b), fr_slice_mut(c), log_n)
-                        .unwrap()
-                },
-                BatchSize::LargeInput,
-            )
-        });
+        let input = common::h_poly_input(log_n);
+        let id = BenchmarkId::new("bellows", log_n);
+        common::bench_h_poly(&mut group, id, &backend, log_n, &input);
         group.bench_with_input(BenchmarkId::new("bellperson", log_n), &log_n, |bch, _| {
             bch.iter_batched(
                 || {

@@ -10,8 +10,8 @@
 use blst::{blst_fr, blst_fr_add, blst_fr_mul, blst_fr_sub};
 use blstrs::Scalar;
 
-// blstrs::Scalar is `#[repr(transparent)]` over `blst_fr`; `bellows_core::layout` asserts the
-// same size and alignment at compile time, repeated here for this module's casts.
+// blstrs::Scalar is `#[repr(transparent)]` over `blst_fr`; `bellows_backend_api::layout` asserts
+// the same size and alignment at compile time, repeated here for this module's casts.
 const _: () = assert!(std::mem::size_of::<Scalar>() == std::mem::size_of::<blst_fr>());
 const _: () = assert!(std::mem::align_of::<Scalar>() == std::mem::align_of::<blst_fr>());
 

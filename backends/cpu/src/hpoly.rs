@@ -1,7 +1,7 @@
 //! The fused Groth16 quotient on the CPU.
 //!
-//! Computes exactly what [`bellows_core::groth16::quotient::h_poly_from_primitives`] computes
-//! (the same field elements; only the order of exact field operations differs) with no pass of
+//! Computes exactly what
+//! [`bellows_backend_api::backend::quotient::h_poly_from_primitives`] computes (the same field elements; only the order of exact field operations differs) with no pass of
 //! its own for the coset powers or `1/n`, a single bit-reversal permutation at the very end, and
 //! six transforms instead of seven: h = (coset_iNTT(A·B) − C)/Z, where A and B are a's and b's
 //! evaluations on the coset, C is c's coefficient vector and Z(g) = g^n − 1 is Z's constant value
@@ -16,7 +16,7 @@
 //! 3. inverse DIF with `g^(−i)` folded into its twiddles → `n³ ×` the coefficients of the
 //!    inverse coset transform of A·B, bit-reversed; then `(· − n²·c) · 1/(n³·Z(g))` (c is in the
 //!    same bit-reversed order), which is h; bit-reversal permutation.
-use bellows_core::groth16::quotient::z_inverse_on_coset;
+use bellows_backend_api::backend::quotient::z_inverse_on_coset;
 use blstrs::Scalar;
 use rayon::prelude::*;
 

@@ -2,12 +2,12 @@
 //!
 //! The CPU reference backend of Bellows: the backend every other backend is compared with, and
 //! the one to prove with when there is no GPU. All field and curve arithmetic is blst's, on
-//! blstrs values reached through the zero-copy views of [`bellows_core::layout`] (the NTT's hot
-//! loops call `blst_fr_add/sub/mul` on them directly, writing results in place, which halves the
+//! blstrs values reached through the zero-copy views of [`bellows_backend_api::layout`] (the
+//! NTT's hot loops call `blst_fr_add/sub/mul` on them directly, writing results in place, which halves the
 //! cost of a butterfly against blstrs' by-value operators); parallelism is rayon's.
 //!
 //! ## NTT
-//! Conventions are those of [`bellows_core::backend::ntt`]. Each configuration maps onto one
+//! Conventions are those of [`bellows_backend_api::backend::ntt`]. Each configuration maps onto one
 //! in-place transform that flips the storage order, a diagonal pass for coset powers and `1/n`,
 //! and a bit-reversal permutation only when input and output orders are the same:
 //! - decimation in frequency, natural → bit-reversed: Gentleman & Sande, "Fast Fourier
@@ -28,17 +28,18 @@
 //! Fused: a, b, c transformed in parallel (inverse DIF, then a forward DIT with the coset folded
 //! in), the pointwise `(a·b − n·c)/(n³·Z(g))` (which also carries every `1/n`), then one inverse
 //! DIF with the inverse coset folded in and the only bit-reversal pass. The result equals
-//! [`bellows_core::groth16::quotient::h_poly_from_primitives`] exactly.
+//! [`bellows_backend_api::backend::quotient::h_poly_from_primitives`] exactly.
 //!
 //! ## MSM
 //! Resident bases are the caller's [`SharedPoints`] `Arc`, kept by reference (zero-copy). Each job
-//! runs [`bellows_core::groth16::host_msm`]: Pippenger, "On the evaluation of powers and related
+//! runs [`bellows_backend_api::host_msm`]: Pippenger, "On the evaluation of powers and related
 //! problems", FOCS 1976, as implemented by blst (`blst_p1s_mult_pippenger`), one chunk of points
 //! per rayon thread. Jobs with a density bitmap have their used scalars gathered first.
 //!
 //! The backend registers itself as the built-in backend `"cpu"`; link the crate
-//! (`use bellows_cpu as _;`) and select it with [`bellows_core::registry::create_builtin`], or
-//! construct a [`CpuBackend`] directly.
+//! (`use bellows_cpu as _;`) and select it with [`bellows_backend_api::builtin::create_builtin`]
+//! (or bellows-core's `registry::resolve`), or construct a [`CpuBackend`] directly. The crate
+//! depends on the vendor SDK, bellows-backend-api, alone, as a vendor's backend does.
 
 #![warn(missing_docs)]
 
@@ -47,16 +48,17 @@ mod hpoly;
 mod msm;
 mod ntt;
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use bellows_core::{
+use bellows_backend_api::{
     backend::{
         host_memory_info,
         ntt::{batch_size, h_poly_batch},
-        BasesHandle, DeviceInfo, MemoryInfo, MemoryPool, Msm, MsmJob, Ntt, NttConfig, SharedPoints,
+        BasesHandle, DeviceInfo, MemoryBudget, MemoryInfo, MemoryPool, Msm, MsmJob, Ntt, NttConfig,
+        SharedPoints,
     },
+    builtin::BuiltinBackend,
     layout::{scalars_mut, Fr, G1Affine, G1Jacobian, G2Affine, G2Jacobian},
-    registry::BuiltinBackend,
     Backend, BackendConfig, BackendInfo, Capabilities, Error, Result,
 };
 
@@ -70,7 +72,7 @@ pub struct CpuBackend {
     /// Own thread pool when a thread count was configured; `None` runs on rayon's global pool.
     pool: Option<rayon::ThreadPool>,
     bases: msm::Resident,
-    budget: Mutex<Option<u64>>,
+    budget: MemoryBudget,
 }
 
 impl std::fmt::Debug for CpuBackend {
@@ -95,7 +97,7 @@ impl CpuBackend {
         Self {
             pool: None,
             bases: msm::Resident::default(),
-            budget: Mutex::new(None),
+            budget: MemoryBudget::default(),
         }
     }
 
@@ -123,7 +125,7 @@ impl CpuBackend {
         Ok(Self {
             pool,
             bases: msm::Resident::default(),
-            budget: Mutex::new(cfg.memory_budget),
+            budget: MemoryBudget::new(cfg.memory_budget),
         })
     }
 
@@ -179,41 +181,29 @@ impl Msm for CpuBackend {
         self.bases.free(handle)
     }
 
-    fn msm_g1(
-        &self,
-        handle: BasesHandle,
-        jobs: &[MsmJob<'_>],
-        out: &mut [G1Jacobian],
-    ) -> Result<()> {
+    fn msm_g1(&self, handle: BasesHandle, jobs: &[MsmJob], out: &mut [G1Jacobian]) -> Result<()> {
         self.install(|| msm::msm_g1(&self.bases, handle, jobs, out))
     }
 
-    fn msm_g2(
-        &self,
-        handle: BasesHandle,
-        jobs: &[MsmJob<'_>],
-        out: &mut [G2Jacobian],
-    ) -> Result<()> {
+    fn msm_g2(&self, handle: BasesHandle, jobs: &[MsmJob], out: &mut [G2Jacobian]) -> Result<()> {
         self.install(|| msm::msm_g2(&self.bases, handle, jobs, out))
     }
 }
 
 impl MemoryPool for CpuBackend {
     fn memory_info(&self) -> Result<MemoryInfo> {
-        let mut m = host_memory_info();
-        m.budget = *self.budget.lock().unwrap_or_else(|e| e.into_inner());
-        Ok(m)
+        Ok(self.budget.host_info())
     }
 
     fn set_memory_budget(&self, bytes: Option<u64>) -> Result<()> {
-        *self.budget.lock().unwrap_or_else(|e| e.into_inner()) = bytes;
+        self.budget.set(bytes);
         Ok(())
     }
 }
 
 impl Backend for CpuBackend {
     fn info(&self) -> BackendInfo {
-        let mut capabilities = Capabilities::all(bellows_core::MAX_LOG_NTT);
+        let mut capabilities = Capabilities::all(bellows_backend_api::MAX_LOG_NTT);
         capabilities.fused_h_poly = true;
         // The host's own cores: the prover keeps the G2 MSM on CPU threads beside it.
         capabilities.accelerator = false;

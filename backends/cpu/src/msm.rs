@@ -1,16 +1,16 @@
 //! Resident bases and multi-scalar multiplication on host threads.
 //!
 //! "Resident" on the CPU means the backend keeps the caller's [`SharedPoints`] `Arc` — the points
-//! are never copied, also when they live in a memory-mapped parameters file. Each job runs
-//! [`bellows_core::groth16::host_msm`]: Pippenger's bucket method (Pippenger, "On the evaluation
+//! are never copied (a proving key's decoded points are used where they lie). Each job runs
+//! [`bellows_backend_api::host_msm`]: Pippenger's bucket method (Pippenger, "On the evaluation
 //! of powers and related problems", FOCS 1976) as implemented by blst
 //! (`blst_p1s_mult_pippenger` / `blst_p2s_mult_pippenger`), the points split into one chunk per
 //! rayon thread. A job with a density bitmap ([`MsmJob::density`]) has its used scalars gathered
 //! first (one copy of the used scalars, on the backend's side).
 
-use bellows_core::{
+use bellows_backend_api::{
     backend::{BasesHandle, BasesTable, Group, MsmJob, SharedPoints},
-    groth16::host_msm,
+    host_msm,
     layout::{G1Affine, G2Affine},
     Error, Result,
 };
@@ -73,7 +73,7 @@ macro_rules! msm_group {
                     )))
                 }
             };
-            bellows_core::backend::check_batch(&handle, jobs, out.len())?;
+            bellows_backend_api::backend::check_batch(&handle, jobs, out.len())?;
             let points = bases.points();
             jobs.par_iter()
                 .zip(out.par_iter_mut())
@@ -91,14 +91,14 @@ macro_rules! msm_group {
 msm_group!(
     msm_g1,
     G1,
-    bellows_core::layout::G1Jacobian,
+    bellows_backend_api::layout::G1Jacobian,
     host_msm::msm_g1,
     Group::G1
 );
 msm_group!(
     msm_g2,
     G2,
-    bellows_core::layout::G2Jacobian,
+    bellows_backend_api::layout::G2Jacobian,
     host_msm::msm_g2,
     Group::G2
 );

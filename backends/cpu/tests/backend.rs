@@ -2,10 +2,11 @@
 
 use std::sync::Arc;
 
-use bellows_core::{
+use bellows_backend_api::{
     backend::{MemoryPool, Msm, MsmJob, Ntt, NttConfig},
+    builtin,
     layout::{fr_slice, fr_slice_mut, G1Jacobian},
-    registry, Backend, BackendConfig, Error,
+    Backend, BackendConfig, Error,
 };
 use bellows_cpu::CpuBackend;
 use blstrs::Scalar;
@@ -22,12 +23,9 @@ fn config(threads: Option<usize>, budget: Option<u64>) -> BackendConfig {
 
 #[test]
 fn registered_as_builtin_cpu() {
-    let names: Vec<&str> = registry::builtin_backends()
-        .iter()
-        .map(|b| b.name)
-        .collect();
+    let names: Vec<&str> = builtin::builtin_backends().iter().map(|b| b.name).collect();
     assert!(names.contains(&"cpu"), "built-in backends: {names:?}");
-    let b = registry::create_builtin("cpu", &config(Some(2), None)).unwrap();
+    let b = builtin::create_builtin("cpu", &config(Some(2), None)).unwrap();
     let info = b.info();
     assert_eq!(info.name, "cpu");
     assert_eq!(info.version, env!("CARGO_PKG_VERSION"));

@@ -1,9 +1,9 @@
 //! The fused `h_poly` of the CPU backend: equal to the default built from primitive NTTs, and
 //! a true quotient (A·B − C = h·Z at a random point).
 
-use bellows_core::{
+use bellows_backend_api::{
+    backend::quotient::h_poly_from_primitives,
     backend::Ntt,
-    groth16::quotient::h_poly_from_primitives,
     layout::{fr_slice_mut, Fr},
     Error,
 };

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use bellows_core::{
+use bellows_backend_api::{
     backend::{BasesHandle, Group, Msm, MsmJob, SharedPoints},
     layout::{fr_slice, G1Affine, G1Jacobian, G2Affine, G2Jacobian},
     Error,
@@ -11,42 +11,20 @@ use bellows_core::{
 use bellows_cpu::CpuBackend;
 use blstrs::{G1Projective, G2Projective, Scalar};
 use ff::Field;
-use group::{prime::PrimeCurveAffine, Curve, Group as _};
+use group::{prime::PrimeCurveAffine, Group as _};
 use rand::SeedableRng;
 
-type Rng = rand_chacha::ChaCha8Rng;
+// The benches' points (R + i·S) and random stream.
+#[path = "../benches/common/mod.rs"]
+mod common;
+use common::{points, Rng};
 
-/// `n` distinct-looking points `R + i·S` (cheap to make: additions only).
 fn g1_points(n: usize, rng: &mut Rng) -> Vec<blstrs::G1Affine> {
-    let (mut p, s) = (
-        G1Projective::random(&mut *rng),
-        G1Projective::random(&mut *rng),
-    );
-    let proj: Vec<G1Projective> = (0..n)
-        .map(|_| {
-            p += s;
-            p
-        })
-        .collect();
-    let mut out = vec![blstrs::G1Affine::identity(); n];
-    G1Projective::batch_normalize(&proj, &mut out);
-    out
+    points::<G1Projective>(n, rng)
 }
 
 fn g2_points(n: usize, rng: &mut Rng) -> Vec<blstrs::G2Affine> {
-    let (mut p, s) = (
-        G2Projective::random(&mut *rng),
-        G2Projective::random(&mut *rng),
-    );
-    let proj: Vec<G2Projective> = (0..n)
-        .map(|_| {
-            p += s;
-            p
-        })
-        .collect();
-    let mut out = vec![blstrs::G2Affine::identity(); n];
-    G2Projective::batch_normalize(&proj, &mut out);
-    out
+    points::<G2Projective>(n, rng)
 }
 
 fn naive_g1(b: &[blstrs::G1Affine], s: &[Scalar]) -> G1Projective {
@@ -90,19 +68,29 @@ fn scalar_cases(n: usize, rng: &mut Rng) -> Vec<(&'static str, Vec<Scalar>)> {
     ]
 }
 
+/// Asserts `msm(s) == naive(s)` for every scalar case of every size in `sizes`.
+fn each_case<T: PartialEq + std::fmt::Debug>(
+    sizes: &[usize],
+    rng: &mut Rng,
+    msm: impl Fn(&[Scalar]) -> T,
+    naive: impl Fn(&[Scalar]) -> T,
+) {
+    for &n in sizes {
+        for (name, s) in scalar_cases(n, rng) {
+            assert_eq!(msm(&s), naive(&s), "n={n} {name}");
+        }
+    }
+}
+
 fn run_g1(backend: &CpuBackend, h: BasesHandle, start: usize, s: &[Scalar]) -> G1Projective {
-    let mut out = [G1Jacobian::default()];
-    backend
-        .msm_g1(h, &[MsmJob::new(start, fr_slice(s))], &mut out)
-        .unwrap();
+    let (job, mut out) = ([MsmJob::new(start, fr_slice(s))], [G1Jacobian::default()]);
+    backend.msm_g1(h, &job, &mut out).unwrap();
     out[0].into()
 }
 
 fn run_g2(backend: &CpuBackend, h: BasesHandle, start: usize, s: &[Scalar]) -> G2Projective {
-    let mut out = [G2Jacobian::default()];
-    backend
-        .msm_g2(h, &[MsmJob::new(start, fr_slice(s))], &mut out)
-        .unwrap();
+    let (job, mut out) = ([MsmJob::new(start, fr_slice(s))], [G2Jacobian::default()]);
+    backend.msm_g2(h, &job, &mut out).unwrap();
     out[0].into()
 }
 
@@ -120,15 +108,14 @@ fn g1_matches_naive_around_power_of_two_sizes() {
     let h = backend.load_bases_g1(shared_g1(bases.clone())).unwrap();
     assert_eq!(h.len, max as u64);
     assert_eq!(h.group, Group::G1);
-    for n in [0usize, 1, 2, 3, 31, 32, 33, 255, 256, 257] {
-        for (name, s) in scalar_cases(n, &mut rng) {
-            assert_eq!(
-                run_g1(&backend, h, 0, &s),
-                naive_g1(&bases[..n], &s),
-                "n={n} {name}"
-            );
-        }
-    }
+    let msm = |s: &[Scalar]| run_g1(&backend, h, 0, s);
+    let naive = |s: &[Scalar]| naive_g1(&bases[..s.len()], s);
+    each_case(
+        &[0, 1, 2, 3, 31, 32, 33, 255, 256, 257],
+        &mut rng,
+        msm,
+        naive,
+    );
     // Around host_msm's per-thread chunk boundary (2^12).
     for n in [4095usize, 4096, 4097] {
         let s: Vec<Scalar> = (0..n).map(|_| Scalar::random(&mut rng)).collect();
@@ -175,15 +162,9 @@ fn g2_matches_naive() {
     bases[9] = bases[4];
     let h = backend.load_bases_g2(shared_g2(bases.clone())).unwrap();
     assert_eq!(h.group, Group::G2);
-    for n in [0usize, 1, 2, 7, 8, 9, 63, 64, 65, 129] {
-        for (name, s) in scalar_cases(n, &mut rng) {
-            assert_eq!(
-                run_g2(&backend, h, 0, &s),
-                naive_g2(&bases[..n], &s),
-                "n={n} {name}"
-            );
-        }
-    }
+    let msm = |s: &[Scalar]| run_g2(&backend, h, 0, s);
+    let naive = |s: &[Scalar]| naive_g2(&bases[..s.len()], s);
+    each_case(&[0, 1, 2, 7, 8, 9, 63, 64, 65, 129], &mut rng, msm, naive);
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! NTT of the CPU backend against a naive O(n²) DFT, for every configuration.
 
-use bellows_core::{
+use bellows_backend_api::{
     backend::{Ntt, NttConfig, NttDirection, Ordering},
     layout::{fr_slice, fr_slice_mut, Fr},
     Error,

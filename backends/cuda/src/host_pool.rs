@@ -4,8 +4,8 @@
 //! engine reads them directly ([`crate::CudaDevice::upload_staged`] skips its staging copy for
 //! any range [`is_pinned`] knows) and the writer takes no page faults (pinned pages are backed).
 //!
-//! Page-locking is slow (the driver zeroes, pins and maps every page: about 0.3 s per GiB on the
-//! H200 host, holding its locks meanwhile), and a prover asks for blocks of the same few sizes
+//! Page-locking is slow (the driver zeroes, pins and maps every page, holding its locks
+//! meanwhile: docs/benchmarks.md has the cost per GiB), and a prover asks for blocks of the same few sizes
 //! proof after proof, so a returned block is kept idle and handed out again for a request of its
 //! size (up to a quarter smaller). A size over [`SYNC_MAX`] is declined until it is asked for
 //! again [`REPEAT_AFTER`] later (the caller uses its heap meanwhile, exactly as without the
@@ -16,7 +16,7 @@
 //! [`IDLE_KEEP`] is released at the lender's next call, and `trim` releases every idle block. Blocks are allocated portable (`CU_MEMHOSTALLOC_PORTABLE`), so every GPU of the process
 //! reads them at full speed.
 //!
-//! [`MemoryPool::alloc_host`]: bellows_core::backend::MemoryPool::alloc_host
+//! [`MemoryPool::alloc_host`]: bellows_backend_api::backend::MemoryPool::alloc_host
 
 use std::{
     collections::{BTreeMap, HashMap},
@@ -25,8 +25,10 @@ use std::{
     time::{Duration, Instant},
 };
 
-use bellows_core::{backend::HOST_ALIGN, Error, Result};
+use bellows_backend_api::{backend::HOST_ALIGN, Error, Result};
 use cudarc::driver::CudaContext;
+
+use crate::error::NAME;
 
 /// Every pinned block of the process (start → bytes), lent or idle, from every lender.
 static PINNED: Mutex<BTreeMap<usize, usize>> = Mutex::new(BTreeMap::new());
@@ -71,7 +73,7 @@ impl DriverHost {
 impl RawHost for DriverHost {
     fn alloc(&self, bytes: usize) -> Result<NonNull<u8>> {
         let err = |e: cudarc::driver::DriverError| Error::Backend {
-            name: crate::backend::NAME.into(),
+            name: NAME.into(),
             reason: format!("page-locking {bytes} bytes of host memory: {e}"),
         };
         self.ctx.bind_to_thread().map_err(err)?;
@@ -84,7 +86,7 @@ impl RawHost for DriverHost {
         }
         .map_err(err)?;
         let p = NonNull::new(p.cast::<u8>()).ok_or_else(|| Error::Backend {
-            name: crate::backend::NAME.into(),
+            name: NAME.into(),
             reason: "cuMemHostAlloc returned null".into(),
         })?;
         // Driver allocations are page-aligned.
@@ -166,10 +168,10 @@ pub const SYNC_MAX: usize = 64 << 20;
 /// A larger size is declined (the caller uses its heap, as it would without this lender) until
 /// it is asked for again at least this long after its first request; then it is allocated. A
 /// one-off proof, and every proof of a first batch (which ask within milliseconds of each
-/// other), never wait for pinning: on the H200 host, pinning a batch of eight 2^22 proofs' blocks
-/// as they were asked for doubled that batch's first call (run 27), and pinning them on a
-/// background thread stalled the device calls (the driver holds its locks while it pins: run
-/// 28); the second batch of the shape pays the pinning once and later ones reuse the blocks.
+/// other), never wait for pinning: pinning a batch's blocks as they are asked for makes its first
+/// call wait for the pinning, and pinning them on a background thread stalls the device calls
+/// (the driver holds its locks while it pins); the second batch of the shape pays the pinning
+/// once and later ones reuse the blocks.
 pub const REPEAT_AFTER: Duration = Duration::from_secs(1);
 
 /// An idle block not reused for this long is released at the lender's next call: a daemon that
@@ -328,6 +330,53 @@ impl<R: RawHost> HostLender<R> {
         Ok(())
     }
 
+    /// Makes blocks of `sizes` ready ahead of need ([`MemoryPool::reserve_host`]): for each
+    /// size that no idle block already serves, a block is allocated now and kept idle, under the
+    /// limit (sizes past it are left to the heap, logged). Returns the bytes newly allocated.
+    /// Those blocks then serve the first requests of their sizes at once, where a request would
+    /// otherwise be declined until it comes again ([`REPEAT_AFTER`]).
+    ///
+    /// [`MemoryPool::reserve_host`]: bellows_backend_api::backend::MemoryPool::reserve_host
+    pub fn reserve(&self, sizes: &[usize]) -> u64 {
+        let mut added = 0u64;
+        // Idle blocks already counted for an earlier size of this call.
+        let mut taken: Vec<usize> = Vec::new();
+        for &bytes in sizes.iter().filter(|&&b| b > 0) {
+            let mut st = self.lock();
+            let expired = self.expire(&mut st);
+            let serving = st
+                .idle
+                .iter()
+                .position(|&(p, n, _)| n >= bytes && n - bytes <= bytes / 4 && !taken.contains(&p));
+            if let Some(i) = serving {
+                taken.push(st.idle[i].0);
+                drop(st);
+                self.shared.release(expired);
+                continue;
+            }
+            if st.held + bytes as u64 > self.shared.limit {
+                drop(st);
+                self.shared.release(expired);
+                tracing::info!(
+                    "pinned host memory: reserving {bytes} bytes would pass the limit of {} \
+                     bytes; left to the heap",
+                    self.shared.limit
+                );
+                continue;
+            }
+            st.held += bytes as u64;
+            drop(st);
+            self.shared.release(expired);
+            if let Some(p) = self.shared.allocate(bytes) {
+                let p = p.as_ptr() as usize;
+                self.lock().idle.push((p, bytes, Instant::now()));
+                taken.push(p);
+                added += bytes as u64;
+            }
+        }
+        added
+    }
+
     /// Releases every idle block.
     pub fn trim(&self) {
         let mut st = self.lock();
@@ -371,6 +420,31 @@ mod tests {
             // SAFETY: allocated above with this layout.
             unsafe { std::alloc::dealloc(ptr.as_ptr(), layout) };
         }
+    }
+
+    #[test]
+    fn reserved_blocks_serve_first_requests_at_once() {
+        let lender = HostLender::new(Heap::default(), 10_000).with_first_use(100, REPEAT_AFTER);
+        // Three blocks; the second 1000 is not served by the first's block.
+        assert_eq!(lender.reserve(&[1000, 1000, 500]), 2500);
+        assert_eq!(lender.idle(), 2500);
+        // Again: already there, nothing new.
+        assert_eq!(lender.reserve(&[1000, 500]), 0);
+        // A large size's first request is served (it would be declined without the reserve).
+        let a = lender.alloc(1000).expect("reserved");
+        let b = lender
+            .alloc(900)
+            .expect("within a quarter of a reserved 1000");
+        assert!(is_pinned(a.as_ptr(), 1000) && is_pinned(b.as_ptr(), 900));
+        assert!(
+            lender.alloc(2000).is_none(),
+            "not reserved: declined on first request"
+        );
+        // Past the limit: nothing reserved.
+        assert_eq!(lender.reserve(&[20_000]), 0);
+        lender.free(a).unwrap();
+        lender.free(b).unwrap();
+        assert_eq!(lender.shared.raw.allocs.load(Ordering::SeqCst), 3);
     }
 
     #[test]

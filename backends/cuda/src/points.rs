@@ -1,6 +1,6 @@
 //! Point types the device accumulates in, mirrored from the kernels' layouts.
 
-use bellows_core::layout::{Fp, Fp2};
+use bellows_backend_api::layout::{Fp, Fp2};
 
 /// A G1 point in XYZZ coordinates (x = X/ZZ, y = Y/ZZZ, ZZ³ = ZZZ²; identity ZZ = 0), the
 /// device's accumulator format. Same limb layout as the kernels' `Xyzz<Fp>`.

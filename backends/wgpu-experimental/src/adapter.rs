@@ -7,7 +7,7 @@
 //! checked against what our kernels need ([`Requirements`]); an adapter that falls short is
 //! listed with the reason, never selected.
 
-use bellows_core::{BackendConfig, Error, Result};
+use bellows_backend_api::{BackendConfig, Error, Result};
 
 /// Name of the backend, as given to `--backend`.
 pub const NAME: &str = "wgpu";

@@ -18,11 +18,11 @@ use std::{
     sync::{Arc, Mutex, MutexGuard},
 };
 
-use bellows_core::{
+use bellows_backend_api::{
     backend::{
         check_batch, ntt::h_poly_batch, BackendConfig, BackendInfo, BasesHandle, BasesTable,
-        Capabilities, DeviceInfo, Group, MemoryInfo, MemoryPool, Msm, MsmJob, Ntt, NttConfig,
-        SharedPoints,
+        Capabilities, DeviceInfo, Group, MemoryBudget, MemoryInfo, MemoryPool, Msm, MsmJob, Ntt,
+        NttConfig, SharedPoints,
     },
     error::panic_message,
     layout::{Fr, G1Affine, G1Jacobian, G2Affine, G2Jacobian},
@@ -51,7 +51,7 @@ pub struct WgpuBackend {
     g2_on_device: bool,
     /// Resident bases by handle: the device buffers.
     bases: BasesTable<Arc<ResidentBases>>,
-    budget: Mutex<Option<u64>>,
+    budget: MemoryBudget,
 }
 
 impl std::fmt::Debug for WgpuBackend {
@@ -100,7 +100,7 @@ impl WgpuBackend {
                 adapters: all.iter().map(|a| a.describe()).collect(),
                 g2_on_device,
                 bases: BasesTable::new(),
-                budget: Mutex::new(cfg.memory_budget),
+                budget: MemoryBudget::new(cfg.memory_budget),
             })
         })
     }
@@ -127,7 +127,7 @@ impl WgpuBackend {
     }
 
     /// Runs `f` on the device with the backend's lock held, inside wgpu error scopes, panics
-    /// caught (for [`crate::testing`]).
+    /// caught (for the element-wise kernels of the tools crate, bellows-wgpu-tools).
     pub fn with_gpu<T>(&self, what: &str, f: impl FnOnce(&Gpu) -> Result<T>) -> Result<T> {
         self.run(what, f)
     }
@@ -144,7 +144,7 @@ impl WgpuBackend {
 
     fn load<G: MsmGroup>(&self, group: Group, points: &[G::Affine]) -> Result<BasesHandle> {
         let need = std::mem::size_of_val(points) as u64;
-        if let Some(budget) = *self.budget.lock().unwrap_or_else(|e| e.into_inner()) {
+        if let Some(budget) = self.budget.get() {
             let held = self.held_bytes();
             if held + need > budget {
                 return Err(Error::OutOfMemory {
@@ -193,8 +193,7 @@ impl WgpuBackend {
 /// slower than the host's cores (measured in docs/wgpu.md).
 fn g2_option(cfg: &BackendConfig) -> Result<bool> {
     match cfg.get_option("g2").map(str::trim) {
-        // Host by default everywhere: on the H200 (run 18) the WGSL G2 MSM took 31.8 s at 2^20,
-        // CPU threads beside the device work 3.4 s; `g2=device` is for measuring it.
+        // Host by default everywhere (see above); `g2=device` is for measuring the WGSL G2 MSM.
         None | Some("") => Ok(false),
         Some("device") => Ok(true),
         Some("host") => Ok(false),
@@ -313,8 +312,8 @@ fn msm_options(cfg: &BackendConfig) -> Result<(MsmTuning, u32, Profile)> {
 /// bounds, which compilers are expected to unroll) or generated as straight-line code with
 /// constant indices only (see [`crate::shader::field_mul_straight`]); `straight` and `loops`
 /// apply to G1's and G2's kernels. `None` (`auto`, the default): G1's straight on hardware
-/// adapters — on the H200 the loops were not unrolled by NVIDIA's compiler and the G1 MSM ran
-/// 4.2× slower with them (run 33, docs/wgpu.md) — and loops on software ones, where Mesa's
+/// adapters — NVIDIA's compiler did not unroll the loops, and the G1 MSM ran several times
+/// slower with them (docs/benchmarks.md) — and loops on software ones, where Mesa's
 /// lavapipe compiles the straight kernels for minutes; G2's loops everywhere (G2 runs on the
 /// host by default; its straight kernels were not run on a GPU).
 fn msm_arith_option(cfg: &BackendConfig) -> Result<Option<bool>> {
@@ -380,7 +379,7 @@ fn catch<T>(f: impl FnOnce() -> Result<T>) -> Result<T> {
 
 impl Ntt for WgpuBackend {
     fn ntt(&self, data: &mut [Fr], log_n: u32, cfg: &NttConfig) -> Result<()> {
-        bellows_core::backend::ntt::batch_size(data.len(), log_n)?;
+        bellows_backend_api::backend::ntt::batch_size(data.len(), log_n)?;
         if data.is_empty() {
             return Ok(());
         }
@@ -412,21 +411,11 @@ impl Msm for WgpuBackend {
         self.bases.remove(handle).map(drop)
     }
 
-    fn msm_g1(
-        &self,
-        handle: BasesHandle,
-        jobs: &[MsmJob<'_>],
-        out: &mut [G1Jacobian],
-    ) -> Result<()> {
+    fn msm_g1(&self, handle: BasesHandle, jobs: &[MsmJob], out: &mut [G1Jacobian]) -> Result<()> {
         self.msm::<G1>(Group::G1, handle, jobs, out)
     }
 
-    fn msm_g2(
-        &self,
-        handle: BasesHandle,
-        jobs: &[MsmJob<'_>],
-        out: &mut [G2Jacobian],
-    ) -> Result<()> {
+    fn msm_g2(&self, handle: BasesHandle, jobs: &[MsmJob], out: &mut [G2Jacobian]) -> Result<()> {
         if !self.g2_on_device {
             return Err(Error::unsupported(NAME, "msm_g2 (option g2=host)"));
         }
@@ -443,7 +432,7 @@ impl MemoryPool for WgpuBackend {
     }
 
     fn set_memory_budget(&self, bytes: Option<u64>) -> Result<()> {
-        *self.budget.lock().unwrap_or_else(|e| e.into_inner()) = bytes;
+        self.budget.set(bytes);
         Ok(())
     }
 }

@@ -10,7 +10,10 @@
 //! - [`shader`]: the WGSL sources, with the field and curve templates instantiated;
 //! - [`ntt`]: forward / inverse / coset NTTs in every ordering, batched, and the fused `h_poly`;
 //! - [`msm`]: Pippenger MSM in G1 and G2 over resident bases;
-//! - [`testing`]: element-wise kernels for comparing the arithmetic with blst.
+//! - [`plain`]: byte views of the crossing layout.
+//!
+//! The element-wise test kernels' host side, the side-by-side benchmark `bellows-wgpu-bench` and
+//! the kernel compile timer are in `backends/wgpu-experimental/tools` (bellows-wgpu-tools).
 //!
 //! Arithmetic: WGSL has 32-bit integers only, so field elements are Montgomery forms in 32-bit
 //! limbs (bit for bit blst's own representation) multiplied with 64-bit limb products built
@@ -25,8 +28,7 @@ pub mod backend;
 pub mod gpu;
 pub mod msm;
 pub mod ntt;
-mod plain;
+pub mod plain;
 pub mod shader;
-pub mod testing;
 
 pub use backend::WgpuBackend;

@@ -8,7 +8,7 @@
 //! points, with blst. A job longer than one pass (bounded by the adapter's largest storage
 //! binding) or crossing two base buffers is split, and its parts added on the host.
 
-use bellows_core::{
+use bellows_backend_api::{
     layout::{Fr, G1Affine, G1Jacobian, G2Affine, G2Jacobian},
     Error, Result,
 };

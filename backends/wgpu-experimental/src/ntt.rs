@@ -18,12 +18,12 @@
 
 use std::{collections::HashMap, sync::Mutex};
 
-use bellows_core::{
+use bellows_backend_api::{
     backend::{
         ntt::{batch_size, coset_generator, omega},
+        quotient::z_inverse_on_coset,
         NttConfig, NttDirection, Ordering,
     },
-    groth16::quotient::z_inverse_on_coset,
     layout::Fr,
     Error, Result,
 };
@@ -46,6 +46,15 @@ const BLOCK_BYTES: u32 = (FR_BYTES as u32) << BLOCK_LOG;
 pub struct NttEngine {
     twiddles: Mutex<HashMap<(u32, bool), wgpu::Buffer>>,
     dummy: wgpu::Buffer,
+}
+
+/// What a recorded pass works on: `count` vectors of 2^`log_n` elements, one after another in
+/// `data`.
+#[derive(Clone, Copy)]
+struct Vectors<'a> {
+    data: &'a wgpu::Buffer,
+    log_n: u32,
+    count: u64,
 }
 
 fn params(log_n: u32, log_m: u32, count: u64, flag: u32, log_lo: u32) -> Params {
@@ -107,12 +116,7 @@ impl NttEngine {
         let mut b = gpu.batch();
         b.dispatch(
             &k,
-            &[
-                (&table).into(),
-                (&small).into(),
-                (&self.dummy).into(),
-                (&self.dummy).into(),
-            ],
+            &self.bind(&[&table, &small]),
             params(log_n, 0, half, 0, log_lo),
             half,
         );
@@ -121,29 +125,31 @@ impl NttEngine {
         Ok(table)
     }
 
-    /// Records the radix-2 stages of one transform of every vector of `data`: decimation in
+    /// `bufs` as a kernel's four bindings, those it ignores bound to the dummy buffer.
+    fn bind(&self, bufs: &[&wgpu::Buffer]) -> [Slice; 4] {
+        std::array::from_fn(|i| bufs.get(i).copied().unwrap_or(&self.dummy).into())
+    }
+
+    /// Records the radix-2 stages of one transform of every vector of `v`: decimation in
     /// frequency (natural → bit-reversed) when `dif`, else in time (bit-reversed → natural).
-    #[allow(clippy::too_many_arguments)]
     fn record_stages(
         &self,
         gpu: &Gpu,
         b: &mut Batch<'_>,
-        data: &wgpu::Buffer,
-        log_n: u32,
-        vectors: u64,
+        v: Vectors<'_>,
         dif: bool,
         inverse: bool,
     ) -> Result<()> {
+        let Vectors {
+            data,
+            log_n,
+            count: vectors,
+        } = v;
         if log_n == 0 {
             return Ok(());
         }
         let tw = self.twiddles(gpu, log_n, inverse)?;
-        let bind: [Slice; 4] = [
-            data.into(),
-            (&tw).into(),
-            (&self.dummy).into(),
-            (&self.dummy).into(),
-        ];
+        let bind = self.bind(&[data, &tw]);
         if log_n >= BLOCK_LOG && gpu.limits.max_compute_workgroup_storage_size >= BLOCK_BYTES {
             // Passes of up to BLOCK_LOG stages in workgroup memory: stages [lo, lo + s), the
             // block over bits [b, b + BLOCK_LOG) with b = min(lo, log_n − BLOCK_LOG).
@@ -178,76 +184,49 @@ impl NttEngine {
         Ok(())
     }
 
-    /// Records `data[s] *= c·x^i` for every element, i its position (bit-reversed when
+    /// Records `data[s] *= c·x^i` for every element of `v`, i its position (bit-reversed when
     /// `bitrev`).
-    #[allow(clippy::too_many_arguments)]
     fn record_powers(
         &self,
         gpu: &Gpu,
         b: &mut Batch<'_>,
-        data: &wgpu::Buffer,
-        log_n: u32,
-        vectors: u64,
-        x: blstrs::Scalar,
-        c: blstrs::Scalar,
+        v: Vectors<'_>,
+        [x, c]: [blstrs::Scalar; 2],
         bitrev: bool,
     ) -> Result<()> {
-        let n = 1u64 << log_n;
+        let n = 1u64 << v.log_n;
         let (log_lo, small) = power_tables(x, c, n);
         let small = gpu.upload(bytes(&small), "power tables")?;
         let k = gpu.kernel(Module::Ntt, "mul_powers")?;
-        let count = vectors * n;
+        let count = v.count * n;
         b.dispatch(
             &k,
-            &[
-                data.into(),
-                (&small).into(),
-                (&self.dummy).into(),
-                (&self.dummy).into(),
-            ],
-            params(log_n, 0, count, bitrev as u32, log_lo),
+            &self.bind(&[v.data, &small]),
+            params(v.log_n, 0, count, bitrev as u32, log_lo),
             count,
         );
         Ok(())
     }
 
-    fn record_bit_reverse(
-        &self,
-        gpu: &Gpu,
-        b: &mut Batch<'_>,
-        data: &wgpu::Buffer,
-        log_n: u32,
-        vectors: u64,
-    ) -> Result<()> {
-        if log_n == 0 {
+    /// Records the bit-reversal permutation of every vector of `v`.
+    fn record_bit_reverse(&self, gpu: &Gpu, b: &mut Batch<'_>, v: Vectors<'_>) -> Result<()> {
+        if v.log_n == 0 {
             return Ok(());
         }
         let k = gpu.kernel(Module::Ntt, "bit_reverse_permute")?;
-        let count = vectors << log_n;
+        let count = v.count << v.log_n;
         b.dispatch(
             &k,
-            &[
-                data.into(),
-                (&self.dummy).into(),
-                (&self.dummy).into(),
-                (&self.dummy).into(),
-            ],
-            params(log_n, 0, count, 0, 0),
+            &self.bind(&[v.data]),
+            params(v.log_n, 0, count, 0, 0),
             count,
         );
         Ok(())
     }
 
-    /// Records the transform `cfg` of every vector of `data`.
-    fn record(
-        &self,
-        gpu: &Gpu,
-        b: &mut Batch<'_>,
-        data: &wgpu::Buffer,
-        log_n: u32,
-        vectors: u64,
-        cfg: &NttConfig,
-    ) -> Result<()> {
+    /// Records the transform `cfg` of every vector of `v`.
+    fn record(&self, gpu: &Gpu, b: &mut Batch<'_>, v: Vectors<'_>, cfg: &NttConfig) -> Result<()> {
+        let log_n = v.log_n;
         let n_inv = blstrs::Scalar::from(1u64 << log_n)
             .invert()
             .expect("n is invertible in Fr");
@@ -257,33 +236,24 @@ impl NttEngine {
         match cfg.direction {
             NttDirection::Forward => {
                 if cfg.coset {
-                    self.record_powers(
-                        gpu,
-                        b,
-                        data,
-                        log_n,
-                        vectors,
-                        g,
-                        blstrs::Scalar::ONE,
-                        in_br,
-                    )?;
+                    self.record_powers(gpu, b, v, [g, blstrs::Scalar::ONE], in_br)?;
                 }
-                self.record_stages(gpu, b, data, log_n, vectors, !in_br, false)?;
+                self.record_stages(gpu, b, v, !in_br, false)?;
             }
             NttDirection::Inverse => {
-                self.record_stages(gpu, b, data, log_n, vectors, !in_br, true)?;
+                self.record_stages(gpu, b, v, !in_br, true)?;
                 let x = if cfg.coset {
                     g.invert().expect("g is invertible")
                 } else {
                     blstrs::Scalar::ONE
                 };
                 // After DIF (natural input) the coefficients are in bit-reversed positions.
-                self.record_powers(gpu, b, data, log_n, vectors, x, n_inv, !in_br)?;
+                self.record_powers(gpu, b, v, [x, n_inv], !in_br)?;
             }
         }
         // The transform flipped the order: natural in → bit-reversed out, and back.
         if in_br == out_br {
-            self.record_bit_reverse(gpu, b, data, log_n, vectors)?;
+            self.record_bit_reverse(gpu, b, v)?;
         }
         Ok(())
     }
@@ -323,7 +293,12 @@ impl NttEngine {
             let len = std::mem::size_of_val(chunk) as u64;
             let mut b = gpu.batch();
             b.upload("ntt upload", &buf, 0, bytes(chunk))?;
-            self.record(gpu, &mut b, &buf, log_n, vectors, cfg)?;
+            let v = Vectors {
+                data: &buf,
+                log_n,
+                count: vectors,
+            };
+            self.record(gpu, &mut b, v, cfg)?;
             b.download("ntt readback", &buf, 0, len)?;
             b.finish(&mut [bytes_mut(chunk)])?;
         }
@@ -358,30 +333,30 @@ impl NttEngine {
             rec.upload("ntt upload", &bufs[0], 0, bytes(ac))?;
             rec.upload("h_poly upload b", &bufs[1], 0, bytes(&b[range.clone()]))?;
             rec.upload("h_poly upload c", &bufs[2], 0, bytes(&c[range]))?;
+            let v = |data| Vectors {
+                data,
+                log_n,
+                count: vectors,
+            };
             for buf in &bufs {
                 // Inverse DIF: coefficients in bit-reversed positions, without the 1/n.
-                self.record_stages(gpu, &mut rec, buf, log_n, vectors, true, true)?;
+                self.record_stages(gpu, &mut rec, v(buf), true, true)?;
                 // Coefficient i ·= n⁻¹·g^i, then the forward DIT back to natural order: the
                 // evaluations on the coset g·H.
-                self.record_powers(gpu, &mut rec, buf, log_n, vectors, g, n_inv, true)?;
-                self.record_stages(gpu, &mut rec, buf, log_n, vectors, false, false)?;
+                self.record_powers(gpu, &mut rec, v(buf), [g, n_inv], true)?;
+                self.record_stages(gpu, &mut rec, v(buf), false, false)?;
             }
             let k = gpu.kernel(Module::Ntt, "quotient_pointwise")?;
             let count = vectors << log_n;
             rec.dispatch(
                 &k,
-                &[
-                    (&bufs[0]).into(),
-                    (&zinv).into(),
-                    (&bufs[1]).into(),
-                    (&bufs[2]).into(),
-                ],
+                &self.bind(&[&bufs[0], &zinv, &bufs[1], &bufs[2]]),
                 params(log_n, 0, count, 0, 0),
                 count,
             );
-            self.record_stages(gpu, &mut rec, &bufs[0], log_n, vectors, true, true)?;
-            self.record_powers(gpu, &mut rec, &bufs[0], log_n, vectors, g_inv, n_inv, true)?;
-            self.record_bit_reverse(gpu, &mut rec, &bufs[0], log_n, vectors)?;
+            self.record_stages(gpu, &mut rec, v(&bufs[0]), true, true)?;
+            self.record_powers(gpu, &mut rec, v(&bufs[0]), [g_inv, n_inv], true)?;
+            self.record_bit_reverse(gpu, &mut rec, v(&bufs[0]))?;
             rec.download(
                 "ntt readback",
                 &bufs[0],

@@ -1,6 +1,6 @@
 //! Byte views of the crossing layout, for uploads and readbacks without copies.
 
-use bellows_core::layout::{Fr, G1Affine, G1Jacobian, G2Affine, G2Jacobian};
+use bellows_backend_api::layout::{Fp, Fp2, Fr, G1Affine, G1Jacobian, G2Affine, G2Jacobian};
 
 /// Types that are plain little-endian integers with no padding: every byte pattern is a value.
 ///
@@ -9,7 +9,7 @@ use bellows_core::layout::{Fr, G1Affine, G1Jacobian, G2Affine, G2Jacobian};
 /// padding bytes.
 pub unsafe trait Plain: Copy + 'static {}
 
-// SAFETY: each is #[repr(C)] over [u64; N] fields only (bellows_core::layout asserts the sizes
+// SAFETY: each is #[repr(C)] over [u64; N] fields only (bellows_backend_api::layout asserts the sizes
 // against blst: 32, 96, 192, 144, 288 bytes, i.e. no padding).
 unsafe impl Plain for Fr {}
 // SAFETY: as above.
@@ -20,6 +20,10 @@ unsafe impl Plain for G2Affine {}
 unsafe impl Plain for G1Jacobian {}
 // SAFETY: as above.
 unsafe impl Plain for G2Jacobian {}
+// SAFETY: Fp is #[repr(C)] over [u64; 6] (48 bytes, asserted against blst in bellows-core).
+unsafe impl Plain for Fp {}
+// SAFETY: Fp2 is #[repr(C)] over two Fp (96 bytes, asserted against blst in bellows-core).
+unsafe impl Plain for Fp2 {}
 
 /// The bytes of `v`.
 pub fn bytes<T: Plain>(v: &[T]) -> &[u8] {

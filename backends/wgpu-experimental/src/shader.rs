@@ -5,7 +5,7 @@
 //! (G1 over Fp, G2 over Fp2), with the constants of each field computed from its modulus
 //! ([`FieldConsts`]). A module is the concatenation of the pieces one set of kernels needs.
 
-use bellows_core::layout::{Fp, Fr};
+use bellows_backend_api::layout::{Fp, Fr};
 
 const COMMON: &str = include_str!("shaders/common.wgsl");
 const MAC32: &str = include_str!("shaders/mac32.wgsl");
@@ -101,6 +101,22 @@ fn wgsl_list(limbs: &[u32]) -> String {
         .join(", ")
 }
 
+/// Straight-line code for a carry (or borrow) chain over `n` limbs: `limb(i, carry_in)` for each
+/// limb, where `carry_in` is `0u` for the lowest limb and `{carry}{i − 1}` (the carry variable the
+/// limb below defined) above it.
+fn limb_chain(n: usize, carry: &str, limb: impl Fn(usize, &str) -> String) -> String {
+    (0..n)
+        .map(|i| {
+            let carry_in = if i == 0 {
+                "0u".to_string()
+            } else {
+                format!("{carry}{}", i - 1)
+            };
+            limb(i, &carry_in)
+        })
+        .collect()
+}
+
 /// The linear-time operations of a field as straight-line WGSL on `let` values (no loops, no
 /// array variables): `P_is_zero`, `P_eq`, `P_reduce_once`, `P_add`, `P_dbl`, `P_sub`, `P_neg`
 /// for prefix P and type `ty`. Branch-free: conditional corrections are selected limb by limb.
@@ -119,33 +135,23 @@ pub fn field_linear(ty: &str, p: &str, c: &FieldConsts) -> String {
     );
     // r − p when hi·2^(32N) + r ≥ p, else r.
     s += &format!("// r − p when hi·2^(32N) + r ≥ p, else r (requires hi·2^(32N) + r < 2p).\nfn {p}_reduce_once(r: {ty}, hi: u32) -> {ty} {{\n");
-    for i in 0..n {
-        let bin = if i == 0 {
-            "0u".to_string()
-        } else {
-            format!("b{}", i - 1)
-        };
-        s += &format!(
+    s += &limb_chain(n, "b", |i, bin| {
+        format!(
             "    let e{i} = r[{i}] - {mi};\n    let d{i} = e{i} - {bin};\n    let b{i} = select(0u, 1u, r[{i}] < {mi}) + select(0u, 1u, e{i} < {bin});\n",
             mi = m(i)
-        );
-    }
+        )
+    });
     s += &format!(
         "    let take = hi != 0u || b{} == 0u;\n    return {ty}({});\n}}\n\n",
         n - 1,
         join(&|i| format!("select(r[{i}], d{i}, take)"), ", ")
     );
     s += &format!("fn {p}_add(a: {ty}, b: {ty}) -> {ty} {{\n");
-    for i in 0..n {
-        let cin = if i == 0 {
-            "0u".to_string()
-        } else {
-            format!("c{}", i - 1)
-        };
-        s += &format!(
+    s += &limb_chain(n, "c", |i, cin| {
+        format!(
             "    let s{i} = a[{i}] + b[{i}];\n    let r{i} = s{i} + {cin};\n    let c{i} = select(0u, 1u, s{i} < a[{i}]) + select(0u, 1u, r{i} < s{i});\n"
-        );
-    }
+        )
+    });
     s += &format!(
         "    return {p}_reduce_once({ty}({}), c{});\n}}\n\n",
         join(&|i| format!("r{i}"), ", "),
@@ -154,28 +160,18 @@ pub fn field_linear(ty: &str, p: &str, c: &FieldConsts) -> String {
     s += &format!("fn {p}_dbl(a: {ty}) -> {ty} {{\n    return {p}_add(a, a);\n}}\n\n");
     // a − b, plus p (masked in) when that borrowed.
     s += &format!("// a − b, plus p (masked in) when that borrowed.\nfn {p}_sub(a: {ty}, b: {ty}) -> {ty} {{\n");
-    for i in 0..n {
-        let bin = if i == 0 {
-            "0u".to_string()
-        } else {
-            format!("b{}", i - 1)
-        };
-        s += &format!(
+    s += &limb_chain(n, "b", |i, bin| {
+        format!(
             "    let e{i} = a[{i}] - b[{i}];\n    let d{i} = e{i} - {bin};\n    let b{i} = select(0u, 1u, a[{i}] < b[{i}]) + select(0u, 1u, e{i} < {bin});\n"
-        );
-    }
+        )
+    });
     s += &format!("    let mask = 0u - b{};\n", n - 1);
-    for i in 0..n {
-        let cin = if i == 0 {
-            "0u".to_string()
-        } else {
-            format!("c{}", i - 1)
-        };
-        s += &format!(
+    s += &limb_chain(n, "c", |i, cin| {
+        format!(
             "    let m{i} = {mi} & mask;\n    let s{i} = d{i} + m{i};\n    let r{i} = s{i} + {cin};\n    let c{i} = select(0u, 1u, s{i} < m{i}) + select(0u, 1u, r{i} < s{i});\n",
             mi = m(i)
-        );
-    }
+        )
+    });
     s += &format!(
         "    return {ty}({});\n}}\n\n",
         join(&|i| format!("r{i}"), ", ")
@@ -184,17 +180,12 @@ pub fn field_linear(ty: &str, p: &str, c: &FieldConsts) -> String {
     s += &format!(
         "// p − a; 0 for 0 (p masked out).\nfn {p}_neg(a: {ty}) -> {ty} {{\n    let mask = select(0xffffffffu, 0u, {p}_is_zero(a));\n"
     );
-    for i in 0..n {
-        let bin = if i == 0 {
-            "0u".to_string()
-        } else {
-            format!("b{}", i - 1)
-        };
-        s += &format!(
+    s += &limb_chain(n, "b", |i, bin| {
+        format!(
             "    let m{i} = {mi} & mask;\n    let e{i} = m{i} - a[{i}];\n    let d{i} = e{i} - {bin};\n    let b{i} = select(0u, 1u, m{i} < a[{i}]) + select(0u, 1u, e{i} < {bin});\n",
             mi = m(i)
-        );
-    }
+        )
+    });
     s += &format!(
         "    return {ty}({});\n}}\n\n",
         join(&|i| format!("d{i}"), ", ")

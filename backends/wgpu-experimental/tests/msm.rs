@@ -8,41 +8,84 @@ mod common;
 use std::sync::Arc;
 
 use bellows_core::{
-    backend::{Msm, MsmJob, SharedPoints},
+    backend::{BasesHandle, Msm, MsmJob, SharedPoints},
     layout::{Fr, G1Affine, G1Jacobian, G2Affine, G2Jacobian},
     Error,
 };
 use bellows_cpu::CpuBackend;
+use bellows_wgpu::WgpuBackend;
 use ff::Field;
 use group::{Curve, Group};
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 
-fn scalars(n: usize, seed: u64) -> Vec<Fr> {
+/// `n` random points of the group of `P` from `seed`, in the layout's affine type `A`.
+fn points<P, A>(n: usize, seed: u64) -> Vec<A>
+where
+    P: Curve + Group,
+    P::AffineRepr: Copy + Default,
+    A: From<P::AffineRepr>,
+{
     let mut r = ChaCha20Rng::seed_from_u64(seed);
-    (0..n)
-        .map(|_| blstrs::Scalar::random(&mut r).into())
-        .collect()
+    let p: Vec<P> = (0..n).map(|_| P::random(&mut r)).collect();
+    let mut a = vec![P::AffineRepr::default(); n];
+    P::batch_normalize(&p, &mut a);
+    a.into_iter().map(A::from).collect()
 }
 
 fn g1_points(n: usize) -> Vec<G1Affine> {
-    let mut r = ChaCha20Rng::seed_from_u64(77);
-    let p: Vec<blstrs::G1Projective> = (0..n)
-        .map(|_| blstrs::G1Projective::random(&mut r))
-        .collect();
-    let mut a = vec![blstrs::G1Affine::default(); n];
-    blstrs::G1Projective::batch_normalize(&p, &mut a);
-    a.into_iter().map(G1Affine::from).collect()
+    points::<blstrs::G1Projective, _>(n, 77)
 }
 
 fn g2_points(n: usize) -> Vec<G2Affine> {
-    let mut r = ChaCha20Rng::seed_from_u64(78);
-    let p: Vec<blstrs::G2Projective> = (0..n)
-        .map(|_| blstrs::G2Projective::random(&mut r))
-        .collect();
-    let mut a = vec![blstrs::G2Affine::default(); n];
-    blstrs::G2Projective::batch_normalize(&p, &mut a);
-    a.into_iter().map(G2Affine::from).collect()
+    points::<blstrs::G2Projective, _>(n, 78)
+}
+
+/// `points` loaded on the adapter's backend `b` and on the CPU: (adapter's, CPU's) handles.
+fn load_g1(b: &WgpuBackend, cpu: &CpuBackend, points: Vec<G1Affine>) -> (BasesHandle, BasesHandle) {
+    let shared: SharedPoints<G1Affine> = Arc::new(points);
+    let hc = cpu.load_bases_g1(shared.clone()).unwrap();
+    (b.load_bases_g1(shared).unwrap(), hc)
+}
+
+/// The CPU reference for backends made in the test: `n` points loaded on the CPU backend (the
+/// points, and the CPU's handle) and `n` random scalars from `seed`.
+fn cpu_reference(
+    n: usize,
+    seed: u64,
+) -> (CpuBackend, SharedPoints<G1Affine>, BasesHandle, Vec<Fr>) {
+    let cpu = CpuBackend::new();
+    let shared: SharedPoints<G1Affine> = Arc::new(g1_points(n));
+    let hc = cpu.load_bases_g1(shared.clone()).unwrap();
+    (cpu, shared, hc, common::scalars(n, seed))
+}
+
+/// Asserts that the G1 MSMs of `jobs` on the adapter (handle `hb`) and on the CPU (handle `hc`)
+/// are the same points, job by job.
+fn assert_g1_matches(
+    (b, hb): (&WgpuBackend, BasesHandle),
+    (cpu, hc): (&CpuBackend, BasesHandle),
+    jobs: &[MsmJob<'_>],
+    what: &str,
+) {
+    let mut want = vec![G1Jacobian::default(); jobs.len()];
+    let mut got = want.clone();
+    cpu.msm_g1(hc, jobs, &mut want).unwrap();
+    b.msm_g1(hb, jobs, &mut got).unwrap();
+    for k in 0..jobs.len() {
+        assert!(same_g1(&want[k..=k], &got[k..=k]), "{what}: job {k}");
+    }
+}
+
+/// Whether a software adapter skips what `what` names unless `var`=1 (each kernel variant costs
+/// minutes of compiling there); says so when it does.
+fn skipped_on_software(b: &WgpuBackend, var: &str, what: &str) -> bool {
+    let skip =
+        b.gpu().device_type == wgpu::DeviceType::Cpu && !std::env::var(var).is_ok_and(|v| v == "1");
+    if skip {
+        eprintln!("SKIPPED: {what} on a software adapter ({var}=1 runs them)");
+    }
+    skip
 }
 
 fn same_g1(a: &[G1Jacobian], b: &[G1Jacobian]) -> bool {
@@ -59,14 +102,10 @@ fn g1_matches_the_cpu() {
     let mut pts = g1_points(n);
     pts[7] = G1Affine::default(); // an identity point
     pts[9] = pts[8]; // a repeated point
-    let shared: SharedPoints<G1Affine> = Arc::new(pts);
-    let (hb, hc) = (
-        b.load_bases_g1(shared.clone()).unwrap(),
-        cpu.load_bases_g1(shared).unwrap(),
-    );
-    let r = scalars(n, 1);
+    let (hb, hc) = load_g1(&b, &cpu, pts);
+    let r = common::scalars(n, 1);
     let eq = vec![r[0]; n];
-    let mut mixed = scalars(n, 2);
+    let mut mixed = common::scalars(n, 2);
     for (i, s) in mixed.iter_mut().enumerate() {
         match i % 5 {
             0 => *s = Fr::default(),
@@ -96,15 +135,7 @@ fn g1_matches_the_cpu() {
         MsmJob::new(n - used, &r).with_density(&density),
         MsmJob::new(n, &[]),
     ];
-    let (mut want, mut got) = (
-        vec![G1Jacobian::default(); jobs.len()],
-        vec![G1Jacobian::default(); jobs.len()],
-    );
-    cpu.msm_g1(hc, &jobs, &mut want).unwrap();
-    b.msm_g1(hb, &jobs, &mut got).unwrap();
-    for k in 0..jobs.len() {
-        assert!(same_g1(&want[k..=k], &got[k..=k]), "job {k}");
-    }
+    assert_g1_matches((&b, hb), (&cpu, hc), &jobs, "mixed jobs");
     // Misuse: out of range, wrong group, freed handle.
     let mut one = [G1Jacobian::default()];
     assert!(matches!(
@@ -132,19 +163,11 @@ fn huge_buckets_match_the_cpu() {
     let Some(b) = common::backend() else { return };
     let cpu = CpuBackend::new();
     let n = 1 << 13;
-    let shared: SharedPoints<G1Affine> = Arc::new(g1_points(n));
-    let (hb, hc) = (
-        b.load_bases_g1(shared.clone()).unwrap(),
-        cpu.load_bases_g1(shared).unwrap(),
-    );
-    let eq = vec![scalars(1, 9)[0]; n];
-    let r = scalars(n, 10);
+    let (hb, hc) = load_g1(&b, &cpu, g1_points(n));
+    let eq = vec![common::scalars(1, 9)[0]; n];
+    let r = common::scalars(n, 10);
     for (what, sc) in [("all equal", &eq), ("random", &r)] {
-        let jobs = [MsmJob::new(0, sc)];
-        let (mut want, mut got) = ([G1Jacobian::default()], [G1Jacobian::default()]);
-        cpu.msm_g1(hc, &jobs, &mut want).unwrap();
-        b.msm_g1(hb, &jobs, &mut got).unwrap();
-        assert!(same_g1(&want, &got), "{what}");
+        assert_g1_matches((&b, hb), (&cpu, hc), &[MsmJob::new(0, sc)], what);
     }
 }
 
@@ -162,7 +185,7 @@ fn g2_matches_the_cpu() {
         b.load_bases_g2(shared.clone()).unwrap(),
         cpu.load_bases_g2(shared).unwrap(),
     );
-    let r = scalars(n, 3);
+    let r = common::scalars(n, 3);
     let eq = vec![r[1]; n];
     let jobs = [
         MsmJob::new(0, &r),
@@ -187,35 +210,25 @@ fn g2_matches_the_cpu() {
 /// The MSM with the other limb products than the default's (see `common::other_products`), and
 /// calls of falling and rising sizes on one backend (its scratch buffers are kept across calls).
 /// Where the other products are the 64-bit ones on a software adapter only with
-/// `BELLOWS_WGPU_INT64_MSM=1`: on lavapipe a second variant of the MSM kernels costs about 110 s
-/// of LLVM compiling on a machine whose Mesa shader cache is cold (as CI's is); the field and
-/// curve code they share is checked in tests/arith.rs either way, and the GPU runs them.
+/// `BELLOWS_WGPU_INT64_MSM=1`: on lavapipe a second variant of the MSM kernels costs minutes of
+/// LLVM compiling on a machine whose Mesa shader cache is cold (as CI's is); the field and
+/// curve code they share is checked by the tools crate's tests/arith.rs either way, and the GPU
+/// runs them.
 #[test]
 fn g1_with_the_other_products_matches_the_cpu() {
     let Some(b) = common::other_products() else {
         return;
     };
-    if b.gpu().int64
-        && b.gpu().device_type == wgpu::DeviceType::Cpu
-        && !std::env::var("BELLOWS_WGPU_INT64_MSM").is_ok_and(|v| v == "1")
-    {
-        eprintln!("SKIPPED: 64-bit MSM kernels on a software adapter (BELLOWS_WGPU_INT64_MSM=1 runs them)");
+    if b.gpu().int64 && skipped_on_software(&b, "BELLOWS_WGPU_INT64_MSM", "64-bit MSM kernels") {
         return;
     }
     let cpu = CpuBackend::new();
     let n = 700;
-    let shared: SharedPoints<G1Affine> = Arc::new(g1_points(n));
-    let (hb, hc) = (
-        b.load_bases_g1(shared.clone()).unwrap(),
-        cpu.load_bases_g1(shared).unwrap(),
-    );
-    let r = scalars(n, 9);
+    let (hb, hc) = load_g1(&b, &cpu, g1_points(n));
+    let r = common::scalars(n, 9);
     for len in [n, 40, 1, 300, n] {
         let job = [MsmJob::new(n - len, &r[..len])];
-        let (mut want, mut got) = ([G1Jacobian::default()], [G1Jacobian::default()]);
-        cpu.msm_g1(hc, &job, &mut want).unwrap();
-        b.msm_g1(hb, &job, &mut got).unwrap();
-        assert!(same_g1(&want, &got), "{len} scalars");
+        assert_g1_matches((&b, hb), (&cpu, hc), &job, &format!("{len} scalars"));
     }
 }
 
@@ -231,12 +244,8 @@ fn g1_with_tuned_options_matches_the_cpu() {
         return;
     };
     drop(first);
-    let cpu = CpuBackend::new();
-    let n = 1100;
-    let shared: SharedPoints<G1Affine> = Arc::new(g1_points(n));
-    let hc = cpu.load_bases_g1(shared.clone()).unwrap();
-    let r = scalars(n, 21);
-    let eq = vec![r[5]; n];
+    let (cpu, shared, hc, r) = cpu_reference(1100, 21);
+    let eq = vec![r[5]; r.len()];
     let variants: [&[(&str, &str)]; 2] = [
         &[
             ("msm-window", "5"),
@@ -262,13 +271,7 @@ fn g1_with_tuned_options_matches_the_cpu() {
         let hb = b.load_bases_g1(shared.clone()).unwrap();
         for (what, sc) in [("random", &r), ("all equal", &eq)] {
             let jobs = [MsmJob::new(0, sc), MsmJob::new(7, &sc[..300])];
-            let (mut want, mut got) = (
-                vec![G1Jacobian::default(); 2],
-                vec![G1Jacobian::default(); 2],
-            );
-            cpu.msm_g1(hc, &jobs, &mut want).unwrap();
-            b.msm_g1(hb, &jobs, &mut got).unwrap();
-            assert!(same_g1(&want, &got), "{opts:?}: {what}");
+            assert_g1_matches((&b, hb), (&cpu, hc), &jobs, &format!("{opts:?}: {what}"));
         }
         let profile = b.msm_engine().last_profile();
         let names: Vec<&str> = profile.iter().map(|p| p.0).collect();
@@ -310,25 +313,19 @@ fn g1_with_tuned_options_matches_the_cpu() {
 
 /// The MSM options that change the kernels' text: `msm-wg` (threads per workgroup) at 128 and
 /// 32, and `msm-arith=straight` (straight-line field multiplication). Each is another
-/// compilation of every MSM kernel, so on a software adapter (about 110 s each with a cold Mesa
+/// compilation of every MSM kernel, so on a software adapter (minutes each with a cold Mesa
 /// cache, more for the straight-line code) only with `BELLOWS_WGPU_MSM_VARIANTS=1`.
 #[test]
 fn g1_with_other_kernel_variants_matches_the_cpu() {
     let Some(first) = common::backend() else {
         return;
     };
-    if first.gpu().device_type == wgpu::DeviceType::Cpu
-        && !std::env::var("BELLOWS_WGPU_MSM_VARIANTS").is_ok_and(|v| v == "1")
-    {
-        eprintln!("SKIPPED: other MSM kernel variants on a software adapter (BELLOWS_WGPU_MSM_VARIANTS=1 runs them)");
+    let variants = "other MSM kernel variants";
+    if skipped_on_software(&first, "BELLOWS_WGPU_MSM_VARIANTS", variants) {
         return;
     }
     drop(first);
-    let cpu = CpuBackend::new();
-    let n = 600;
-    let shared: SharedPoints<G1Affine> = Arc::new(g1_points(n));
-    let hc = cpu.load_bases_g1(shared.clone()).unwrap();
-    let r = scalars(n, 22);
+    let (cpu, shared, hc, r) = cpu_reference(600, 22);
     let only = std::env::var("BELLOWS_WGPU_MSM_VARIANT").ok();
     for (k, v) in [
         ("msm-wg", "128"),
@@ -348,11 +345,12 @@ fn g1_with_other_kernel_variants_matches_the_cpu() {
             _ => assert!(b.gpu().msm_straight),
         }
         let hb = b.load_bases_g1(shared.clone()).unwrap();
-        let jobs = [MsmJob::new(0, &r)];
-        let (mut want, mut got) = ([G1Jacobian::default()], [G1Jacobian::default()]);
-        cpu.msm_g1(hc, &jobs, &mut want).unwrap();
-        b.msm_g1(hb, &jobs, &mut got).unwrap();
-        assert!(same_g1(&want, &got), "{k}={v}");
+        assert_g1_matches(
+            (&b, hb),
+            (&cpu, hc),
+            &[MsmJob::new(0, &r)],
+            &format!("{k}={v}"),
+        );
         eprintln!(
             "{k}={v}: {:.1} s (compiling included)",
             t.elapsed().as_secs_f64()

@@ -5,42 +5,24 @@
 mod common;
 
 use bellows_core::{
-    backend::{Ntt, NttConfig, Ordering},
+    backend::{Ntt, NttConfig},
     layout::Fr,
     Error,
 };
 use bellows_cpu::CpuBackend;
-use ff::Field;
-use rand::SeedableRng;
-use rand_chacha::ChaCha20Rng;
-
-fn random(n: usize, seed: u64) -> Vec<Fr> {
-    let mut r = ChaCha20Rng::seed_from_u64(seed);
-    (0..n)
-        .map(|_| blstrs::Scalar::random(&mut r).into())
-        .collect()
-}
 
 #[test]
 fn every_configuration_matches_the_cpu() {
     let Some(b) = common::backend() else { return };
     let cpu = CpuBackend::new();
-    let orders = [Ordering::Natural, Ordering::BitReversed];
     for log_n in [0u32, 1, 2, 5, 9, 10, 13] {
-        for base in [NttConfig::forward(), NttConfig::inverse()] {
-            for coset in [false, true] {
-                for i in orders {
-                    for o in orders {
-                        let cfg = base.with_coset(coset).with_orders(i, o);
-                        let batch = if log_n == 5 || log_n == 10 { 3 } else { 1 };
-                        let x = random(batch << log_n, log_n as u64 * 100 + batch as u64);
-                        let (mut want, mut got) = (x.clone(), x);
-                        cpu.ntt(&mut want, log_n, &cfg).unwrap();
-                        b.ntt(&mut got, log_n, &cfg).unwrap();
-                        assert!(want == got, "2^{log_n} × {batch}, {cfg:?}");
-                    }
-                }
-            }
+        for cfg in NttConfig::all() {
+            let batch = if log_n == 5 || log_n == 10 { 3 } else { 1 };
+            let x = common::scalars(batch << log_n, log_n as u64 * 100 + batch as u64);
+            let (mut want, mut got) = (x.clone(), x);
+            cpu.ntt(&mut want, log_n, &cfg).unwrap();
+            b.ntt(&mut got, log_n, &cfg).unwrap();
+            assert!(want == got, "2^{log_n} × {batch}, {cfg:?}");
         }
     }
 }
@@ -51,7 +33,11 @@ fn h_poly_matches_the_cpu() {
     let cpu = CpuBackend::new();
     for (log_n, batch) in [(0u32, 1usize), (1, 1), (3, 2), (8, 1), (11, 2)] {
         let len = batch << log_n;
-        let (a, bb, c) = (random(len, 1), random(len, 2), random(len, 3));
+        let (a, bb, c) = (
+            common::scalars(len, 1),
+            common::scalars(len, 2),
+            common::scalars(len, 3),
+        );
         let (mut wa, mut wb, mut wc) = (a.clone(), bb.clone(), c.clone());
         cpu.h_poly(&mut wa, &mut wb, &mut wc, log_n).unwrap();
         let (mut ga, mut gb, mut gc) = (a, bb, c);
@@ -122,7 +108,7 @@ fn kept_buffers_serve_calls_of_every_size() {
         let cpu = CpuBackend::new();
         for (log_n, batch) in [(12u32, 2usize), (4, 1), (10, 3), (12, 1), (0, 5), (11, 1)] {
             for cfg in [NttConfig::forward(), NttConfig::inverse().with_coset(true)] {
-                let x = random(batch << log_n, 7000 + log_n as u64);
+                let x = common::scalars(batch << log_n, 7000 + log_n as u64);
                 let (mut want, mut got) = (x.clone(), x);
                 cpu.ntt(&mut want, log_n, &cfg).unwrap();
                 b.ntt(&mut got, log_n, &cfg).unwrap();
@@ -136,9 +122,9 @@ fn kept_buffers_serve_calls_of_every_size() {
         // h_poly after the plain NTTs (it shares the data buffer).
         let log_n = 9;
         let (a, bb, c) = (
-            random(1 << log_n, 1),
-            random(1 << log_n, 2),
-            random(1 << log_n, 3),
+            common::scalars(1 << log_n, 1),
+            common::scalars(1 << log_n, 2),
+            common::scalars(1 << log_n, 3),
         );
         let (mut wa, mut wb, mut wc) = (a.clone(), bb.clone(), c.clone());
         let (mut ga, mut gb, mut gc) = (a, bb, c);

@@ -6,6 +6,7 @@
 //! initialisers or constructor must not take the listing down with it. A child that dies, hangs
 //! past [`PROBE_TIMEOUT`] or prints nothing usable is listed as unavailable, with the reason.
 
+use clap::Args;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -13,9 +14,32 @@ use std::time::{Duration, Instant};
 
 use bellows_core::{BackendConfig, BackendInfo};
 
-use crate::cli::{BackendsArgs, ProbePluginArgs};
 use crate::error::Result;
 use crate::outln;
+
+/// `bellows backends --help`.
+pub const BACKENDS_ABOUT: &str = "List the backends this binary can use: the built-in ones, then \
+every plugin file (libbellows_backend_NAME.so) found along BELLOWS_PLUGIN_PATH, the executable's \
+folder and ~/.local/lib/bellows, with their version, the devices they drive and their \
+capabilities (NTT sizes, coset transforms, fused quotient, G1/G2 MSM, resident bases, \
+concurrency). A plugin that fails to load is listed with its file and the reason.\n\n\
+A backend is chosen with `--backend NAME` on the computing commands (prove, bench, demo).\n\n\
+Examples:\n  bellows backends\n  bellows backends --json";
+
+/// `bellows backends`.
+#[derive(Debug, Args)]
+pub struct BackendsArgs {
+    /// Print a JSON array instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `bellows __probe-plugin FILE` (internal).
+#[derive(Debug, Args)]
+pub struct ProbePluginArgs {
+    /// The plugin file.
+    pub path: PathBuf,
+}
 
 /// How long one plugin may take to load and describe itself.
 pub const PROBE_TIMEOUT: Duration = Duration::from_secs(30);

@@ -1,5 +1,6 @@
 //! `bellows bench`: per-phase proving times with benchmark-only parameters.
 
+use clap::Args;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -10,11 +11,83 @@ use bellows_core::{
 };
 
 use crate::backend_opts::{g2_policy, open as open_backend, residence};
-use crate::cli::BenchArgs;
+use crate::circuit::circuit_plan;
+use crate::cli::Globals;
 use crate::cmd::prove::prove_batch;
-use crate::common::{circuit_plan, fmt_duration, fmt_secs, progress, spinner, Globals, Stat};
 use crate::error::Result;
 use crate::outln;
+use crate::progress::{progress, spinner};
+use crate::stats::{fmt_duration, fmt_secs, Stat};
+
+/// `bellows bench --help`.
+pub const BENCH_ABOUT: &str = "Benchmark proving. Generates benchmark-only parameters for the circuit \
+(fast, no trusted setup; the proofs do not verify, which a benchmark does not need), loads them on \
+the backend, then R times: synthesises N circuits and proves them as one batch. Reports the \
+median, the minimum and the first repetition of each phase (the first pays for fresh host memory \
+that later ones reuse; `--warmup` excludes it): synthesis, batch buffers (each circuit's a, b, c \
+laid into the batch's buffers), the G1 phase (h_poly, the quotient's NTTs, and the G1 MSMs H, L, \
+A, B, in one backend call), G2 MSM (on CPU threads overlapping the G1 phase; with `--g2` putting \
+it on the backend it runs in the G1 phase's call, and one row times both), release (freeing the synthesised circuits), finalize \
+(waiting for G2 plus assembly) and total (synthesis to proofs), and proofs per second from the \
+median total. With RUST_LOG=info each repetition is also logged.\n\n\
+`--json` prints one machine-readable JSON object on stdout instead of the table.\n\n\
+Throughput mode: `--daemon ADDR --count N --concurrency J` submits N jobs (of `--partitions P`) \
+to a `bellows serve` daemon, J at a time, and reports proofs per second, per-phase medians per \
+partition and each device's busy fraction; `--concurrency J` without --daemon runs the same \
+scheduler in this process (docs/serve.md).\n\n\
+Examples:\n  bellows bench --circuit synthetic --log-size 16\n  \
+bellows bench --circuit synthetic --log-size 20 --bits-pct 80 --count 2 --reps 3 --json\n  \
+bellows bench --circuit sha256 --log-size 17 --backend cpu";
+
+/// `bellows bench`.
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// The circuit.
+    #[command(flatten)]
+    pub circuit: crate::circuit::CircuitArgs,
+    /// Proofs per repetition (proved as one batch).
+    #[arg(long, short = 'n', value_name = "N", default_value_t = 1,
+          value_parser = crate::values::proof_count)]
+    pub count: u32,
+    /// Timed repetitions.
+    #[arg(long, short = 'r', value_name = "R", default_value_t = 3,
+          value_parser = crate::values::positive_u32)]
+    pub reps: u32,
+    /// Untimed repetitions first (warm caches and allocator).
+    #[arg(long, value_name = "W", default_value_t = 0, value_parser = crate::values::u32_any)]
+    pub warmup: u32,
+    /// The backend.
+    #[command(flatten)]
+    pub backend: crate::backend_opts::BackendArg,
+    /// Seed for parameters, witnesses and r, s [default: 0, so runs are comparable].
+    #[arg(long, value_name = "S", default_value_t = 0, value_parser = crate::values::seed)]
+    pub seed: u64,
+    /// Print one JSON object instead of the table.
+    #[arg(long)]
+    pub json: bool,
+    /// Synthesise directly instead of with a pre-compiled constraint system (recorded in memory
+    /// before the timed reps).
+    #[arg(long = "no-pce")]
+    pub no_pce: bool,
+    /// Time synthesis only, direct against pre-compiled, on the same circuits and witnesses;
+    /// the last line is `ratio pce/direct: X.XX`. With `--backend cuda`, pre-compiled synthesis
+    /// writes into the pinned host memory that backend provides, as proving does.
+    #[arg(long = "compare-synthesis", conflicts_with_all = ["json", "no_pce"])]
+    pub compare_synthesis: bool,
+    /// Tuning aid: set environment variable NAME to V1, V2, … in turn before each rep (rep i,
+    /// warm-ups included, gets value i mod k), and report the phases per value. Backend knobs
+    /// read at every call (the CUDA backend's `BELLOWS_*` variables, docs/cuda.md) are then
+    /// compared side by side in one process, over the same parameters and witnesses.
+    #[arg(long = "alternate-env", value_name = "NAME=V1,V2,..",
+          value_parser = crate::values::env_alternation, conflicts_with = "compare_synthesis")]
+    pub alternate_env: Option<(String, Vec<String>)>,
+    /// Throughput mode (`--count` jobs, `--concurrency` at once) on a daemon or in process.
+    #[command(flatten)]
+    pub serve: crate::cmd::serve_bench::BenchServeArgs,
+    /// `--threads`.
+    #[command(flatten)]
+    pub threads: crate::cli::ThreadsArg,
+}
 
 /// The device phases of a prover run in one line: the G1 phase and the G2 MSM beside it, or,
 /// with the G2 MSM on the backend, the one call that did both.

@@ -1,11 +1,12 @@
 //! `bellows demo`: setup, prove and verify a built-in circuit end to end, with timings.
 
+use clap::Args;
 use std::sync::Arc;
 use std::time::Instant;
 
 use bellows_core::{
-    circuits::{witness_seed, CircuitOptions, CircuitSpec},
-    groth16::limits::{self, Shape},
+    circuits::witness_seed,
+    groth16::limits,
     groth16::{
         prover::ProvingKey,
         setup,
@@ -18,11 +19,38 @@ use ff::Field;
 use rand_core::RngCore;
 
 use crate::backend_opts::{g2_policy, open as open_backend};
-use crate::cli::DemoArgs;
+use crate::circuit::{circuit_plan, CircuitArgs};
+use crate::cli::Globals;
 use crate::cmd::prove::prove_batch;
-use crate::common::{fmt_duration, spinner, warn, Globals};
-use crate::error::{invalid_value, Result};
+use crate::error::Result;
 use crate::outln;
+use crate::progress::spinner;
+use crate::stats::fmt_duration;
+use crate::stdio::warn;
+
+/// `bellows demo --help`.
+pub const DEMO_ABOUT: &str = "Run the whole Groth16 flow on a built-in circuit, in memory, with \
+timings: a real trusted setup (random toxic waste, discarded), synthesis, proving on the chosen \
+backend, and verification of the proof; then a check that the same proof is rejected for a wrong \
+public input. The default (synthetic, 2^12 constraints) finishes in seconds on two cores.\n\n\
+Examples:\n  bellows demo\n  bellows demo --log-size 14 --seed 7\n  bellows demo --circuit sha256";
+
+/// `bellows demo`.
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// The circuit [default: synthetic 2^12].
+    #[command(flatten)]
+    pub circuit: CircuitArgs,
+    /// The backend.
+    #[command(flatten)]
+    pub backend: crate::backend_opts::BackendArg,
+    /// Seed for the toxic waste, witness and r, s (INSECURE setup; reproducible run).
+    #[arg(long, value_name = "S", value_parser = crate::values::seed)]
+    pub seed: Option<u64>,
+    /// `--threads`.
+    #[command(flatten)]
+    pub threads: crate::cli::ThreadsArg,
+}
 
 fn step(n: u32, what: &str, d: std::time::Duration) {
     outln!("{n}. {what:<40} {:>10}", fmt_duration(d));
@@ -30,32 +58,15 @@ fn step(n: u32, what: &str, d: std::time::Duration) {
 
 /// Runs the command.
 pub fn run(args: &DemoArgs, g: &Globals) -> Result<()> {
-    let mut o = CircuitOptions::default();
-    o.bits_pct = args.bits_pct;
-    o.log_size = match (args.circuit.as_str(), args.log_size) {
-        ("synthetic", None) => Some(12),
-        (_, k) => k,
-    };
-    if let (Some(k), "synthetic") = (o.log_size, args.circuit.as_str()) {
-        if k < bellows_core::circuits::synthetic::MIN_LOG_SIZE {
-            return Err(invalid_value(
-                "--log-size <K>",
-                k,
-                "the synthetic circuit needs 3..=32",
-            ));
-        }
+    let mut circuit = args.circuit.clone();
+    if circuit.circuit == "synthetic" && circuit.log_size.is_none() {
+        circuit.log_size = Some(12);
     }
-    if let Some(k) = o.log_size {
-        let shape = Shape {
-            domain: 1 << k,
-            vars: 1 << k,
-        };
-        limits::check_memory(
-            &format!("the demo's trusted setup at 2^{k}"),
-            shape.setup_bytes().saturating_add(shape.proof_bytes()),
-        )?;
-    }
-    let spec = CircuitSpec::new(&args.circuit, &o)?;
+    let (spec, shape) = circuit_plan(&circuit)?;
+    limits::check_memory(
+        &format!("the demo's trusted setup of {}", spec.description()),
+        shape.setup_bytes().saturating_add(shape.proof_bytes()),
+    )?;
     let backend = open_backend(&args.backend, g)?;
     let info = backend.info();
     outln!("circuit: {}", spec.description());

@@ -2,8 +2,8 @@
 
 pub mod backends;
 pub mod bench;
+pub mod client;
 pub mod conformance;
-pub mod daemon;
 pub mod demo;
 pub mod pce;
 #[cfg(feature = "filecoin")]
@@ -12,4 +12,5 @@ pub mod prove;
 pub mod serve;
 pub mod serve_bench;
 pub mod setup;
+pub mod status;
 pub mod verify;

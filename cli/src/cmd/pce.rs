@@ -7,17 +7,25 @@ use std::time::{Duration, Instant};
 
 use bellows_core::{
     circuits::{witness_seed, CircuitSpec},
-    groth16::synthesis::{synthesize_batch, Synthesized},
+    groth16::{
+        limits::{self, Shape},
+        output::describe_file_type,
+        synthesis::{synthesize_batch, Synthesized},
+    },
     pce::{
         cache::{builtin_id, PceCache, Source},
         Pce,
     },
     Error, Result,
 };
+use bellows_serve::files::regular_or_absent;
 use clap::{Args, Subcommand};
 
-use crate::cli::{BenchArgs, CircuitArgs};
-use crate::common::{circuit_spec, fmt_duration, fmt_secs, spinner, Stat};
+use crate::circuit::circuit_spec;
+use crate::circuit::CircuitArgs;
+use crate::cmd::bench::BenchArgs;
+use crate::progress::spinner;
+use crate::stats::{fmt_duration, fmt_secs, Stat};
 
 /// `--no-pce` and `--pce-dir`, for the commands that synthesise.
 #[derive(Debug, Args, Clone, Default)]
@@ -38,6 +46,9 @@ pub struct PceArgs {
     /// What to do.
     #[command(subcommand)]
     pub action: PceAction,
+    /// `--threads`.
+    #[command(flatten)]
+    pub threads: crate::cli::ThreadsArg,
 }
 
 /// The `pce` subcommands.
@@ -112,11 +123,15 @@ fn describe(pce: &Pce) -> String {
 pub fn run(args: &PceArgs) -> Result<()> {
     match &args.action {
         PceAction::Build { circuit, pce_dir } => {
-            let spec = circuit_spec(circuit)?;
+            let (spec, shape) = crate::circuit::circuit_plan(circuit).map_err(|e| match e {
+                crate::error::CliError::Core(c) => c,
+                other => Error::invalid(other.to_string()),
+            })?;
+            check_recording_memory(&spec, &shape)?;
             let cache = PceCache::open(pce_dir.as_deref())?;
             let id = builtin_id(&spec);
             let path = cache.path(&id)?;
-            let replaced = path.is_file();
+            let replaced = regular_or_absent(&path, "cache entry")?;
             crate::outln!("circuit: {}", spec.description());
             let pb = spinner("recording the constraint system");
             let built = cache.build(spec.blank(), &id);
@@ -138,12 +153,26 @@ pub fn run(args: &PceArgs) -> Result<()> {
         } => {
             let t = Instant::now();
             let pce = match file {
-                Some(f) => Pce::load(f, None)?,
+                Some(f) => {
+                    // Followed if a link, but never opened unless a regular file.
+                    match std::fs::metadata(f) {
+                        Ok(m) if m.is_file() => {}
+                        Ok(m) => {
+                            return Err(Error::invalid(format!(
+                                "{} is {}, not a recording file",
+                                f.display(),
+                                describe_file_type(&m)
+                            )))
+                        }
+                        Err(e) => return Err(Error::io(format!("reading {}", f.display()), e)),
+                    }
+                    Pce::load(f, None)?
+                }
                 None => {
                     let spec = circuit_spec(circuit)?;
                     let cache = PceCache::open(pce_dir.as_deref())?;
                     let id = builtin_id(&spec);
-                    if !cache.contains(&id) {
+                    if !regular_or_absent(&cache.path(&id)?, "cache entry")? {
                         return Err(Error::invalid(format!(
                             "no recording of {id} in {} (make it with `bellows pce build`)",
                             cache.dir().display()
@@ -164,7 +193,9 @@ pub fn run(args: &PceArgs) -> Result<()> {
                 crate::outln!("no recordings in {}", cache.dir().display());
             }
             for path in entries {
-                match Pce::load(&path, None) {
+                // An entry that is not a regular file (a FIFO would hang the listing, a link
+                // to a device never end it) is refused without being opened.
+                match regular_or_absent(&path, "cache entry").and_then(|_| Pce::load(&path, None)) {
                     Ok(p) => crate::outln!(
                         "{}  {}  {} constraints  {}",
                         p.id(),
@@ -193,7 +224,7 @@ pub fn for_prove(opts: &PceOpts, spec: &CircuitSpec) -> Result<Option<Arc<Pce>>>
         Ok(c) => c,
         Err(e) => {
             // No folder to cache in: still record (in memory) for this run.
-            crate::common::warn(&format!("{e}; recording {id} in memory for this run only"));
+            crate::stdio::warn(&format!("{e}; recording {id} in memory for this run only"));
             let pb = spinner("recording the constraint system");
             let pce = Pce::record(spec.blank(), &id);
             pb.finish_and_clear();
@@ -207,11 +238,12 @@ pub fn for_prove(opts: &PceOpts, spec: &CircuitSpec) -> Result<Option<Arc<Pce>>>
             return Ok(Some(Arc::new(pce)));
         }
     };
+    regular_or_absent(&cache.path(&id)?, "cache entry")?;
     let pb = spinner("pre-compiled constraint system");
     let got = cache.load_or_record(spec.blank(), &id);
     pb.finish_and_clear();
     let (pce, source) = got.inspect_err(|_| {
-        crate::common::warn(&format!(
+        crate::stdio::warn(&format!(
             "the pre-compiled constraint system {id} cannot be used: rebuild it with `bellows pce \
              build` (same circuit options), or prove with --no-pce"
         ))
@@ -293,8 +325,24 @@ fn same(d: &Synthesized, p: &Synthesized) -> std::result::Result<(), String> {
 /// With a backend other than `cpu` (`--backend cuda`), pre-compiled synthesis writes into the
 /// host memory that backend provides (pinned), as `bench` and `prove` do; the backend's name is
 /// printed with the memory it gave.
-pub fn compare_synthesis(args: &BenchArgs, g: &crate::Globals) -> Result<()> {
-    let spec = circuit_spec(&args.circuit)?;
+pub fn compare_synthesis(args: &BenchArgs, g: &crate::cli::Globals) -> Result<()> {
+    let (spec, shape) = crate::circuit::circuit_plan(&args.circuit).map_err(|e| match e {
+        crate::error::CliError::Core(c) => c,
+        other => Error::invalid(other.to_string()),
+    })?;
+    // The recording, and both syntheses' results of every circuit of a rep held at once.
+    let per_circuit =
+        bellows_core::pipeline::partition_bytes_of(shape.domain, shape.vars, shape.vars);
+    limits::check_memory(
+        &format!(
+            "comparing direct and pre-compiled synthesis of {} circuit(s) of {} (lower \
+             --count or --log-size)",
+            args.count,
+            spec.description()
+        ),
+        recording_bytes(&shape)
+            .saturating_add(per_circuit.saturating_mul(2 * u64::from(args.count))),
+    )?;
     let backend = if args.backend.backend == "cpu" {
         None
     } else {
@@ -440,6 +488,25 @@ pub fn compare_synthesis(args: &BenchArgs, g: &crate::Globals) -> Result<()> {
     Ok(())
 }
 
+/// Bytes per constraint a recording needs while it is made, an upper bound: measured peaks are
+/// 55 (synthetic) to 80 (sha256's gadgets) bytes per constraint, the finished recording a
+/// fraction of that.
+const RECORDING_BYTES_PER_CONSTRAINT: u64 = 112;
+
+/// Memory to record a circuit of `shape` (see [`RECORDING_BYTES_PER_CONSTRAINT`]).
+fn recording_bytes(shape: &Shape) -> u64 {
+    shape.domain.saturating_mul(RECORDING_BYTES_PER_CONSTRAINT)
+}
+
+/// Refuses to record a circuit whose recording would not fit in memory (as setup and prove
+/// refuse work larger than the host).
+fn check_recording_memory(spec: &CircuitSpec, shape: &Shape) -> Result<()> {
+    limits::check_memory(
+        &format!("recording the constraint system of {}", spec.description()),
+        recording_bytes(shape),
+    )
+}
+
 /// `bellows pce --help`.
 pub const PCE_ABOUT: &str = "Manage pre-compiled constraint systems (PCE). A recording is a \
 circuit's R1CS (A, B, C as compressed sparse rows with interned coefficients, the densities the \
@@ -450,9 +517,11 @@ every core; the results equal direct synthesis bit for bit.\n\n\
 first when missing (about the cost of one direct synthesis); `--no-pce` synthesises directly. \
 `bellows bench` records in memory; `bellows bench --compare-synthesis` times both.\n\n\
 The cache is a folder of `<circuit-id>.pce` files (`--pce-dir`, else $BELLOWS_PCE_DIR, else \
-$XDG_CACHE_HOME/bellows/pce, else ~/.cache/bellows/pce), written atomically and memory-mapped on \
-load. Every load checks every byte (header checksum, shape digest, section structure); a \
-truncated, corrupted, other-version or other-circuit file is refused with the reason.\n\n\
+$XDG_CACHE_HOME/bellows/pce, else ~/.cache/bellows/pce), written atomically and read with \
+checked reads on load (never memory-mapped). Every entry carries an HMAC tag under the key kept in \
+the folder (`.key`), and every load checks it and every byte (header checksum, shape digest, \
+section structure, sampled rows against the circuit); a truncated, corrupted, edited, \
+other-version or other-circuit file is refused with the reason.\n\n\
 Examples:\n  bellows pce build --circuit synthetic --log-size 20 --bits-pct 90\n  \
 bellows pce info --circuit sha256 --bytes 64\n  bellows pce info --file ./synthetic-k20-b90.pce\n  \
 bellows pce list";

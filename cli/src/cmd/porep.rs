@@ -10,9 +10,9 @@ use bellows_filecoin::{porep, C1Output, Check, ProveConfig};
 use clap::{Args, Subcommand};
 use rand_core::SeedableRng;
 
+use crate::backend_opts::BackendArg;
 use crate::backend_opts::{g2_policy, open as open_backend};
-use crate::cli::BackendArg;
-use crate::common::Globals;
+use crate::cli::Globals;
 use crate::errln;
 use crate::error::{CliError, Result};
 use crate::output::{self, Out};
@@ -27,7 +27,8 @@ parameter folder (`--params-dir`, the folder lotus uses is /var/tmp/filecoin-pro
 under filecoin-proofs' own file names (v28-stacked-proof-of-replication-….params and .vk).\n\n\
 Subcommands: c2 (prove), verify (check a proof with filecoin-proofs' verify_seal), info (what a \
 C1 file holds and which parameter files it needs), setup (TEST parameters for a proof type, \
-under the cache's names), load (time a parameter load with a given check).\n\n\
+under the cache's names), load (time a parameter load with a given check), synth-c1 (a SYNTHETIC C1 output made \
+without sealing, for benchmarks and tests).\n\n\
 Examples:\n  bellows porep info --c1 c1.json\n  \
 bellows porep c2 --c1 c1.json --params-dir /var/tmp/filecoin-proof-parameters --out sector.proof\n  \
 bellows porep verify --c1 c1.json --proof sector.proof --params-dir /var/tmp/filecoin-proof-parameters --miner 1000\n  \
@@ -39,6 +40,9 @@ pub struct PorepArgs {
     /// The subcommand.
     #[command(subcommand)]
     pub command: PorepCommand,
+    /// `--threads`.
+    #[command(flatten)]
+    pub threads: crate::cli::ThreadsArg,
 }
 
 /// `bellows porep` subcommands.
@@ -58,6 +62,9 @@ pub enum PorepCommand {
     /// Load a parameters file with a given check and report the time and points per second.
     #[command(long_about = LOAD_ABOUT)]
     Load(LoadArgs),
+    /// Make a SYNTHETIC C1 output without sealing, for benchmarks and tests (it proves nothing about stored data).
+    #[command(name = "synth-c1", long_about = SYNTH_C1_ABOUT)]
+    SynthC1(SynthC1Args),
 }
 
 const C2_ABOUT: &str = "Prove PoRep commit phase 2 from a C1 output. Every partition's circuit \
@@ -105,9 +112,11 @@ filecoin-proofs' names: .params, .vk and .meta, so that filecoin-proofs and `bel
 find them. The toxic waste comes from the OS (or --seed, for reproducible test vectors) and is \
 wiped when the setup ends.\n\n\
 These are TEST parameters: proofs made with them verify against their own verifying key only, \
-never on the Filecoin network, which uses the published parameters of its trusted setup. A 2 KiB \
-sector's circuit (a 2^22 domain, 1.1 GB of parameters) takes minutes on a few cores; a 32 GiB \
-one is far beyond what a test needs.\n\n\
+never on the Filecoin network, which uses the published parameters of its trusted setup.\n\n\
+The setup runs from the circuit's recording (kept in the PCE folder, where `porep c2` finds it) \
+and writes the file query by query: a 2 KiB sector's circuit (a 2^22 domain, 1.1 GB of \
+parameters) takes minutes on a few cores; a 32 GiB one (2^27, about 50 GB) needs that much free \
+disk and a large host, both checked before the setup starts (docs/filecoin.md).\n\n\
 Example:\n  bellows porep setup --proof StackedDrg2KiBV1_1 --params-dir ./params";
 
 const LOAD_ABOUT: &str = "Load (decode and check) a parameters file and report the time and the \
@@ -153,7 +162,16 @@ pub struct C2Args {
     /// Prove on a `bellows serve` daemon instead (`--daemon ADDR`; --params-dir is then a
     /// folder on the daemon's host), with its token, TLS and --priority.
     #[command(flatten)]
-    pub daemon: crate::cmd::daemon::DaemonArgs,
+    pub daemon: crate::cmd::client::DaemonArgs,
+    /// With --daemon: the job's priority (higher runs first).
+    #[arg(
+        long,
+        value_name = "P",
+        default_value_t = 0,
+        allow_negative_numbers = true,
+        requires = "daemon"
+    )]
+    pub priority: i32,
     /// With --daemon: only submit, print the job id; `bellows await JOB` writes --out.
     #[arg(long, requires = "daemon")]
     pub submit: bool,
@@ -162,6 +180,13 @@ pub struct C2Args {
     /// code runs per partition; the same proof bytes).
     #[command(flatten)]
     pub pce: crate::cmd::pce::PceOpts,
+    /// Prove the C1 output this many times in a row, the parameters loaded once and every
+    /// partition through one pipeline (the next proof's partitions are synthesised while the
+    /// last ones are on the device): the steady state of a prover that is never idle. Each
+    /// proof is verified; --out gets the last. Prints each proof's completion time and the
+    /// interval between proofs.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub reps: u32,
 }
 
 /// `bellows porep verify`.
@@ -220,6 +245,10 @@ pub struct SetupArgs {
     /// Replace existing files.
     #[arg(long)]
     pub force: bool,
+    /// Where the circuit's recording is kept (the setup runs from it, and `porep c2` takes it
+    /// from there instead of recording the circuit again).
+    #[command(flatten)]
+    pub pce: crate::cmd::pce::PceOpts,
 }
 
 /// `bellows porep load`.
@@ -256,6 +285,7 @@ pub fn run(args: &PorepArgs, g: &Globals) -> Result<()> {
         PorepCommand::Info(a) => info(a),
         PorepCommand::Setup(a) => setup(a),
         PorepCommand::Load(a) => load(a),
+        PorepCommand::SynthC1(a) => synth_c1(a),
     }
 }
 
@@ -287,7 +317,7 @@ fn c2(a: &C2Args, g: &Globals) -> Result<()> {
     if !a.pce.no_pce {
         match PceCache::open(a.pce.pce_dir.as_deref()) {
             Ok(cache) => cfg.pce_dir = Some(cache.dir().to_path_buf()),
-            Err(e) => crate::common::warn(&format!(
+            Err(e) => crate::stdio::warn(&format!(
                 "{e}; synthesising directly (--pce-dir names a folder for recordings)"
             )),
         }
@@ -299,9 +329,41 @@ fn c2(a: &C2Args, g: &Globals) -> Result<()> {
         backend.info().name
     );
     let t = Instant::now();
-    let res = bellows_filecoin::prove_c2(&c1, &params_dir(&a.params_dir), &cfg)?;
+    let c1s = vec![c1.clone(); a.reps as usize];
+    let batch = bellows_filecoin::porep::prove_c2_batch(&c1s, &params_dir(&a.params_dir), &cfg)?;
     let total = t.elapsed();
+    let done: Vec<f64> = batch
+        .proofs
+        .iter()
+        .map(|p| p.prove_time.as_secs_f64())
+        .collect();
+    let mut res = batch
+        .proofs
+        .into_iter()
+        .last()
+        .ok_or_else(|| bellows_core::Error::Pipeline("no proof completed".into()))?;
+    res.prove_time = batch.prove_time;
     out.commit_bytes(&res.proof)?;
+    // Seconds between consecutive proofs once the pipeline is full: from the first completion
+    // to the last, over the proofs after the first (proofs of one partition may finish
+    // together, out of order).
+    let interval = (done.len() > 1).then(|| {
+        let (first, last) = done
+            .iter()
+            .fold((f64::MAX, 0f64), |(lo, hi), &d| (lo.min(d), hi.max(d)));
+        (last - first) / (done.len() - 1) as f64
+    });
+    if a.reps > 1 {
+        errln!(
+            "{} proofs done at {} s after the load; {:.2} s per proof in steady state",
+            done.len(),
+            done.iter()
+                .map(|d| format!("{d:.2}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            interval.unwrap_or(0.0)
+        );
+    }
     let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
     if a.json {
         println!(
@@ -315,6 +377,9 @@ fn c2(a: &C2Args, g: &Globals) -> Result<()> {
                 "circuits_ms": ms(res.circuits_time),
                 "key_ms": ms(res.key_time),
                 "prove_ms": ms(res.prove_time),
+                "proofs": done.len(),
+                "done_s": done,
+                "steady_interval_s": interval,
                 "verify_ms": res.verify_time.map(ms),
                 "total_ms": ms(total),
                 "proof_bytes": res.proof.len(),
@@ -347,7 +412,7 @@ fn c2_on_daemon(a: &C2Args) -> Result<()> {
     )?;
     let c1 = bellows_filecoin::parse_c1(&bytes, &format!("C1 output {}", a.c1.display()))?;
     if a.backend.backend != "cpu" || a.no_verify || a.manifest.is_some() || a.check == "digest" {
-        crate::common::warn(
+        crate::stdio::warn(
             "the daemon proves on its own devices, always verifies, and checks parameters fully \
              (or with curve checks only, --check curve-only): --backend, --no-verify, \
              --manifest and --check digest do not apply",
@@ -360,12 +425,14 @@ fn c2_on_daemon(a: &C2Args) -> Result<()> {
         bytes.len(),
         a.daemon.daemon.as_deref().unwrap_or_default()
     );
-    crate::cmd::daemon::porep_c2(
-        crate::cmd::daemon::PorepJob {
+    crate::cmd::client::porep_c2(
+        crate::cmd::client::PorepJob {
             c1: bytes,
+            c1_path: &a.c1,
             params_dir: &params_dir(&a.params_dir),
             seed: a.seed,
             curve_only: a.check == "curve-only",
+            priority: a.priority,
             out: &a.out,
             force: a.force,
             submit_only: a.submit,
@@ -498,21 +565,40 @@ fn setup(a: &SetupArgs) -> Result<()> {
          do not verify on the Filecoin network",
         u64::from(proof.sector_size())
     );
+    let pce_dir = if a.pce.no_pce {
+        None
+    } else {
+        match PceCache::open(a.pce.pce_dir.as_deref()) {
+            Ok(cache) => Some(cache.dir().to_path_buf()),
+            Err(e) => {
+                crate::stdio::warn(&format!("{e}; the recording is not kept"));
+                None
+            }
+        }
+    };
     let (paths, report) = match a.seed {
-        Some(s) => porep::setup(
+        Some(s) => porep::setup_with(
             proof,
             &a.params_dir,
             &mut rand_chacha::ChaCha20Rng::seed_from_u64(s),
             a.force,
+            pce_dir.as_deref(),
         )?,
-        None => porep::setup(proof, &a.params_dir, &mut rand_core::OsRng, a.force)?,
+        None => porep::setup_with(
+            proof,
+            &a.params_dir,
+            &mut rand_core::OsRng,
+            a.force,
+            pce_dir.as_deref(),
+        )?,
     };
     errln!(
-        "setup {:.1} s (2^{} domain, {} inputs, {} private variables), written in {:.1} s:",
+        "setup {:.1} s (2^{} domain, {} inputs, {} private variables, {}), written in {:.1} s:",
         report.setup_time.as_secs_f64(),
         report.domain_size.trailing_zeros(),
         report.num_inputs,
         report.num_aux,
+        bellows_core::units::format_bytes(report.params_bytes),
         report.write_time.as_secs_f64()
     );
     for p in [&paths.params, &paths.vk, &paths.meta] {
@@ -558,5 +644,102 @@ fn load(a: &LoadArgs) -> Result<()> {
                 .unwrap_or_default()
         );
     }
+    Ok(())
+}
+
+const SYNTH_C1_ABOUT: &str = "Make a SYNTHETIC C1 output (filecoin-proofs-api's \
+SealCommitPhase1Output) without sealing a sector: for benchmarks and tests of C2 only. It is \
+consistent — storage-proofs' vanilla-proof verification accepts it, and a C2 proof of it passes \
+filecoin-proofs' verify_seal — but it proves NOTHING about stored data: no sector was \
+replicated, and its commitments open only where the challenges look.\n\n\
+The replica id and the challenges are derived as filecoin-proofs derives them (prover id, \
+sector number, ticket, comm_d, interactive seed), the labels of the challenged nodes with \
+Filecoin's labelling rule from the real graph's parents, and the trees (comm_d, comm_c, \
+comm_r_last) are built only along the opened paths, so any size takes seconds and little memory. \
+The proof type is the current version (…V1_1) of the size's interactive PoRep. All randomness \
+(ticket, seed, data, labels) comes from --seed: one seed gives the same file.\n\n\
+The file is lotus-bench's JSON ({\"SectorNum\", \"SectorSize\", \"Phase1Out\"}) unless --raw; \
+it is written atomically, and an existing --out is replaced only with --force.\n\n\
+Examples:\n  bellows porep synth-c1 --sector-size 32GiB --seed 1 --out c1-32g.json\n  \
+bellows porep synth-c1 --sector-size 2KiB --miner 1000 --sector 7 --raw --out c1.json";
+
+/// `bellows porep synth-c1`.
+#[derive(Debug, Args)]
+pub struct SynthC1Args {
+    /// The sector size: 2KiB, 8MiB, 512MiB, 32GiB or 64GiB.
+    #[arg(long = "sector-size", value_name = "SIZE", value_parser = synth_sector_size)]
+    pub sector_size: RegisteredSealProof,
+    /// Seed of all the output's randomness [default: drawn from the OS and printed].
+    #[arg(long, value_name = "S", value_parser = crate::values::seed)]
+    pub seed: Option<u64>,
+    /// The miner's actor id (the number of f0NNNN): the prover id is derived from it as lotus
+    /// derives it.
+    #[arg(long, value_name = "ACTOR", default_value_t = 1000)]
+    pub miner: u64,
+    /// The sector number.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub sector: u64,
+    /// Write the bare SealCommitPhase1Output JSON instead of lotus-bench's wrapper.
+    #[arg(long)]
+    pub raw: bool,
+    /// Where to write the C1 output.
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+    /// Replace --out if it exists.
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// `--sector-size`: a byte size that is one of the production sector sizes.
+fn synth_sector_size(s: &str) -> std::result::Result<RegisteredSealProof, String> {
+    let bytes = bellows_core::units::parse_bytes(s)?;
+    bellows_filecoin::synth_c1::proof_for_sector_size(bytes).map_err(|e| match e {
+        Error::InvalidInput(m) => m,
+        e => e.to_string(),
+    })
+}
+
+fn synth_c1(a: &SynthC1Args) -> Result<()> {
+    use rand_core::RngCore;
+    let mut files = output::prepare(
+        &[],
+        &[Out {
+            opt: "--out",
+            path: &a.out,
+            what: "C1 output",
+        }],
+        a.force,
+    )?
+    .into_iter();
+    let out = files.next().expect("one output prepared");
+    let proof = a.sector_size;
+    let mut opts = bellows_filecoin::SynthOptions::default();
+    opts.seed = a.seed.unwrap_or_else(|| rand_core::OsRng.next_u64());
+    opts.prover_id = porep::prover_id_from_actor(a.miner);
+    opts.sector_id = a.sector;
+    errln!(
+        "making a SYNTHETIC {proof:?} C1 output (seed {}, miner f0{}, sector {}): for benchmarks \
+         and tests; it proves nothing about stored data",
+        opts.seed,
+        a.miner,
+        a.sector
+    );
+    let t = Instant::now();
+    let c1 = bellows_filecoin::synth_c1(proof, &opts)?;
+    let made = t.elapsed();
+    let bytes = if a.raw {
+        bellows_filecoin::testing::c1_json(&c1)
+    } else {
+        bellows_filecoin::testing::lotus_bench_json(&c1, a.sector)
+    };
+    out.commit_bytes(&bytes)?;
+    errln!(
+        "wrote {} ({} bytes, {} partition(s)): made and checked in {:.2} s, written in {:.2} s",
+        a.out.display(),
+        bytes.len(),
+        proof.partitions(),
+        made.as_secs_f64(),
+        (t.elapsed() - made).as_secs_f64()
+    );
     Ok(())
 }

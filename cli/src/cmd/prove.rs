@@ -1,14 +1,17 @@
 //! `bellows prove`: proofs of built-in circuit instances with a parameters file.
 
+use clap::Args;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
 use bellows_core::{
     circuits::{witness_seed, CircuitSpec},
     groth16::{
-        io::{self, ParamsFile, PointCheck},
+        io::{self, PointCheck},
         limits::{self, Shape},
         prover::{self, ProverTimings, ProvingKey},
+        verifier::prepare_verifying_key,
         ParamsKind, Proof,
     },
     pce::Pce,
@@ -16,16 +19,111 @@ use bellows_core::{
     rng::ProofRng,
     Result,
 };
+use bellows_serve::verify::verify_all;
 use blstrs::Scalar;
 use rand_core::RngCore;
 
 use crate::backend_opts::{g2_policy, open as open_backend, residence};
-use crate::cli::ProveArgs;
-use crate::common::{
-    check_params_fit, circuit_plan, fmt_duration, progress, spinner, warn_benchmark_only, Globals,
-};
-use crate::output::{self, Out};
+use crate::circuit::circuit_plan;
+use crate::cli::Globals;
+use crate::output::{self, Content};
+use crate::params::{check_params_fit, warn_benchmark_only};
+use crate::progress::{progress, spinner};
+use crate::stats::fmt_duration;
 use crate::{errln, outln};
+
+/// `bellows prove --help`.
+pub const PROVE_ABOUT: &str = "Prove N instances of a built-in circuit with a bellperson-format \
+parameters file. Each instance gets a random witness (from `--seed` when given, else from the OS), \
+and r, s are drawn the same way. The proofs are written concatenated (192 bytes each: compressed \
+A ‖ B ‖ C, bellperson's encoding) and the public inputs as JSON: for one proof an array of \
+decimal strings, for several proofs an array of such arrays.\n\n\
+The circuit options must be the ones the parameters were made for; a mismatch is reported before \
+any work, as are bad output paths, an output that is an input, an existing output without \
+--force, and a job larger than the available memory. Every proof is verified against the \
+parameters' verifying key before anything is written (a few pairings for all of them): proofs of \
+parameters made for another circuit of the same shape are refused, not written. Without \
+--inputs-out the public inputs are \
+printed alone on stdout (status lines go to stderr). Parameters are read with full point checks (on the curve and in the subgroup) unless \
+`--skip-subgroup-checks` (for files you wrote yourself). Benchmark-only parameters are accepted \
+with a warning: their proofs do not verify.\n\n\
+By default the N proofs are synthesised and proved in batches (`--batch-size`, default all N). \
+`--pipeline` streams them instead through the pipeline scheduler: synthesis workers (half the \
+cores) feed two device workers, and synthesised proofs waiting for the device never hold more \
+than `--memory-budget` bytes. With `--seed`, each proof's r and s then come from its own stream, \
+so the output is deterministic but differs from the batch mode's.\n\n\
+`--daemon ADDR` proves on a `bellows serve` daemon instead (one job of --count partitions; \
+--params is a path on the daemon's host) and writes the same files; with --seed they equal \
+`--pipeline`'s byte for byte (docs/serve.md).\n\n\
+Examples:\n  bellows prove --params s14.params --circuit synthetic --log-size 14 --out s14.proof \
+--inputs-out s14.json\n  bellows prove --params s14.params --circuit synthetic --log-size 14 --count 8 \
+--seed 1 --out batch.proof --inputs-out batch.json\n  bellows prove --params s14.params --circuit \
+synthetic --log-size 14 --count 100 --pipeline --out many.proof --inputs-out many.json";
+
+/// `bellows prove`.
+#[derive(Debug, Args)]
+pub struct ProveArgs {
+    /// Parameters file (bellperson format), e.g. from `bellows setup`.
+    #[arg(long, value_name = "FILE")]
+    pub params: PathBuf,
+    /// The circuit (must match the parameters).
+    #[command(flatten)]
+    pub circuit: crate::circuit::CircuitArgs,
+    /// Number of proofs (instances with different random witnesses).
+    #[arg(long, short = 'n', value_name = "N", default_value_t = 1,
+          value_parser = crate::values::proof_count)]
+    pub count: u32,
+    /// Proofs synthesised and proved together per batch [default: all of --count].
+    #[arg(long = "batch-size", value_name = "B", value_parser = crate::values::proof_count,
+          conflicts_with = "pipeline")]
+    pub batch_size: Option<u32>,
+    /// Stream the proofs through the pipeline scheduler: synthesis workers feed device workers,
+    /// with a memory budget, instead of proving batch after batch.
+    #[arg(long)]
+    pub pipeline: bool,
+    /// Pipeline: bytes of synthesised proofs that may wait for the device, units allowed
+    /// (`8GiB`) [default: half the free host memory].
+    #[arg(long = "memory-budget", value_name = "BYTES", requires = "pipeline",
+          value_parser = bellows_core::units::parse_bytes)]
+    pub memory_budget: Option<u64>,
+    /// The backend.
+    #[command(flatten)]
+    pub backend: crate::backend_opts::BackendArg,
+    /// Seed for the witnesses and for r, s (deterministic, byte-identical proofs) [default: OS RNG].
+    #[arg(long, value_name = "S", value_parser = crate::values::seed)]
+    pub seed: Option<u64>,
+    /// Read the parameters checking only that points are on the curve (faster; for files you
+    /// made yourself).
+    #[arg(long = "skip-subgroup-checks")]
+    pub skip_subgroup_checks: bool,
+    /// Proof file to write (N × 192 bytes).
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub out: PathBuf,
+    /// Public inputs file to write (JSON) [default: print them, alone, on stdout].
+    #[arg(long = "inputs-out", value_name = "FILE.json")]
+    pub inputs_out: Option<PathBuf>,
+    /// Pre-compiled constraint system options.
+    #[command(flatten)]
+    pub pce: crate::cmd::pce::PceOpts,
+    /// Replace output files that already exist.
+    #[arg(long, short = 'f')]
+    pub force: bool,
+    /// Prove on a `bellows serve` daemon at ADDR (HOST:PORT) instead of in this process.
+    #[command(flatten)]
+    pub daemon: crate::cmd::client::DaemonArgs,
+    /// On a daemon (`--daemon`, `submit`): the job's priority; higher runs first, overtaking
+    /// queued partitions of lower.
+    #[arg(
+        long,
+        value_name = "P",
+        default_value_t = 0,
+        allow_negative_numbers = true
+    )]
+    pub priority: i32,
+    /// `--threads`.
+    #[command(flatten)]
+    pub threads: crate::cli::ThreadsArg,
+}
 
 /// Proofs of one batch with their public inputs and where the time went.
 pub struct BatchOutcome {
@@ -199,29 +297,26 @@ pub fn run(args: &ProveArgs, g: &Globals) -> crate::error::Result<()> {
     };
     // Outputs first: a bad path, an output that is an input, an existing file without --force
     // are refused before anything is read or proved.
-    let mut outs = vec![Out {
-        opt: "--out",
-        path: &args.out,
-        what: "proof file",
-    }];
-    if let Some(p) = &args.inputs_out {
-        outs.push(Out {
-            opt: "--inputs-out",
-            path: p,
-            what: "public inputs file",
-        });
-    }
-    let mut files = output::prepare(&[("--params", &args.params)], &outs, args.force)?.into_iter();
-    let (proof_out, inputs_out) = (files.next().expect("--out"), files.next());
+    let outputs = output::prepare(
+        &[("--params", &args.params)],
+        &output::proof_outputs(&args.out, args.inputs_out.as_deref()),
+        args.force,
+    )?;
 
     // The file's shape (its length fields) against the circuit and the memory, before decoding.
+    // Read with checked reads, never mapped: a file truncated or rewritten while it is read is
+    // an error, not a SIGBUS.
     let t = Instant::now();
     let file = {
         let _s = tracing::debug_span!("open_params").entered();
-        ParamsFile::open(&args.params)?
+        io::ParamsFile::open(&args.params)?
     };
     let shape = file.shape();
-    check_params_fit(&shape, &spec, file.label())?;
+    check_params_fit(
+        &shape,
+        &spec,
+        &format!("parameters file {}", args.params.display()),
+    )?;
     let count = args.count as usize;
     let batch = if args.pipeline {
         // Two device workers and a few synthesised proofs waiting (bounded by the budget).
@@ -284,7 +379,7 @@ pub fn run(args: &ProveArgs, g: &Globals) -> crate::error::Result<()> {
     errln!(
         "parameters: read {} ({}), loaded on {} in {}",
         fmt_duration(read_time),
-        crate::common::kind_name(key.params().kind()),
+        crate::params::kind_name(key.params().kind()),
         args.backend.backend,
         fmt_duration(load_time)
     );
@@ -318,21 +413,44 @@ pub fn run(args: &ProveArgs, g: &Globals) -> crate::error::Result<()> {
     pb.finish_and_clear();
     let prove_time = t.elapsed();
 
+    // Nothing is written that does not verify (parameters of another circuit with the same
+    // shape, a damaged pre-compiled constraint system).
+    let verify_time = {
+        let _s = tracing::debug_span!("verify").entered();
+        let t = Instant::now();
+        if key.params().kind() == ParamsKind::Trusted {
+            let pvk = prepare_verifying_key(&key.params().vk);
+            verify_all(&pvk, &proofs, &inputs, &|i| format!("proof {i}")).map_err(|e| {
+                bellows_core::Error::VerificationFailed(format!(
+                    "{e}: nothing was written. The circuit options must be the ones the \
+                     parameters were made for (the same --bits-pct too), and a pre-compiled \
+                     constraint system may be damaged (prove with --no-pce, or rebuild it with \
+                     `bellows pce build`)"
+                ))
+            })?;
+        }
+        t.elapsed()
+    };
     let json = inputs_json(&inputs);
     {
         let _s = tracing::debug_span!("write").entered();
-        proof_out.commit(|w| proofs.iter().try_for_each(|p| io::write_proof(p, &mut *w)))?;
-        if let Some(f) = inputs_out {
-            f.commit_bytes(format!("{json}\n").as_bytes())?;
+        let line = format!("{json}\n");
+        let mut contents: Vec<Content<'_>> = vec![Box::new(|w| {
+            proofs.iter().try_for_each(|p| io::write_proof(p, &mut *w))
+        })];
+        if args.inputs_out.is_some() {
+            contents.push(output::bytes(line.as_bytes()));
         }
+        outputs.commit(contents)?;
     }
     if args.inputs_out.is_none() {
         outln!("{json}");
     }
     errln!(
-        "proved {count} in {} ({:.2} proofs/s)",
+        "proved {count} in {} ({:.2} proofs/s), verified in {}",
         fmt_duration(prove_time),
-        count as f64 / prove_time.as_secs_f64()
+        count as f64 / prove_time.as_secs_f64(),
+        fmt_duration(verify_time)
     );
     errln!(
         "wrote {} ({} bytes)",

@@ -8,13 +8,14 @@ use bellows_serve::{
 };
 use clap::Args;
 
-use crate::common::Globals;
+use crate::cli::Globals;
 use crate::error::Result;
 use crate::outln;
 
 /// `bellows serve --help`.
 pub const SERVE_ABOUT: &str = "Run the proving daemon. It takes jobs over gRPC (Submit, Await, \
-Prove, Status, Cancel, PreloadParams, EvictParams, Backends: serve/proto/bellows.proto), keeps \
+Prove, Status, Cancel, PreloadParams, EvictParams, Backends: serve/proto/bellows.proto; with \
+--cuzk ADDR also the cuzk API that Curio calls, cuzk.v1.ProvingEngine: docs/curio.md), keeps \
 parameters resident on every device across jobs, and runs the pipeline scheduler: synthesis \
 workers feed device workers on every configured device from one priority queue, within a memory \
 budget that holds each partition until its proof is assembled, and within each device's own \
@@ -23,8 +24,14 @@ parameters' points. Every accepted job is journaled \
 in STATE_DIR/jobs.sqlite before Submit answers: after a crash or restart, unfinished jobs run \
 again (only their missing partitions), and finished proofs are kept until fetched or expired. A \
 partition whose device fails is retried on another device or on the CPU fallback.\n\n\
+Trust: one daemon per state directory (a second one stops at once); parameters are read only \
+inside --params-dir (default STATE_DIR/params), never memory-mapped; every proof is verified \
+before a job is done; a job belongs to the identity that submitted it (a token's name, a TLS \
+client's certificate, a unix socket peer's uid) and only it, or an --admin, may see, await or \
+cancel it (docs/operations.md, \"Security model\").\n\n\
 `--listen ADDR --state-dir DIR` is enough (CPU backend). The first line on stdout is \
-`listening on ADDR` (the real port when 0 was given). The address is loopback by default; any \
+`listening on ADDR` (the real port when 0 was given), then one `cuzk on ADDR` per --cuzk. \
+Unix sockets are created with --socket-mode (default 660). The address is loopback by default; any \
 other needs --allow-remote and a token (--token-file; clients send it with --token-file or \
 BELLOWS_TOKEN) or mutual TLS (--tls-client-ca), or both.\n\n\
 TLS: --tls-cert and --tls-key make the gRPC listener TLS-only (clients give --tls-ca, the CA \
@@ -48,7 +55,8 @@ bellows serve --state-dir st --backend cuda --devices 0,1 --memory-budget 96GiB\
 bellows serve --state-dir st --backend cuda --devices 0,1 --device-memory-budget 0=120GiB,1=60GiB\n  \
 bellows serve --state-dir st --listen 0.0.0.0:7700 --allow-remote --tls-cert server.pem \
 --tls-key server.key --tls-client-ca clients-ca.pem\n  \
-bellows serve --state-dir st --store postgres://bellows@db:5432/bellows --node-id gpu-07";
+bellows serve --state-dir st --store postgres://bellows@db:5432/bellows --node-id gpu-07\n  \
+bellows serve --state-dir /var/lib/bellows --backend cuda --cuzk unix:/run/curio/cuzk.sock";
 
 /// `bellows serve`.
 #[derive(Debug, Args)]
@@ -56,9 +64,20 @@ pub struct ServeArgs {
     /// A TOML configuration file (flags given here override it).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// gRPC address [default: 127.0.0.1:7700].
+    /// gRPC address: IP:PORT, or unix:PATH for a unix socket [default: 127.0.0.1:7700].
     #[arg(long, value_name = "ADDR")]
     pub listen: Option<String>,
+    /// Also serve the cuzk API (cuzk.v1.ProvingEngine, what Curio calls) on this address:
+    /// unix:PATH or IP:PORT (repeatable; docs/curio.md).
+    #[arg(long = "cuzk", value_name = "ADDR")]
+    pub cuzk: Vec<String>,
+    /// Permissions of the unix sockets created, in octal [default: 660].
+    #[arg(long = "socket-mode", value_name = "OCTAL")]
+    pub socket_mode: Option<String>,
+    /// How parameters are checked when a job does not ask for curve checks only: batched,
+    /// full or curve-only [default: batched].
+    #[arg(long = "params-check", value_name = "CHECK")]
+    pub params_check: Option<String>,
     /// State directory: the job journal and pre-compiled constraint systems.
     #[arg(long = "state-dir", value_name = "DIR")]
     pub state_dir: Option<PathBuf>,
@@ -68,7 +87,8 @@ pub struct ServeArgs {
     /// Accept a non-loopback address (requires --token-file, or mutual TLS: --tls-client-ca).
     #[arg(long = "allow-remote")]
     pub allow_remote: bool,
-    /// File holding the token clients must send (at least 16 characters).
+    /// File holding the token clients must send (at least 16 characters), or several named
+    /// tokens, `NAME TOKEN` per line (each name an identity, token:NAME).
     #[arg(long = "token-file", value_name = "FILE")]
     pub token_file: Option<PathBuf>,
     /// Serve TLS with this certificate chain (PEM, leaf first; needs --tls-key).
@@ -98,7 +118,7 @@ pub struct ServeArgs {
     pub synthesis_workers: Option<usize>,
     /// Host memory for synthesised partitions until their proofs are assembled (`64GiB`)
     /// [default: half the free memory].
-    #[arg(long = "memory-budget", value_name = "BYTES", value_parser = crate::values::byte_size)]
+    #[arg(long = "memory-budget", value_name = "BYTES", value_parser = bellows_core::units::parse_bytes)]
     pub memory_budget: Option<u64>,
     /// Memory budget per device: the points of the parameters resident on it and the
     /// partitions on it. `SIZE` for every device, or `DEVICE=SIZE,...` with DEVICE a label from
@@ -110,11 +130,20 @@ pub struct ServeArgs {
     pub device_memory_budget: Option<String>,
     /// Memory for resident parameters, evicted least-recently-used [default: a quarter of the
     /// free memory].
-    #[arg(long = "params-budget", value_name = "BYTES", value_parser = crate::values::byte_size)]
+    #[arg(long = "params-budget", value_name = "BYTES", value_parser = bellows_core::units::parse_bytes)]
     pub params_budget: Option<u64>,
-    /// Parameters files to load at start (repeatable).
+    /// Parameters files to load at start (repeatable; inside a --params-dir).
     #[arg(long, value_name = "FILE")]
     pub preload: Vec<PathBuf>,
+    /// Read parameters only inside this directory (repeatable; replaces the file's
+    /// params_dirs) [default: STATE_DIR/params and, with Filecoin support,
+    /// FIL_PROOFS_PARAMETER_CACHE].
+    #[arg(long = "params-dir", value_name = "DIR")]
+    pub params_dir: Vec<PathBuf>,
+    /// An identity that sees and manages every job and the parameters (repeatable): token:NAME,
+    /// tls:CN=NAME, uid:N or local (docs/operations.md, "Security model").
+    #[arg(long = "admin", value_name = "ID", value_parser = parse_identity)]
+    pub admin: Vec<String>,
     /// Synthesise directly (no pre-compiled constraint systems).
     #[arg(long = "no-pce")]
     pub no_pce: bool,
@@ -132,6 +161,15 @@ pub struct ServeArgs {
     /// Partitions this fleet node holds at once [default: twice its device workers].
     #[arg(long = "fleet-capacity", value_name = "N")]
     pub fleet_capacity: Option<usize>,
+    /// `--threads`.
+    #[command(flatten)]
+    pub threads: crate::cli::ThreadsArg,
+}
+
+/// Checks `--admin`.
+fn parse_identity(s: &str) -> std::result::Result<String, String> {
+    s.parse::<bellows_serve::identity::Identity>()?;
+    Ok(s.trim().to_string())
 }
 
 /// Checks `--device-memory-budget` (which devices it names is checked when they are opened).
@@ -151,6 +189,13 @@ pub fn config(a: &ServeArgs) -> Result<ServeConfig> {
     }
     if let Some(v) = &a.state_dir {
         c.state_dir = Some(v.clone());
+    }
+    c.cuzk.extend(a.cuzk.iter().cloned());
+    if let Some(v) = &a.socket_mode {
+        c.socket_mode = Some(v.clone());
+    }
+    if let Some(v) = &a.params_check {
+        c.params_check = Some(v.clone());
     }
     if let Some(v) = &a.metrics_listen {
         c.metrics_listen = Some(v.clone());
@@ -190,6 +235,10 @@ pub fn config(a: &ServeArgs) -> Result<ServeConfig> {
         c.params_budget = Some(ByteSize(v));
     }
     c.preload.extend(a.preload.iter().cloned());
+    if !a.params_dir.is_empty() {
+        c.params_dirs = a.params_dir.clone();
+    }
+    c.admins.extend(a.admin.iter().cloned());
     if a.no_pce {
         c.pce = Some(false);
     }
@@ -220,6 +269,9 @@ pub fn run(a: &ServeArgs, g: &Globals) -> Result<()> {
     rt.block_on(async {
         let daemon = Daemon::start(&cfg, g.threads).await?;
         outln!("listening on {}", daemon.local_addr()?);
+        for a in daemon.cuzk_addrs()? {
+            outln!("cuzk on {a}");
+        }
         if let Some(m) = daemon.metrics_addr() {
             outln!("metrics on http://{m}/metrics");
         }

@@ -2,7 +2,7 @@
 //! daemon's scheduler (a running daemon, or one started in this process on a loopback port).
 
 use std::{
-    path::PathBuf,
+    path::{Path, PathBuf},
     time::{Duration, Instant},
 };
 
@@ -12,11 +12,13 @@ use bellows_serve::{
 };
 use clap::Args;
 
-use super::daemon::{absolute, connect, Creds, TlsArgs};
-use crate::cli::BenchArgs;
-use crate::common::{circuit_plan, fmt_secs, progress, Stat};
+use super::client::{absolute, connect, AuthArgs, Creds};
+use crate::circuit::circuit_plan;
+use crate::cmd::bench::BenchArgs;
 use crate::error::{CliError, Result};
 use crate::outln;
+use crate::progress::progress;
+use crate::stats::{fmt_secs, Stat};
 
 /// `bench --daemon ADDR` / `bench --concurrency J`: throughput through the daemon's scheduler.
 #[derive(Debug, Args, Clone, Default)]
@@ -35,12 +37,9 @@ pub struct BenchServeArgs {
     /// generated into a temporary file here, for a daemon on this host].
     #[arg(long, value_name = "FILE")]
     pub params: Option<PathBuf>,
-    /// File holding the daemon's token [default: BELLOWS_TOKEN].
-    #[arg(long = "token-file", value_name = "FILE")]
-    pub token_file: Option<PathBuf>,
-    /// TLS to the daemon.
+    /// Token and TLS of --daemon.
     #[command(flatten)]
-    pub tls: TlsArgs,
+    pub auth: AuthArgs,
 }
 
 impl BenchServeArgs {
@@ -188,56 +187,64 @@ async fn follow_quiet(
 }
 
 /// `bellows bench --daemon ADDR` or `bellows bench --concurrency J` (in process).
-pub fn bench(a: &BenchArgs, g: &crate::common::Globals) -> Result<()> {
+pub fn bench(a: &BenchArgs, g: &crate::cli::Globals) -> Result<()> {
     let s = &a.serve;
     let (spec, _) = circuit_plan(&a.circuit)?;
     let concurrency = s.concurrency.unwrap_or(1);
     let tmp = std::env::temp_dir().join(format!("bellows-bench-serve-{}", std::process::id()));
-    let params = match &s.params {
-        Some(p) => p.clone(),
-        None => {
-            std::fs::create_dir_all(&tmp)
-                .map_err(|e| bellows_core::Error::io(format!("creating {}", tmp.display()), e))?;
-            let p = tmp.join("bench.params");
-            let pb = crate::common::spinner("generating benchmark-only parameters");
-            let params =
-                bellows_core::groth16::setup::generate_benchmark_parameters(spec.blank(), a.seed);
-            pb.finish_and_clear();
-            bellows_core::groth16::io::write_parameters_file(&params?, &p)?;
-            p
-        }
-    };
-    let req = proto::SubmitRequest {
-        kind: Some(Kind::Builtin(proto::BuiltinCircuit {
-            name: a.circuit.circuit.clone(),
-            log_size: a.circuit.log_size,
-            bits_pct: a.circuit.bits_pct.map(u32::from),
-            bytes: a.circuit.bytes.map(|b| b as u64),
-        })),
-        params_path: absolute(&params),
-        partitions: s.partitions,
-        witness_seed: a.seed,
-        seed: Some(a.seed),
-        skip_subgroup_checks: true,
-        ..Default::default()
-    };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .map_err(|e| CliError::Daemon(format!("starting the async runtime: {e}")))?;
-    let result = rt.block_on(async {
-        // In process: the same daemon, on a loopback port, with a temporary journal.
-        let (addr, creds, local) = match &s.daemon {
-            Some(d) => (
-                d.clone(),
-                Creds::from_args(s.token_file.as_deref(), &s.tls)?,
-                None,
-            ),
+    let work = async {
+        let params = match &s.params {
+            Some(p) => p.clone(),
             None => {
+                let (tmp, blank, seed) = (tmp.clone(), spec.blank(), a.seed);
+                tokio::task::spawn_blocking(move || -> Result<PathBuf> {
+                    std::fs::create_dir_all(&tmp).map_err(|e| {
+                        bellows_core::Error::io(format!("creating {}", tmp.display()), e)
+                    })?;
+                    let p = tmp.join("bench.params");
+                    let pb = crate::progress::spinner("generating benchmark-only parameters");
+                    let params =
+                        bellows_core::groth16::setup::generate_benchmark_parameters(blank, seed);
+                    pb.finish_and_clear();
+                    bellows_core::groth16::io::write_parameters_file(&params?, &p)?;
+                    Ok(p)
+                })
+                .await
+                .map_err(|e| CliError::Daemon(e.to_string()))??
+            }
+        };
+        let req = proto::SubmitRequest {
+            kind: Some(Kind::Builtin(proto::BuiltinCircuit {
+                name: a.circuit.circuit.clone(),
+                log_size: a.circuit.log_size,
+                bits_pct: a.circuit.bits_pct.map(u32::from),
+                bytes: a.circuit.bytes.map(|b| b as u64),
+            })),
+            params_path: absolute(&params),
+            partitions: s.partitions,
+            witness_seed: a.seed,
+            seed: Some(a.seed),
+            skip_subgroup_checks: true,
+            ..Default::default()
+        };
+        // In process: the same daemon, on a loopback port, with a temporary journal, reading
+        // parameters from the folder of the file it proves with.
+        let (addr, creds, local): (String, Creds, _) = match &s.daemon {
+            Some(d) => (d.to_string(), s.auth.creds()?, None),
+            None => {
+                let folder = std::path::absolute(&params)
+                    .ok()
+                    .and_then(|p| p.parent().map(Path::to_path_buf))
+                    .unwrap_or_else(|| tmp.clone());
                 let cfg = bellows_serve::config::ServeConfig {
                     listen: Some("127.0.0.1:0".into()),
                     state_dir: Some(tmp.join("state")),
+                    params_dirs: vec![folder],
                     devices: vec![bellows_serve::config::DeviceConfig {
                         backend: a.backend.backend.clone(),
                         devices: Some(a.backend.devices.clone()),
@@ -249,7 +256,7 @@ pub fn bench(a: &BenchArgs, g: &crate::common::Globals) -> Result<()> {
                     ..Default::default()
                 };
                 let d = bellows_serve::server::Daemon::start(&cfg, g.threads).await?;
-                let addr = d.local_addr()?.to_string();
+                let addr = d.local_addr()?;
                 let (tx, rx) = tokio::sync::oneshot::channel::<()>();
                 let h = tokio::spawn(d.serve(async {
                     let _ = rx.await;
@@ -263,8 +270,23 @@ pub fn bench(a: &BenchArgs, g: &crate::common::Globals) -> Result<()> {
             let _ = h.await;
         }
         r.map(|r| (addr, r))
+    };
+    let work = std::pin::pin!(work);
+    // SIGINT or SIGTERM stop the run; either way the temporary folder (parameters, journal)
+    // goes.
+    let result = rt.block_on(async {
+        tokio::select! {
+            r = work => r,
+            _ = bellows_serve::server::shutdown_signal() => Err(CliError::Daemon(format!(
+                "interrupted; the temporary folder {} is removed",
+                tmp.display()
+            ))),
+        }
     });
     let _ = std::fs::remove_dir_all(&tmp);
+    // Work still running on the runtime's threads (a parameter generation, the in-process
+    // daemon's engine) ends with the process.
+    rt.shutdown_background();
     let (addr, (wall, events, latencies, before, after)) = result?;
     let mut ph: [Vec<Duration>; 6] = Default::default();
     for ev in &events {

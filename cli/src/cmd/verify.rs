@@ -1,6 +1,8 @@
 //! `bellows verify`: verification from files alone, no circuit.
 
+use clap::Args;
 use std::path::Path;
+use std::path::PathBuf;
 
 use bellows_core::{
     groth16::{
@@ -13,8 +15,45 @@ use bellows_core::{
 use blstrs::Scalar;
 use rayon::prelude::*;
 
-use crate::cli::VerifyArgs;
 use crate::outln;
+
+/// `bellows verify --help`.
+pub const VERIFY_ABOUT: &str = "Verify Groth16 proofs. Needs no circuit: only a verifying key (a \
+bellperson verifying-key file, or a whole parameters file), the proof file (one or more 192-byte \
+proofs) and the public inputs (a JSON array of decimal strings without the constant one; for \
+several proofs, an array of such arrays, one per proof).\n\n\
+Prints `valid` and exits 0 when every proof verifies. Otherwise exits 1 with a message naming \
+what is wrong: an invalid proof (and which one), the wrong number of public inputs, a value that \
+is not a field element, a malformed or truncated file, a point off the curve or outside the \
+subgroup. A key from benchmark-only parameters is reported as such: its proofs never verify.\n\n\
+TRUST THE KEY, NOT THE CHECK: a verifying key must come from a trusted setup (one whose toxic \
+waste nobody kept). Whoever made the key can make proofs of false statements that verify with \
+it. The check for degenerate keys (γ or δ at infinity, γ = ±δ, γ = ±β) is a partial guard \
+against keys made carelessly: it cannot find every relation a key's maker could have built in \
+(δ = 2γ, γ = 2β, and infinitely many others), so a key that passes it is not thereby \
+trustworthy.\n\n\
+A valid proof is malleable: (−A, −B, C) and (k·A, B/k, C) for any k ≠ 0 are other valid proofs \
+of the same statement, made without the witness. Verification says the statement is proved, \
+not that these proof bytes are new or came from a given prover.\n\n\
+Examples:\n  bellows verify --vk s14.vk --proof s14.proof --inputs s14.json\n  \
+bellows verify --vk s14.params --proof batch.proof --inputs batch.json";
+
+/// `bellows verify`.
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// Verifying-key file, or a whole parameters file.
+    #[arg(long, value_name = "FILE")]
+    pub vk: PathBuf,
+    /// Proof file: one or more concatenated 192-byte proofs.
+    #[arg(long, value_name = "FILE")]
+    pub proof: PathBuf,
+    /// Public inputs: JSON array of decimal strings (array of arrays for several proofs).
+    #[arg(long, value_name = "FILE.json")]
+    pub inputs: PathBuf,
+    /// `--threads`.
+    #[command(flatten)]
+    pub threads: crate::cli::ThreadsArg,
+}
 
 /// Bytes a public-inputs file may have for `sets` sets of `per_set` inputs: room for every
 /// value at its longest (78 digits, quotes, a comma) with generous white space, plus 1 MiB.
@@ -70,7 +109,7 @@ pub fn run(args: &VerifyArgs) -> crate::error::Result<()> {
     };
     let inputs = read_inputs(&args.inputs, inputs_limit(proofs.len(), vk.ic.len()))?;
     let bench_note = if vk.kind() == ParamsKind::BenchmarkOnly {
-        crate::common::warn(
+        crate::stdio::warn(
             "the verifying key is from BENCHMARK-ONLY parameters: proofs made with them never verify",
         );
         " (the key is from benchmark-only parameters: their proofs never verify)"

@@ -10,7 +10,7 @@ use bellows_core::{
 
 use super::{
     cand, expect_invalid,
-    msm::{GroupKind, JobSpec, G1, G2},
+    msm::{compare_jobs, run_jobs, GroupKind, JobSpec, G1, G2},
     needs, refr, Check, CheckResult, Ctx, Fail,
 };
 use crate::data;
@@ -23,19 +23,9 @@ fn on_handles<G: GroupKind>(
     jobs: &[JobSpec],
     label: &str,
 ) -> CheckResult {
-    let js: Vec<MsmJob<'_>> = jobs.iter().map(|(s, sc)| MsmJob::new(*s, sc)).collect();
-    let mut want = vec![G::Jac::default(); js.len()];
-    refr(G::msm(&*ctx.refb, hr, &js, &mut want), label)?;
-    let mut got = vec![G::Jac::default(); js.len()];
-    cand(G::msm(&*ctx.cand, hc, &js, &mut got), label)?;
-    for (j, (w, g)) in want.iter().zip(&got).enumerate() {
-        G::cmp(
-            std::slice::from_ref(w),
-            std::slice::from_ref(g),
-            &format!("{label}, job {j}"),
-        )?;
-    }
-    Ok(())
+    let want = refr(run_jobs::<G>(&*ctx.refb, hr, jobs), label)?;
+    let got = cand(run_jobs::<G>(&*ctx.cand, hc, jobs), label)?;
+    compare_jobs::<G>(&want, &got, label)
 }
 
 fn check_handle(h: BasesHandle, len: usize, what: &str) -> CheckResult {

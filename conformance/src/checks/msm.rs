@@ -15,8 +15,8 @@ use crate::{compare, compare::Mismatch, data};
 
 /// What the checks need of a group.
 pub trait GroupKind: 'static {
-    /// blstrs affine point.
-    type Aff: Copy + Send + Sync + 'static;
+    /// blstrs affine point (its default is the identity).
+    type Aff: Copy + Default + Send + Sync + 'static;
     /// Result in the crossing layout.
     type Jac: Copy + Default;
     /// `"g1"` or `"g2"`.
@@ -38,8 +38,6 @@ pub trait GroupKind: 'static {
     ) -> Result<()>;
     /// Compares results.
     fn cmp(e: &[Self::Jac], g: &[Self::Jac], context: &str) -> std::result::Result<(), Mismatch>;
-    /// The points with every `stride`-th replaced by the identity.
-    fn with_identities(p: &[Self::Aff], stride: usize) -> Vec<Self::Aff>;
 }
 
 /// G1.
@@ -47,65 +45,64 @@ pub struct G1;
 /// G2.
 pub struct G2;
 
-impl GroupKind for G1 {
-    type Aff = G1Affine;
-    type Jac = G1Jacobian;
-    const NAME: &'static str = "g1";
-    const NEEDS: Requires = needs::g1;
-    fn points(ctx: &Ctx) -> Arc<Vec<G1Affine>> {
-        ctx.points().g1.clone()
-    }
-    fn k(ctx: &Ctx) -> u32 {
-        ctx.k
-    }
-    fn load(b: &dyn Backend, p: Arc<Vec<G1Affine>>) -> Result<BasesHandle> {
-        b.load_bases_g1(p)
-    }
-    fn msm(
-        b: &dyn Backend,
-        h: BasesHandle,
-        jobs: &[MsmJob<'_>],
-        out: &mut [G1Jacobian],
-    ) -> Result<()> {
-        b.msm_g1(h, jobs, out)
-    }
-    fn cmp(e: &[G1Jacobian], g: &[G1Jacobian], context: &str) -> std::result::Result<(), Mismatch> {
-        compare::g1(e, g, context)
-    }
-    fn with_identities(p: &[G1Affine], stride: usize) -> Vec<G1Affine> {
-        data::with_identities_g1(p, stride)
-    }
+/// [`GroupKind`] for `$group`: its point types, name and capability, the context's points
+/// (`ctx.points().$points`) and size (`ctx.$k`), and the backend calls and comparison of its own.
+macro_rules! group_kind {
+    ($group:ty, $aff:ty, $jac:ty, $name:literal, $needs:path, $points:ident, $k:ident,
+     $load:ident, $msm:ident, $cmp:path) => {
+        impl GroupKind for $group {
+            type Aff = $aff;
+            type Jac = $jac;
+            const NAME: &'static str = $name;
+            const NEEDS: Requires = $needs;
+            fn points(ctx: &Ctx) -> Arc<Vec<$aff>> {
+                ctx.points().$points.clone()
+            }
+            fn k(ctx: &Ctx) -> u32 {
+                ctx.$k
+            }
+            fn load(b: &dyn Backend, p: Arc<Vec<$aff>>) -> Result<BasesHandle> {
+                b.$load(p)
+            }
+            fn msm(
+                b: &dyn Backend,
+                h: BasesHandle,
+                jobs: &[MsmJob<'_>],
+                out: &mut [$jac],
+            ) -> Result<()> {
+                b.$msm(h, jobs, out)
+            }
+            fn cmp(e: &[$jac], g: &[$jac], context: &str) -> std::result::Result<(), Mismatch> {
+                $cmp(e, g, context)
+            }
+        }
+    };
 }
 
-impl GroupKind for G2 {
-    type Aff = G2Affine;
-    type Jac = G2Jacobian;
-    const NAME: &'static str = "g2";
-    const NEEDS: Requires = needs::g2;
-    fn points(ctx: &Ctx) -> Arc<Vec<G2Affine>> {
-        ctx.points().g2.clone()
-    }
-    fn k(ctx: &Ctx) -> u32 {
-        ctx.k2
-    }
-    fn load(b: &dyn Backend, p: Arc<Vec<G2Affine>>) -> Result<BasesHandle> {
-        b.load_bases_g2(p)
-    }
-    fn msm(
-        b: &dyn Backend,
-        h: BasesHandle,
-        jobs: &[MsmJob<'_>],
-        out: &mut [G2Jacobian],
-    ) -> Result<()> {
-        b.msm_g2(h, jobs, out)
-    }
-    fn cmp(e: &[G2Jacobian], g: &[G2Jacobian], context: &str) -> std::result::Result<(), Mismatch> {
-        compare::g2(e, g, context)
-    }
-    fn with_identities(p: &[G2Affine], stride: usize) -> Vec<G2Affine> {
-        data::with_identities_g2(p, stride)
-    }
-}
+group_kind!(
+    G1,
+    G1Affine,
+    G1Jacobian,
+    "g1",
+    needs::g1,
+    g1,
+    k,
+    load_bases_g1,
+    msm_g1,
+    compare::g1
+);
+group_kind!(
+    G2,
+    G2Affine,
+    G2Jacobian,
+    "g2",
+    needs::g2,
+    g2,
+    k2,
+    load_bases_g2,
+    msm_g2,
+    compare::g2
+);
 
 /// A job as (start, scalars).
 pub type JobSpec = (usize, Vec<Fr>);
@@ -117,13 +114,42 @@ pub fn run_on<G: GroupKind>(
     jobs: &[JobSpec],
 ) -> Result<Vec<G::Jac>> {
     let h = G::load(b, bases)?;
-    let js: Vec<MsmJob<'_>> = jobs.iter().map(|(s, sc)| MsmJob::new(*s, sc)).collect();
-    let mut out = vec![G::Jac::default(); js.len()];
-    let r = G::msm(b, h, &js, &mut out);
+    let r = run_jobs::<G>(b, h, jobs);
     let f = b.free_bases(h);
-    r?;
+    let out = r?;
     f?;
     Ok(out)
+}
+
+/// Runs `jobs` over the loaded bases `h` on one backend.
+pub fn run_jobs<G: GroupKind>(
+    b: &dyn Backend,
+    h: BasesHandle,
+    jobs: &[JobSpec],
+) -> Result<Vec<G::Jac>> {
+    let js: Vec<MsmJob<'_>> = jobs.iter().map(|(s, sc)| MsmJob::new(*s, sc)).collect();
+    let mut out = vec![G::Jac::default(); js.len()];
+    G::msm(b, h, &js, &mut out)?;
+    Ok(out)
+}
+
+/// Compares the reference's and the candidate's results job by job (a mismatch names the job).
+pub fn compare_jobs<G: GroupKind>(want: &[G::Jac], got: &[G::Jac], label: &str) -> CheckResult {
+    if got.len() != want.len() {
+        return Err(Fail::Error(format!(
+            "{label}: {} results for {} jobs",
+            got.len(),
+            want.len()
+        )));
+    }
+    for (j, (w, g)) in want.iter().zip(got).enumerate() {
+        G::cmp(
+            std::slice::from_ref(w),
+            std::slice::from_ref(g),
+            &format!("{label}, job {j}"),
+        )?;
+    }
+    Ok(())
 }
 
 /// Runs `jobs` over `bases` on both backends and compares every result.
@@ -141,21 +167,7 @@ pub fn both<G: GroupKind>(
         run_on::<G>(&*ctx.cand, bases, jobs),
         &format!("msm_{} {label}", G::NAME),
     )?;
-    if got.len() != want.len() {
-        return Err(Fail::Error(format!(
-            "{label}: {} results for {} jobs",
-            got.len(),
-            want.len()
-        )));
-    }
-    for (j, (w, g)) in want.iter().zip(&got).enumerate() {
-        G::cmp(
-            std::slice::from_ref(w),
-            std::slice::from_ref(g),
-            &format!("{label}, job {j}"),
-        )?;
-    }
-    Ok(())
+    compare_jobs::<G>(&want, &got, label)
 }
 
 fn prefix<G: GroupKind>(ctx: &Ctx, n: usize) -> Arc<Vec<G::Aff>> {
@@ -172,6 +184,32 @@ fn boundary_sizes(ctx: &Ctx, k: u32) -> Vec<usize> {
         .flat_map(|&k| [(1usize << k) - 1, 1 << k, (1 << k) + 1])
         .filter(|&n| n > 0)
         .collect()
+}
+
+/// The check `msm_<group> <name>`: for each n of `sizes` (described by `what`), one job of n
+/// copies of `scalar(ctx, n)` over the first n points.
+fn constant_scalars<G: GroupKind>(
+    name: &str,
+    sizes: Vec<usize>,
+    what: String,
+    scalar: fn(&Ctx, usize) -> Fr,
+) -> Check {
+    Check::new(
+        format!("msm_{} {name}", G::NAME),
+        what,
+        G::NEEDS,
+        move |ctx| {
+            for &n in &sizes {
+                both::<G>(
+                    ctx,
+                    prefix::<G>(ctx, n),
+                    &[(0, data::filled(n, scalar(ctx, n)))],
+                    &format!("n={n}"),
+                )?;
+            }
+            Ok(())
+        },
+    )
 }
 
 fn checks_for<G: GroupKind>(ctx: &Ctx) -> Vec<Check> {
@@ -220,21 +258,11 @@ fn checks_for<G: GroupKind>(ctx: &Ctx) -> Vec<Check> {
             both::<G>(ctx, p, &jobs, "one point")
         },
     ));
-    v.push(Check::new(
-        format!("msm_{g} zero scalars"),
+    v.push(constant_scalars::<G>(
+        "zero scalars",
+        vec![1, mid, 1 << k],
         format!("1, {mid}, 2^{k}"),
-        G::NEEDS,
-        move |ctx| {
-            for n in [1, mid, 1 << k] {
-                both::<G>(
-                    ctx,
-                    prefix::<G>(ctx, n),
-                    &[(0, data::filled(n, Fr::default()))],
-                    &format!("n={n}"),
-                )?;
-            }
-            Ok(())
-        },
+        |_, _| Fr::default(),
     ));
     v.push(Check::new(
         format!("msm_{g} identity points"),
@@ -243,7 +271,7 @@ fn checks_for<G: GroupKind>(ctx: &Ctx) -> Vec<Check> {
         move |ctx| {
             for n in [mid, 1 << k] {
                 for stride in [1, 2, 7] {
-                    let pts = Arc::new(G::with_identities(&G::points(ctx)[..n], stride));
+                    let pts = Arc::new(data::with_identities(&G::points(ctx)[..n], stride));
                     let sc = data::random_scalars(n, ctx.seed, 21_000 + n as u64);
                     both::<G>(
                         ctx,
@@ -274,38 +302,17 @@ fn checks_for<G: GroupKind>(ctx: &Ctx) -> Vec<Check> {
             Ok(())
         },
     ));
-    v.push(Check::new(
-        format!("msm_{g} scalar r−1"),
+    v.push(constant_scalars::<G>(
+        "scalar r−1",
+        vec![1, mid, 1 << k],
         format!("1, {mid}, 2^{k}"),
-        G::NEEDS,
-        move |ctx| {
-            for n in [1, mid, 1 << k] {
-                both::<G>(
-                    ctx,
-                    prefix::<G>(ctx, n),
-                    &[(0, data::filled(n, data::r_minus_one()))],
-                    &format!("n={n}"),
-                )?;
-            }
-            Ok(())
-        },
+        |_, _| data::r_minus_one(),
     ));
-    v.push(Check::new(
-        format!("msm_{g} all-equal scalars"),
+    v.push(constant_scalars::<G>(
+        "all-equal scalars",
+        vec![mid, 1 << k],
         format!("{mid}, 2^{k}"),
-        G::NEEDS,
-        move |ctx| {
-            for n in [mid, 1 << k] {
-                let s = data::random_scalars(1, ctx.seed, 23_000 + n as u64)[0];
-                both::<G>(
-                    ctx,
-                    prefix::<G>(ctx, n),
-                    &[(0, data::filled(n, s))],
-                    &format!("n={n}"),
-                )?;
-            }
-            Ok(())
-        },
+        |ctx, n| data::random_scalars(1, ctx.seed, 23_000 + n as u64)[0],
     ));
     v.push(Check::new(
         format!("msm_{g} small scalars"),

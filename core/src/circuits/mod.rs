@@ -10,15 +10,14 @@
 //! inputs a verifier is given. Every circuit of one spec has the same shape, so parameters made
 //! from the blank circuit serve all its instances.
 
-pub mod probe;
 pub mod sha256;
 mod sha256_blocks;
+pub mod sha256_gadget;
 pub mod synthetic;
 
 use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
 use blstrs::Scalar;
 
-pub use probe::Probe;
 pub use sha256::Sha256Circuit;
 pub use synthetic::SyntheticCircuit;
 
@@ -204,7 +203,7 @@ impl CircuitSpec {
         let c = self.with_witness(seed);
         let inputs = match &c {
             BuiltinCircuit::Synthetic(s) => vec![s.output().expect("witness attached")],
-            BuiltinCircuit::Sha256(s) => Probe::record_inputs(s.clone())?.input_values,
+            BuiltinCircuit::Sha256(s) => crate::groth16::synthesis::public_inputs(s.clone())?,
         };
         Ok((c, inputs))
     }
@@ -247,6 +246,7 @@ impl Circuit<Scalar> for BuiltinCircuit {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::groth16::constraints::CircuitShape;
     use crate::groth16::synthesis::synthesize;
 
     fn opts(log_size: Option<u32>, bits_pct: Option<u8>, bytes: Option<usize>) -> CircuitOptions {
@@ -312,9 +312,9 @@ mod tests {
             assert_eq!(s.num_constraints(), spec.num_constraints());
             assert_ne!(spec.instance(6).unwrap().1, inputs);
             // The blank circuit has the same shape.
-            let p = Probe::run(spec.blank()).unwrap();
-            assert_eq!(p.constraints + p.inputs, spec.num_constraints());
-            assert_eq!(p.aux, s.aux_assignment.len());
+            let shape = CircuitShape::count(spec.blank()).unwrap();
+            assert_eq!(shape.num_constraints, spec.num_constraints());
+            assert_eq!(shape.num_aux, s.aux_assignment.len());
         }
     }
 

@@ -15,8 +15,8 @@
 //! Constraint count: 8·len for the preimage bits, about 27 000 per block for the compression, 2
 //! for the packing and 3 input constraints added by synthesis. The compression of a block that
 //! is partly made of padding constants costs fewer constraints (the gadget folds constants), so
-//! the exact count is measured by running the blank circuit through a counting constraint system
-//! ([`crate::circuits::Probe`]), not by a formula.
+//! the exact count is measured by counting the blank circuit
+//! ([`crate::groth16::constraints::CircuitShape::count`]), not by a formula.
 
 use bellpepper::gadgets::{multipack, sha256::sha256};
 use bellpepper_core::{
@@ -28,6 +28,7 @@ use ff::{Field, PrimeField};
 use rand_chacha::ChaCha20Rng;
 use rand_core::{RngCore, SeedableRng};
 
+use crate::groth16::constraints::CircuitShape;
 use crate::{Error, Result};
 
 /// Largest supported preimage (64 MiB); far beyond what a Groth16 domain of 2^32 holds anyway.
@@ -152,13 +153,13 @@ fn blocks_for(len: usize) -> usize {
 
 /// Constraints of a `len`-byte instance, input constraints included.
 fn constraints_for(len: usize) -> usize {
-    let p = super::Probe::run(Sha256Circuit {
+    CircuitShape::count(Sha256Circuit {
         len,
         preimage: None,
         claimed_digest: None,
     })
-    .expect("counting never evaluates a value");
-    p.constraints + p.inputs
+    .expect("counting never evaluates a value")
+    .num_constraints
 }
 
 fn value<T>(v: Option<T>) -> Result<T, SynthesisError> {

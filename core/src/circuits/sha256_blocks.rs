@@ -3,10 +3,10 @@
 //! bellpepper's `sha256` gadget compresses the padded message block by block; block k reads the
 //! chaining value that block k − 1 produced, so its code runs in sequence. Its *values* need not:
 //! the chaining values are cheap to compute natively (FIPS 180-4's compression, `sha2`'s
-//! [`sha2::compress256`], well under a microsecond a block), and given them, each block's
-//! compression gadget can run on its own. For every block this module runs bellpepper's own
-//! `sha256_compression_function` in a private value-only constraint system ([`BlockCs`]), on a
-//! few threads of its own, fed exactly what the real run feeds that block:
+//! [`sha2::compress256`], well under a microsecond a block), and given them, each block's values
+//! can be computed on their own. For every block this module computes what bellpepper's
+//! `sha256_compression_function` allocates ([`super::sha256_gadget::compress`], natively, in the
+//! gadget's order), on a few threads of its own, fed exactly what the real run feeds that block:
 //!
 //! - message bits: the preimage's bits as allocated bits (`Boolean::Is`, as the circuit allocates
 //!   them), the padding as constants (as `sha256` pads);
@@ -16,14 +16,14 @@
 //!   the preimage's first byte (allocated) whenever there is a second block, and an allocated
 //!   operand reaches every word of the state within the 64 rounds.
 //!
-//! These inputs are allocated first in the private system and are not part of the block's
-//! output; what the gadget allocates after them is, in order. The blocks' values are then handed
-//! to the real constraint system with `extend_aux`, in block order, as soon as each block and all
-//! before it are done (so the streaming products of [`crate::pce`] follow).
+//! The blocks' values are then handed to the real constraint system with `extend_aux`, in block
+//! order, as soon as each block and all before it are done (so the streaming products of
+//! [`crate::pce`] follow).
 //!
-//! A block's output chaining value is compared with the native one, so a divergence between the
-//! two computations is an error, never a silent wrong witness; the equality of the whole
-//! assignment with direct synthesis is tested at many lengths (`pce_equals_direct_*`).
+//! A block's output chaining value is compared with `sha2`'s, so a divergence between the two
+//! computations is an error, never a silent wrong witness; the equality of the whole
+//! assignment with direct synthesis is tested at many lengths (core's integration tests,
+//! `pce.rs`: `sha256_parallel_witness_equals_direct_synthesis_at_every_padding_boundary`).
 //!
 //! The worker threads are plain scoped threads, not the rayon pool: the PCE products run on the
 //! pool and wait for this witness, so a witness that needed a pool worker could starve behind
@@ -38,27 +38,13 @@ use std::{
     thread,
 };
 
-use bellpepper::gadgets::{sha256::sha256_compression_function, uint32::UInt32};
-use bellpepper_core::{
-    boolean::{AllocatedBit, Boolean},
-    ConstraintSystem, Index, LinearCombination, SynthesisError, Variable,
-};
+use bellpepper_core::{ConstraintSystem, SynthesisError};
 use blstrs::Scalar;
 use sha2::digest::generic_array::GenericArray;
 
-/// SHA-256's initial hash value H(0) (FIPS 180-4, 5.3.3).
-const IV: [u32; 8] = [
-    0x6a09_e667,
-    0xbb67_ae85,
-    0x3c6e_f372,
-    0xa54f_f53a,
-    0x510e_527f,
-    0x9b05_688c,
-    0x1f83_d9ab,
-    0x5be0_cd19,
-];
+use super::sha256_gadget::{compress, Word, IV};
 
-/// Stack of a block worker: the gadget recurses little; generous all the same.
+/// Stack of a block worker: the computation recurses little; generous all the same.
 const WORKER_STACK: usize = 16 << 20;
 
 /// The padded message (FIPS 180-4, 5.1.1): `preimage`, a 1 bit, zeros, the bit length as a
@@ -165,7 +151,8 @@ pub(super) fn compress_all<CS: ConstraintSystem<Scalar>>(
 }
 
 /// The aux values bellpepper's compression gadget allocates for block `k`, given the state `h_in`
-/// it starts from; checks that it ends in `h_out`.
+/// it starts from (computed natively, [`super::sha256_gadget::compress`]); checks that it ends
+/// in `h_out`.
 fn block_aux(
     padded: &[u8],
     preimage_bits: usize,
@@ -173,104 +160,31 @@ fn block_aux(
     h_in: &[u32; 8],
     h_out: &[u32; 8],
 ) -> Result<Vec<Scalar>, SynthesisError> {
-    let mut cs = BlockCs::default();
     let block = &padded[64 * k..64 * (k + 1)];
-    let mut input = Vec::with_capacity(512);
-    for (i, byte) in block.iter().enumerate() {
-        for j in (0..8).rev() {
-            let v = (byte >> j) & 1 == 1;
-            let bit = 512 * k + 8 * i + 7 - j;
-            input.push(if bit < preimage_bits {
-                Boolean::from(AllocatedBit::alloc(&mut cs, Some(v))?)
-            } else {
-                Boolean::constant(v)
-            });
-        }
-    }
+    let words: [Word; 16] = std::array::from_fn(|i| {
+        let value = u32::from_be_bytes(block[4 * i..4 * i + 4].try_into().expect("4 bytes"));
+        // Message bit j of this word (most significant first) is the preimage's bit
+        // 512k + 32i + j: allocated while inside the preimage, a padding constant after.
+        let first = 512 * k + 32 * i;
+        let allocated = preimage_bits.saturating_sub(first).min(32) as u32;
+        let var = u32::MAX.checked_shl(32 - allocated).unwrap_or(0);
+        Word::from_parts(value, var, 0)
+    });
+    // The IV is constant; a later block starts from the previous block's sums, whose bits are
+    // allocated (see the module documentation).
     let state = if k == 0 {
-        h_in.iter()
-            .map(|&w| UInt32::constant(w))
-            .collect::<Vec<_>>()
+        h_in.map(Word::constant)
     } else {
-        h_in.iter()
-            .map(|&w| UInt32::alloc(&mut cs, Some(w)))
-            .collect::<Result<Vec<_>, _>>()?
+        h_in.map(Word::allocated)
     };
-    let prefix = cs.aux.len();
-    let out = sha256_compression_function(&mut cs, &input, &state)?;
-    let got = out
-        .into_iter()
-        .map(|w| {
-            w.into_bits_be().iter().try_fold(0u32, |acc, b| {
-                b.get_value().map(|v| (acc << 1) | u32::from(v))
-            })
-        })
-        .collect::<Option<Vec<u32>>>();
-    if got.as_deref() != Some(&h_out[..]) {
+    let mut aux = Vec::new();
+    let out = compress(&mut aux, &words, &state);
+    if out.map(|w| w.value()) != *h_out {
         return Err(SynthesisError::IoError(std::io::Error::other(format!(
             "internal error: the sha256 gadget's block {k} disagrees with FIPS 180-4's compression"
         ))));
     }
-    let mut aux = cs.aux;
-    aux.drain(..prefix);
     Ok(aux)
-}
-
-/// A value-only constraint system for one block: allocations push their values, constraints are
-/// not built (their closures are not called), names are ignored.
-#[derive(Default)]
-struct BlockCs {
-    aux: Vec<Scalar>,
-}
-
-impl ConstraintSystem<Scalar> for BlockCs {
-    type Root = Self;
-
-    fn alloc<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
-    where
-        F: FnOnce() -> Result<Scalar, SynthesisError>,
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-    {
-        self.aux.push(f()?);
-        Ok(Variable(Index::Aux(self.aux.len() - 1)))
-    }
-
-    /// The compression gadget allocates no public input; one here is an error.
-    fn alloc_input<F, A, AR>(&mut self, _: A, _: F) -> Result<Variable, SynthesisError>
-    where
-        F: FnOnce() -> Result<Scalar, SynthesisError>,
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-    {
-        Err(SynthesisError::IoError(std::io::Error::other(
-            "internal error: the sha256 compression gadget allocated a public input",
-        )))
-    }
-
-    #[inline]
-    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, _: LA, _: LB, _: LC)
-    where
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-    {
-    }
-
-    fn push_namespace<NR, N>(&mut self, _: N)
-    where
-        NR: Into<String>,
-        N: FnOnce() -> NR,
-    {
-    }
-
-    fn pop_namespace(&mut self) {}
-
-    fn get_root(&mut self) -> &mut Self::Root {
-        self
-    }
 }
 
 #[cfg(test)]

@@ -201,7 +201,7 @@ impl Circuit<Scalar> for SyntheticCircuit {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::circuits::probe::Probe;
+    use crate::groth16::constraints::CircuitShape;
     use crate::groth16::synthesis::synthesize;
     use bellpepper_core::test_cs::TestConstraintSystem;
 
@@ -217,9 +217,9 @@ mod tests {
                 assert_eq!(s.log_domain(), k);
                 assert_eq!(s.public_inputs(), &[c.output().unwrap()]);
                 // Blank circuit has the same shape.
-                let blank = Probe::run(SyntheticCircuit::new(k, pct).unwrap()).unwrap();
-                assert_eq!(blank.constraints + blank.inputs, (1 << k) - 2);
-                assert_eq!(blank.inputs, 2);
+                let blank = CircuitShape::count(SyntheticCircuit::new(k, pct).unwrap()).unwrap();
+                assert_eq!(blank.num_constraints, (1 << k) - 2);
+                assert_eq!(blank.num_inputs, 2);
             }
         }
     }
@@ -239,9 +239,9 @@ mod tests {
     fn bits_pct_is_respected_per_block_of_100() {
         for pct in [0u8, 1, 30, 50, 99, 100] {
             let c = SyntheticCircuit::new(10, pct).unwrap().with_witness(1);
-            let p = Probe::run(c.clone()).unwrap();
+            let shape = CircuitShape::count(c.clone()).unwrap();
             // Bit constraints are the ones with an empty C.
-            assert_eq!(p.empty_c, c.num_bit_constraints(), "pct={pct}");
+            assert_eq!(shape.num_empty_c, c.num_bit_constraints(), "pct={pct}");
             assert_eq!(c.num_bit_constraints(), (1020 - 1) * pct as usize / 100);
             let m = c.num_circuit_constraints();
             for block in 0..(m - 1) / 100 {

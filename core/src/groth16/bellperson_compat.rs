@@ -19,116 +19,42 @@ use blstrs::Bls12;
 
 use super::{Parameters, Proof, VerifyingKey};
 
-impl From<bp::VerifyingKey<Bls12>> for VerifyingKey {
-    fn from(vk: bp::VerifyingKey<Bls12>) -> Self {
-        VerifyingKey {
-            alpha_g1: vk.alpha_g1,
-            beta_g1: vk.beta_g1,
-            beta_g2: vk.beta_g2,
-            gamma_g2: vk.gamma_g2,
-            delta_g1: vk.delta_g1,
-            delta_g2: vk.delta_g2,
-            ic: vk.ic,
+/// `From` both ways between one of our types and bellperson's, which have the same fields (each
+/// converted with `Into`), and from a reference of either by cloning it.
+macro_rules! convert_both_ways {
+    ($ours:ty, $theirs:ty, [$($field:ident),+ $(,)?]) => {
+        #[allow(clippy::useless_conversion)]
+        impl From<$theirs> for $ours {
+            fn from(x: $theirs) -> Self {
+                Self { $($field: x.$field.into()),+ }
+            }
         }
-    }
-}
 
-impl From<&bp::VerifyingKey<Bls12>> for VerifyingKey {
-    fn from(vk: &bp::VerifyingKey<Bls12>) -> Self {
-        vk.clone().into()
-    }
-}
-
-impl From<VerifyingKey> for bp::VerifyingKey<Bls12> {
-    fn from(vk: VerifyingKey) -> Self {
-        bp::VerifyingKey {
-            alpha_g1: vk.alpha_g1,
-            beta_g1: vk.beta_g1,
-            beta_g2: vk.beta_g2,
-            gamma_g2: vk.gamma_g2,
-            delta_g1: vk.delta_g1,
-            delta_g2: vk.delta_g2,
-            ic: vk.ic,
+        impl From<&$theirs> for $ours {
+            fn from(x: &$theirs) -> Self {
+                x.clone().into()
+            }
         }
-    }
-}
 
-impl From<&VerifyingKey> for bp::VerifyingKey<Bls12> {
-    fn from(vk: &VerifyingKey) -> Self {
-        vk.clone().into()
-    }
-}
-
-impl From<bp::Parameters<Bls12>> for Parameters {
-    fn from(p: bp::Parameters<Bls12>) -> Self {
-        Parameters {
-            vk: p.vk.into(),
-            h: p.h,
-            l: p.l,
-            a: p.a,
-            b_g1: p.b_g1,
-            b_g2: p.b_g2,
+        #[allow(clippy::useless_conversion)]
+        impl From<$ours> for $theirs {
+            fn from(x: $ours) -> Self {
+                Self { $($field: x.$field.into()),+ }
+            }
         }
-    }
-}
 
-impl From<&bp::Parameters<Bls12>> for Parameters {
-    fn from(p: &bp::Parameters<Bls12>) -> Self {
-        p.clone().into()
-    }
-}
-
-impl From<Parameters> for bp::Parameters<Bls12> {
-    fn from(p: Parameters) -> Self {
-        bp::Parameters {
-            vk: p.vk.into(),
-            h: p.h,
-            l: p.l,
-            a: p.a,
-            b_g1: p.b_g1,
-            b_g2: p.b_g2,
+        impl From<&$ours> for $theirs {
+            fn from(x: &$ours) -> Self {
+                x.clone().into()
+            }
         }
-    }
+    };
 }
 
-impl From<&Parameters> for bp::Parameters<Bls12> {
-    fn from(p: &Parameters) -> Self {
-        p.clone().into()
-    }
-}
-
-impl From<bp::Proof<Bls12>> for Proof {
-    fn from(p: bp::Proof<Bls12>) -> Self {
-        Proof {
-            a: p.a,
-            b: p.b,
-            c: p.c,
-        }
-    }
-}
-
-impl From<&bp::Proof<Bls12>> for Proof {
-    fn from(p: &bp::Proof<Bls12>) -> Self {
-        Proof {
-            a: p.a,
-            b: p.b,
-            c: p.c,
-        }
-    }
-}
-
-impl From<Proof> for bp::Proof<Bls12> {
-    fn from(p: Proof) -> Self {
-        bp::Proof {
-            a: p.a,
-            b: p.b,
-            c: p.c,
-        }
-    }
-}
-
-impl From<&Proof> for bp::Proof<Bls12> {
-    fn from(p: &Proof) -> Self {
-        (*p).into()
-    }
-}
+convert_both_ways!(
+    VerifyingKey,
+    bp::VerifyingKey<Bls12>,
+    [alpha_g1, beta_g1, beta_g2, gamma_g2, delta_g1, delta_g2, ic]
+);
+convert_both_ways!(Parameters, bp::Parameters<Bls12>, [vk, h, l, a, b_g1, b_g2]);
+convert_both_ways!(Proof, bp::Proof<Bls12>, [a, b, c]);

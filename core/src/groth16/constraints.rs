@@ -13,13 +13,16 @@
 //! [`ConstraintMatrices`] keeps every non-zero matrix entry, column by column (one column per
 //! variable), for a real setup. [`CircuitShape`] keeps only counts and which variables occur in A
 //! and B: that is all the benchmark-only generator needs, and it costs one bit per variable.
+//! [`CircuitShape::count`] keeps the counts alone, for measuring a circuit (a built-in circuit's
+//! size, a test's expectations) without building its A and B combinations.
+//!
+//! Both are records of the one constraint system, [`super::constraint_system::Cs`].
 
-use bellpepper_core::{
-    Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable,
-};
+use bellpepper_core::{Circuit, Index, SynthesisError, Variable};
 use blstrs::Scalar;
 use ff::Field;
 
+use super::constraint_system::{next_index, BuildLc, Cs, Lc, Name, Record, Value};
 use crate::{Error, Result};
 
 /// One matrix column: `(coefficient, constraint index)` for each non-zero entry.
@@ -63,29 +66,49 @@ pub struct CircuitShape {
     pub num_constraints: usize,
     /// Number of constraints the circuit itself enforced.
     pub num_circuit_constraints: usize,
-    /// `a_aux[j]`: aux variable j has a non-zero coefficient in some A combination.
+    /// Constraints the circuit itself enforced whose C combination is empty (boolean
+    /// constraints `b·(1−b) = 0`, say).
+    pub num_empty_c: usize,
+    /// `a_aux[j]`: aux variable j has a non-zero coefficient in some A combination (empty when
+    /// only counted).
     pub a_aux: Vec<bool>,
-    /// `b_inputs[i]`: input i has a non-zero coefficient in some B combination.
+    /// `b_inputs[i]`: input i has a non-zero coefficient in some B combination (empty when only
+    /// counted).
     pub b_inputs: Vec<bool>,
-    /// `b_aux[j]`: aux variable j has a non-zero coefficient in some B combination.
+    /// `b_aux[j]`: aux variable j has a non-zero coefficient in some B combination (empty when
+    /// only counted).
     pub b_aux: Vec<bool>,
     bad_variable: Option<Variable>,
+    /// Whether A and B are built and the densities kept ([`CircuitShape::of`]).
+    densities: bool,
 }
 
 impl CircuitShape {
-    /// Runs `circuit` in a constraint system that only counts, as a setup would (see the module
-    /// documentation for the steps).
+    /// Runs `circuit` in a constraint system that only counts and marks densities, as a setup
+    /// would (see the module documentation for the steps). No value is evaluated.
     pub fn of<C: Circuit<Scalar>>(circuit: C) -> Result<Self> {
-        let mut cs = CircuitShape::default();
-        cs.alloc_input(|| "one", || Ok(Scalar::ONE))
-            .map_err(synthesis_error)?;
-        circuit.synthesize(&mut cs).map_err(synthesis_error)?;
-        check_variable(cs.bad_variable)?;
-        cs.num_circuit_constraints = cs.num_constraints;
+        Self::measure(circuit, true)
+    }
+
+    /// The counts of [`CircuitShape::of`] alone: A and B are not built and the density fields
+    /// stay empty (so [`CircuitShape::a_query_len`] and [`CircuitShape::b_query_len`] do not
+    /// apply). Works on circuits without a witness.
+    pub fn count<C: Circuit<Scalar>>(circuit: C) -> Result<Self> {
+        Self::measure(circuit, false)
+    }
+
+    fn measure<C: Circuit<Scalar>>(circuit: C, densities: bool) -> Result<Self> {
+        let record = CircuitShape {
+            densities,
+            ..Default::default()
+        };
+        let Cs(mut shape) = Cs::assemble(record, circuit).map_err(synthesis_error)?;
+        check_variable(shape.bad_variable)?;
+        shape.num_circuit_constraints = shape.num_constraints;
         // The per-input constraints `input_i · 0 = 0` put every input into A (always counted as
         // dense, see `a_query_len`) and nothing into B.
-        cs.num_constraints += cs.num_inputs;
-        Ok(cs)
+        shape.num_constraints += shape.num_inputs;
+        Ok(shape)
     }
 
     /// Points in the A query: every input, plus the aux variables that occur in A.
@@ -104,7 +127,7 @@ impl CircuitShape {
     }
 
     /// Records an A combination: aux density; input indices only validated (inputs are dense).
-    fn mark_a(&mut self, lc: &LinearCombination<Scalar>) {
+    fn mark_a(&mut self, lc: &Lc) {
         for (&i, _) in lc.iter_inputs() {
             if i >= self.num_inputs {
                 note_bad(&mut self.bad_variable, Variable(Index::Input(i)));
@@ -119,7 +142,7 @@ impl CircuitShape {
     }
 
     /// Records a B combination: input and aux density.
-    fn mark_b(&mut self, lc: &LinearCombination<Scalar>) {
+    fn mark_b(&mut self, lc: &Lc) {
         mark_nonzero(
             &mut self.b_inputs,
             lc.iter_inputs(),
@@ -201,44 +224,31 @@ pub fn domain_size(num_constraints: usize, num_circuit_constraints: usize) -> Re
     Ok((n, n.trailing_zeros()))
 }
 
-impl ConstraintSystem<Scalar> for CircuitShape {
-    type Root = Self;
-
-    fn alloc<F, A, AR>(&mut self, _: A, _: F) -> Result<Variable, SynthesisError>
-    where
-        F: FnOnce() -> Result<Scalar, SynthesisError>,
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-    {
-        self.num_aux += 1;
-        self.a_aux.push(false);
-        self.b_aux.push(false);
-        Ok(Variable(Index::Aux(self.num_aux - 1)))
+impl Record for CircuitShape {
+    fn aux(&mut self, _: impl Value) -> Result<usize, SynthesisError> {
+        if self.densities {
+            self.a_aux.push(false);
+            self.b_aux.push(false);
+        }
+        next_index(&mut self.num_aux)
     }
 
-    fn alloc_input<F, A, AR>(&mut self, _: A, _: F) -> Result<Variable, SynthesisError>
-    where
-        F: FnOnce() -> Result<Scalar, SynthesisError>,
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-    {
-        self.num_inputs += 1;
-        self.b_inputs.push(false);
-        Ok(Variable(Index::Input(self.num_inputs - 1)))
+    fn input(&mut self, _: impl Value) -> Result<usize, SynthesisError> {
+        if self.densities {
+            self.b_inputs.push(false);
+        }
+        next_index(&mut self.num_inputs)
     }
 
-    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, a: LA, b: LB, c: LC)
-    where
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-    {
-        self.mark_a(&a(LinearCombination::zero()));
-        self.mark_b(&b(LinearCombination::zero()));
-        let c = c(LinearCombination::zero());
-        for (v, _) in c.iter() {
+    fn constraint(&mut self, _: impl Name, a: impl BuildLc, b: impl BuildLc, c: impl BuildLc) {
+        if self.densities {
+            self.mark_a(&a(Lc::zero()));
+            self.mark_b(&b(Lc::zero()));
+        }
+        let c = c(Lc::zero());
+        let mut empty = true;
+        for (v, coeff) in c.iter() {
+            empty &= bool::from(coeff.is_zero());
             let ok = match v.get_unchecked() {
                 Index::Input(i) => i < self.num_inputs,
                 Index::Aux(j) => j < self.num_aux,
@@ -247,37 +257,20 @@ impl ConstraintSystem<Scalar> for CircuitShape {
                 note_bad(&mut self.bad_variable, v);
             }
         }
+        self.num_empty_c += usize::from(empty);
         self.num_constraints += 1;
-    }
-
-    fn push_namespace<NR, N>(&mut self, _: N)
-    where
-        NR: Into<String>,
-        N: FnOnce() -> NR,
-    {
-    }
-
-    fn pop_namespace(&mut self) {}
-
-    fn get_root(&mut self) -> &mut Self::Root {
-        self
     }
 }
 
 impl ConstraintMatrices {
     /// Synthesises `circuit` into its matrices, as a setup does (see the module documentation).
     pub fn of<C: Circuit<Scalar>>(circuit: C) -> Result<Self> {
-        let mut cs = ConstraintMatrices::default();
-        cs.alloc_input(|| "one", || Ok(Scalar::ONE))
-            .map_err(synthesis_error)?;
-        circuit.synthesize(&mut cs).map_err(synthesis_error)?;
+        let mut cs =
+            Cs::assemble(ConstraintMatrices::default(), circuit).map_err(synthesis_error)?;
         check_variable(cs.bad_variable)?;
         cs.num_circuit_constraints = cs.num_constraints;
-        for i in 0..cs.num_inputs {
-            cs.at_inputs[i].push((Scalar::ONE, cs.num_constraints));
-            cs.num_constraints += 1;
-        }
-        Ok(cs)
+        cs.enforce_inputs(cs.num_inputs);
+        Ok(cs.0)
     }
 
     /// Evaluation domain size n and its log2 (see [`domain_size`]).
@@ -285,7 +278,7 @@ impl ConstraintMatrices {
         domain_size(self.num_constraints, self.num_circuit_constraints)
     }
 
-    fn record(&mut self, lc: &LinearCombination<Scalar>, which: usize, row: usize) {
+    fn record(&mut self, lc: &Lc, which: usize, row: usize) {
         for (v, c) in lc.iter() {
             if bool::from(c.is_zero()) {
                 continue;
@@ -307,61 +300,27 @@ impl ConstraintMatrices {
     }
 }
 
-impl ConstraintSystem<Scalar> for ConstraintMatrices {
-    type Root = Self;
-
-    fn alloc<F, A, AR>(&mut self, _: A, _: F) -> Result<Variable, SynthesisError>
-    where
-        F: FnOnce() -> Result<Scalar, SynthesisError>,
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-    {
-        self.num_aux += 1;
+impl Record for ConstraintMatrices {
+    fn aux(&mut self, _: impl Value) -> Result<usize, SynthesisError> {
         self.at_aux.push(Vec::new());
         self.bt_aux.push(Vec::new());
         self.ct_aux.push(Vec::new());
-        Ok(Variable(Index::Aux(self.num_aux - 1)))
+        next_index(&mut self.num_aux)
     }
 
-    fn alloc_input<F, A, AR>(&mut self, _: A, _: F) -> Result<Variable, SynthesisError>
-    where
-        F: FnOnce() -> Result<Scalar, SynthesisError>,
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-    {
-        self.num_inputs += 1;
+    fn input(&mut self, _: impl Value) -> Result<usize, SynthesisError> {
         self.at_inputs.push(Vec::new());
         self.bt_inputs.push(Vec::new());
         self.ct_inputs.push(Vec::new());
-        Ok(Variable(Index::Input(self.num_inputs - 1)))
+        next_index(&mut self.num_inputs)
     }
 
-    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, a: LA, b: LB, c: LC)
-    where
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-    {
+    fn constraint(&mut self, _: impl Name, a: impl BuildLc, b: impl BuildLc, c: impl BuildLc) {
         let row = self.num_constraints;
-        self.record(&a(LinearCombination::zero()), 0, row);
-        self.record(&b(LinearCombination::zero()), 1, row);
-        self.record(&c(LinearCombination::zero()), 2, row);
+        self.record(&a(Lc::zero()), 0, row);
+        self.record(&b(Lc::zero()), 1, row);
+        self.record(&c(Lc::zero()), 2, row);
         self.num_constraints += 1;
-    }
-
-    fn push_namespace<NR, N>(&mut self, _: N)
-    where
-        NR: Into<String>,
-        N: FnOnce() -> NR,
-    {
-    }
-
-    fn pop_namespace(&mut self) {}
-
-    fn get_root(&mut self) -> &mut Self::Root {
-        self
     }
 }
 

@@ -94,8 +94,8 @@ impl Shape {
     /// Peak bytes of a real trusted setup: the constraint matrices, the powers of τ and the h
     /// scalars, the h points in Jacobian and affine form, then per variable its u, v, w and
     /// query scalars and its Jacobian and affine points in G1 and G2. Modelled as 700 bytes per
-    /// domain element and 1300 per variable, above the 1790 bytes per constraint measured for
-    /// the synthetic circuit at 2^14..2^16 (peak RSS, 2-core machine, 2026-11).
+    /// domain element and 1300 per variable, above the synthetic circuit's peak RSS at
+    /// 2^14..2^16 (1790 bytes per constraint).
     pub fn setup_bytes(&self) -> u64 {
         self.domain
             .saturating_mul(700)
@@ -103,8 +103,9 @@ impl Shape {
     }
 
     /// Peak bytes of the benchmark-only generator: the parameters themselves plus the counting
-    /// pass over the circuit and one walk chunk per thread (64 bytes per variable; 610 bytes per
-    /// constraint measured at 2^14..2^16, against 640 here).
+    /// pass over the circuit and one walk chunk per thread (64 bytes per variable; a constraint's
+    /// share stays below the 640 bytes counted here, which the module's tests check against
+    /// measured peaks).
     pub fn fast_setup_bytes(&self) -> u64 {
         self.params_bytes()
             .saturating_add(self.vars.saturating_mul(64))
@@ -138,8 +139,8 @@ pub enum Residence {
 /// the parameters (once), per proof the a, b, c evaluations (3 × 32 per domain element, read by
 /// the uploads), the assignments and a gathered copy of them (4 × 32 per variable), and the
 /// outputs. At a PoRep partition's size (2^27, about 2^27 variables, 72 GiB of parameters)
-/// that is 100 GiB for one proof instead of the host model's 148 GiB, which refused such a
-/// proof on the H200 host's 125 GiB before any of it was tried.
+/// that is 100 GiB for one proof instead of the host model's 148 GiB, which would refuse such a
+/// proof on a 128 GiB GPU host before any of it is tried.
 pub fn proving_bytes_on(
     residence: Residence,
     shape: &Shape,
@@ -242,7 +243,8 @@ mod tests {
         let device = proving_bytes_on(Residence::Device, &s, params, 1, 1, 2);
         assert_eq!(host, proving_bytes(&s, params, 1, 1, 2));
         assert!(device < host, "{device} {host}");
-        // The H200 host's 125.4 GiB: refused on the host model, accepted on the device's.
+        // A 128 GiB GPU host's available memory: refused on the host model, accepted on the
+        // device's.
         let avail = Some(125 << 30);
         assert!(check_memory_against("2^27", host, avail).is_err());
         assert!(check_memory_against("2^27", device, avail).is_ok());

@@ -27,6 +27,7 @@ use group::{prime::PrimeCurveAffine, Curve};
 use rand_core::RngCore;
 use rayon::prelude::*;
 
+pub use super::key::{G2Policy, ProvingKey, QueryLens};
 use super::{
     host_msm,
     params::Parameters,
@@ -34,221 +35,11 @@ use super::{
     synthesis::{synthesize_batch, Synthesized},
 };
 use crate::{
-    backend::{Backend, BasesHandle, G1Handles, G1PhaseInput, ProofAssignment, SharedPoints},
+    backend::{Backend, G1PhaseInput, ProofAssignment},
     host_vec::HostVec,
     layout::{fr_slice, fr_slice_mut, g2_affine_slice, G1Jacobian},
-    Capabilities, Error, Result,
+    Error, Result,
 };
-
-/// Where the G2 MSM (B in G2) of a proof runs.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum G2Policy {
-    /// On the backend when it is an accelerator ([`Capabilities::accelerator`]) that offers
-    /// `msm_g2`; otherwise on CPU threads beside the backend's G1 work.
-    #[default]
-    Auto,
-    /// On the backend (an error at [`ProvingKey`] creation if it does not offer `msm_g2`).
-    Device,
-    /// On CPU threads, overlapping the backend's G1 work.
-    Cpu,
-}
-
-impl G2Policy {
-    /// Whether the G2 MSM runs on a backend with `caps` called `backend`; `Device` on a backend
-    /// without `msm_g2` is an [`Error::Unsupported`].
-    pub fn on_backend(self, caps: &Capabilities, backend: &str) -> Result<bool> {
-        match self {
-            G2Policy::Cpu => Ok(false),
-            G2Policy::Auto => Ok(caps.accelerator && caps.msm_g2),
-            G2Policy::Device if caps.msm_g2 => Ok(true),
-            G2Policy::Device => Err(Error::unsupported(
-                backend,
-                "msm_g2, which the G2 policy `device` asks for (use `cpu` or `auto`)",
-            )),
-        }
-    }
-}
-
-impl std::str::FromStr for G2Policy {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "auto" => Ok(G2Policy::Auto),
-            "device" => Ok(G2Policy::Device),
-            "cpu" => Ok(G2Policy::Cpu),
-            other => Err(Error::invalid(format!(
-                "unknown G2 policy {other:?}: expected auto, device or cpu"
-            ))),
-        }
-    }
-}
-
-/// Parameters made resident on one backend: the handles of the h, l, a and b_g1 queries, and of
-/// b_g2 when the G2 MSM runs on the backend ([`G2Policy`]; otherwise b_g2 stays on the host for
-/// the CPU G2 MSM). Freed when dropped.
-pub struct ProvingKey {
-    params: Arc<Parameters>,
-    backend: Arc<dyn Backend>,
-    handles: G1Handles,
-    b_g2: Option<BasesHandle>,
-}
-
-impl std::fmt::Debug for ProvingKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ProvingKey")
-            .field("backend", &self.backend.info().name)
-            .field("domain_size", &self.params.domain_size())
-            .finish()
-    }
-}
-
-impl ProvingKey {
-    /// Loads the G1 queries of `params` onto `backend` as resident bases, and b_g2 when the
-    /// default [`G2Policy::Auto`] puts the G2 MSM on the backend.
-    pub fn new(params: Arc<Parameters>, backend: Arc<dyn Backend>) -> Result<Self> {
-        Self::with_g2_policy(params, backend, G2Policy::Auto)
-    }
-
-    /// Loads the G1 queries of `params` onto `backend`, and b_g2 when `g2` puts the G2 MSM there.
-    ///
-    /// Checks the backend's declared capabilities first: NTTs of the parameters' domain
-    /// (`ntt`, `coset_ntt`, `max_log_ntt`), `msm_g1`, and `msm_g2` for [`G2Policy::Device`].
-    pub fn with_g2_policy(
-        params: Arc<Parameters>,
-        backend: Arc<dyn Backend>,
-        g2: G2Policy,
-    ) -> Result<Self> {
-        if bool::from(params.vk.delta_g1.is_identity() | params.vk.delta_g2.is_identity()) {
-            return Err(Error::InvalidPoint {
-                what: "verifying key δ".into(),
-                reason: "δ is the identity: the parameters are subverted".into(),
-            });
-        }
-        if !params.domain_size().is_power_of_two() {
-            return Err(Error::malformed(
-                "parameters",
-                format!("h query has {} points; expected 2^k − 1", params.h.len()),
-            ));
-        }
-        let info = backend.info();
-        let caps = &info.capabilities;
-        let log_n = params.domain_size().trailing_zeros();
-        caps.check_ntt_size(log_n, &info.name)?;
-        if !caps.coset_ntt {
-            return Err(Error::unsupported(
-                &info.name,
-                "coset_ntt (Groth16 needs it)",
-            ));
-        }
-        if !caps.msm_g1 {
-            return Err(Error::unsupported(&info.name, "msm_g1 (Groth16 needs it)"));
-        }
-        let g2_on_backend = g2.on_backend(caps, &info.name)?;
-        // Each handle is freed again if a later load fails.
-        let mut loaded: Vec<BasesHandle> = Vec::with_capacity(5);
-        let result = (|| -> Result<(G1Handles, Option<BasesHandle>)> {
-            let mut load = |p: &Arc<Vec<blstrs::G1Affine>>| -> Result<BasesHandle> {
-                let h = backend.load_bases_g1(p.clone() as SharedPoints<_>)?;
-                loaded.push(h);
-                Ok(h)
-            };
-            let handles = G1Handles {
-                h: load(&params.h)?,
-                l: load(&params.l)?,
-                a: load(&params.a)?,
-                b_g1: load(&params.b_g1)?,
-            };
-            let b_g2 = if g2_on_backend {
-                let h = backend.load_bases_g2(params.b_g2.clone() as SharedPoints<_>)?;
-                loaded.push(h);
-                Some(h)
-            } else {
-                None
-            };
-            Ok((handles, b_g2))
-        })();
-        match result {
-            Ok((handles, b_g2)) => Ok(Self {
-                params,
-                backend,
-                handles,
-                b_g2,
-            }),
-            Err(e) => {
-                for h in loaded {
-                    let _ = backend.free_bases(h);
-                }
-                Err(e)
-            }
-        }
-    }
-
-    /// Whether the G2 MSM of this key's proofs runs on the backend (else on CPU threads).
-    pub fn g2_on_backend(&self) -> bool {
-        self.b_g2.is_some()
-    }
-
-    /// The resident G1 query handles.
-    pub fn handles(&self) -> G1Handles {
-        self.handles
-    }
-
-    /// The parameters.
-    pub fn params(&self) -> &Arc<Parameters> {
-        &self.params
-    }
-
-    /// The backend the bases are resident on.
-    pub fn backend(&self) -> &Arc<dyn Backend> {
-        &self.backend
-    }
-
-    fn check_shape(&self, s: &Synthesized, k: usize) -> Result<()> {
-        let p = &*self.params;
-        let mismatch = |what: &str, got: usize, want: usize| {
-            Err(Error::invalid(format!(
-                "circuit {k} does not match the parameters: {what} is {got}, parameters expect {want}"
-            )))
-        };
-        if s.input_assignment.len() != p.vk.ic.len() {
-            return mismatch(
-                "number of public inputs (with the constant one)",
-                s.input_assignment.len(),
-                p.vk.ic.len(),
-            );
-        }
-        if s.aux_assignment.len() != p.l.len() {
-            return mismatch(
-                "number of private variables",
-                s.aux_assignment.len(),
-                p.l.len(),
-            );
-        }
-        if 1usize << s.log_domain() != p.domain_size() {
-            return mismatch("domain size", 1 << s.log_domain(), p.domain_size());
-        }
-        let a_len = s.input_assignment.len() + s.a_aux_density.total();
-        if a_len != p.a.len() {
-            return mismatch("A-query density", a_len, p.a.len());
-        }
-        let b_len = s.b_input_density.total() + s.b_aux_density.total();
-        if b_len != p.b_g1.len() || b_len != p.b_g2.len() {
-            return mismatch("B-query density", b_len, p.b_g1.len());
-        }
-        Ok(())
-    }
-}
-
-impl Drop for ProvingKey {
-    fn drop(&mut self) {
-        let g = self.handles;
-        for h in [g.h, g.l, g.a, g.b_g1].into_iter().chain(self.b_g2) {
-            if let Err(e) = self.backend.free_bases(h) {
-                tracing::warn!("freeing resident bases {}: {e}", h.id);
-            }
-        }
-    }
-}
 
 /// Where the time of one `start`/`finalize` went.
 #[derive(Clone, Copy, Debug, Default)]
@@ -592,14 +383,6 @@ pub fn prove<C: Circuit<Scalar> + Send>(
 ) -> Result<Vec<Proof>> {
     let synthesized = synthesize_batch(circuits)?;
     start(key, synthesized, rng)?.finalize()
-}
-
-impl ProvingKey {
-    /// As [`ProvingKey::new`], taking the parameters by value (they are moved into an `Arc`; the
-    /// queries themselves are already shared and are not copied).
-    pub fn from_parameters(params: Parameters, backend: Arc<dyn Backend>) -> Result<Self> {
-        Self::new(Arc::new(params), backend)
-    }
 }
 
 /// Proves one circuit: synthesis, [`start`] and [`PendingProofs::finalize`] in one call, with r

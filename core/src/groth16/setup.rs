@@ -16,6 +16,7 @@
 
 #![allow(unsafe_code)]
 
+use std::io::Write;
 use std::sync::Arc;
 
 use bellpepper_core::Circuit;
@@ -28,8 +29,9 @@ use rayon::prelude::*;
 
 use super::constraints::{CircuitShape, Column, ConstraintMatrices};
 use super::fixed_base::FixedBaseTable;
+use super::io::ParamsWriter;
 use super::{Parameters, VerifyingKey};
-use crate::{Error, Result};
+use crate::{pce::Pce, Error, Result};
 
 /// Marker α of benchmark-only parameters: a fixed point nobody knows the discrete log of.
 pub fn benchmark_marker_g1() -> blstrs::G1Affine {
@@ -177,7 +179,172 @@ pub fn generate_parameters<C: Circuit<Scalar>>(
     let clock = PhaseClock::start();
     let m = ConstraintMatrices::of(circuit)?;
     clock.lap("circuit synthesised into its matrices");
-    let (n, log_n) = m.domain()?;
+    let mut sink = Collect::default();
+    run_setup(&Constraints::Matrices(m), waste, &mut sink, &clock)?;
+    sink.into_parameters()
+}
+
+/// The setup of the circuit recorded in `pce` (see [`generate_parameters`]; the same
+/// parameters, byte for byte), written section by section into `w` in bellperson's format as
+/// each is computed, instead of held in memory: what a circuit of 2^27 constraints needs, whose
+/// parameters alone fill half of a large host's memory. Returns the verifying key.
+pub fn write_parameters_from_pce<W: Write>(
+    pce: &Pce,
+    waste: &ToxicWaste,
+    w: W,
+) -> Result<VerifyingKey> {
+    let clock = PhaseClock::start();
+    let mut sink = ParamsWriter::new(w);
+    run_setup(&Constraints::Recording(pce), waste, &mut sink, &clock)?;
+    sink.finish()
+}
+
+/// [`write_parameters_from_pce`] with fresh toxic waste from `rng`, forgotten afterwards.
+pub fn write_random_parameters_from_pce<W: Write, R: RngCore + ?Sized>(
+    pce: &Pce,
+    rng: &mut R,
+    w: W,
+) -> Result<VerifyingKey> {
+    write_parameters_from_pce(pce, &ToxicWaste::random(rng), w)
+}
+
+/// The size in bytes of the parameters file the setup of `pce`'s circuit writes (bellperson's
+/// format), known before the setup from the recording's counts and densities.
+pub fn parameters_file_size(pce: &Pce) -> Result<u64> {
+    let (n, _) = Constraints::Recording(pce).domain()?;
+    let g1 = (n - 1) as u64
+        + pce.num_aux() as u64
+        + (pce.num_inputs() + pce.a_aux_density().total()) as u64
+        + (pce.b_input_density().total() + pce.b_aux_density().total()) as u64;
+    let g2 = (pce.b_input_density().total() + pce.b_aux_density().total()) as u64;
+    Ok(super::io::VK_FIXED_BYTES as u64
+        + 4
+        + 96 * pce.num_inputs() as u64
+        + 5 * 4
+        + 96 * g1
+        + 192 * g2)
+}
+
+/// Where a setup's constraints come from: a constraint assembly (column lists, for circuits of
+/// moderate size and byte-identity tests) or a recording (bytes per non-zero, any size).
+enum Constraints<'a> {
+    Matrices(ConstraintMatrices),
+    Recording(&'a Pce),
+}
+
+impl Constraints<'_> {
+    /// (public inputs with the constant one, aux variables).
+    fn counts(&self) -> (usize, usize) {
+        match self {
+            Constraints::Matrices(m) => (m.num_inputs, m.num_aux),
+            Constraints::Recording(p) => (p.num_inputs(), p.num_aux()),
+        }
+    }
+
+    fn domain(&self) -> Result<(usize, u32)> {
+        match self {
+            Constraints::Matrices(m) => m.domain(),
+            Constraints::Recording(p) => super::constraints::domain_size(
+                p.num_constraints(),
+                p.num_constraints().saturating_sub(p.num_inputs()),
+            ),
+        }
+    }
+
+    /// u, v, w at τ for every variable (inputs, then aux) from the Lagrange basis at τ.
+    fn evaluate(&self, lagrange: &[Scalar]) -> Result<[Secret; 3]> {
+        match self {
+            Constraints::Matrices(m) => {
+                let eval = |ins: &[Column], aux: &[Column]| -> Secret {
+                    Secret(
+                        ins.par_iter()
+                            .chain(aux.par_iter())
+                            .map(|col| col.iter().map(|(c, row)| *c * lagrange[*row]).sum())
+                            .collect(),
+                    )
+                };
+                Ok([
+                    eval(&m.at_inputs, &m.at_aux),
+                    eval(&m.bt_inputs, &m.bt_aux),
+                    eval(&m.ct_inputs, &m.ct_aux),
+                ])
+            }
+            Constraints::Recording(p) => {
+                let [u, v, w] = p.transposed_products(&lagrange[..p.num_constraints()])?;
+                Ok([Secret(u), Secret(v), Secret(w)])
+            }
+        }
+    }
+}
+
+/// Where a setup puts its results, in the order of bellperson's file: the verifying key, then
+/// h, l, a, b_g1 (G1) and b_g2 (G2).
+trait Sink {
+    fn verifying_key(&mut self, vk: VerifyingKey) -> Result<()>;
+    fn g1(&mut self, name: &'static str, points: Vec<G1Affine>) -> Result<()>;
+    fn g2(&mut self, name: &'static str, points: Vec<G2Affine>) -> Result<()>;
+}
+
+/// Every result kept in memory, as [`Parameters`].
+#[derive(Default)]
+struct Collect {
+    vk: Option<VerifyingKey>,
+    g1: Vec<Vec<G1Affine>>,
+    b_g2: Option<Vec<G2Affine>>,
+}
+
+impl Collect {
+    fn into_parameters(self) -> Result<Parameters> {
+        let incomplete = || Error::invalid("internal error: the setup did not give every query");
+        let vk = self.vk.ok_or_else(incomplete)?;
+        let [h, l, a, b_g1]: [Vec<G1Affine>; 4] = self.g1.try_into().map_err(|_| incomplete())?;
+        Ok(Parameters {
+            vk,
+            h: Arc::new(h),
+            l: Arc::new(l),
+            a: Arc::new(a),
+            b_g1: Arc::new(b_g1),
+            b_g2: Arc::new(self.b_g2.ok_or_else(incomplete)?),
+        })
+    }
+}
+
+impl Sink for Collect {
+    fn verifying_key(&mut self, vk: VerifyingKey) -> Result<()> {
+        self.vk = Some(vk);
+        Ok(())
+    }
+    fn g1(&mut self, _: &'static str, points: Vec<G1Affine>) -> Result<()> {
+        self.g1.push(points);
+        Ok(())
+    }
+    fn g2(&mut self, _: &'static str, points: Vec<G2Affine>) -> Result<()> {
+        self.b_g2 = Some(points);
+        Ok(())
+    }
+}
+
+impl<W: Write> Sink for ParamsWriter<W> {
+    fn verifying_key(&mut self, vk: VerifyingKey) -> Result<()> {
+        self.write_verifying_key(vk)
+    }
+    fn g1(&mut self, name: &'static str, points: Vec<G1Affine>) -> Result<()> {
+        self.write_g1(name, &points)
+    }
+    fn g2(&mut self, name: &'static str, points: Vec<G2Affine>) -> Result<()> {
+        self.write_g2(name, &points)
+    }
+}
+
+/// The setup itself (see [`generate_parameters`]), results handed to `sink` as they are made,
+/// each dropped before the next is computed.
+fn run_setup(
+    constraints: &Constraints<'_>,
+    waste: &ToxicWaste,
+    sink: &mut dyn Sink,
+    clock: &PhaseClock,
+) -> Result<()> {
+    let (n, log_n) = constraints.domain()?;
     if bool::from(waste.g1.is_identity()) || bool::from(waste.g2.is_identity()) {
         return Err(Error::invalid(
             "setup: a generator (g1 or g2) is the point at infinity",
@@ -204,7 +371,8 @@ pub fn generate_parameters<C: Circuit<Scalar>>(
     }
     let g1 = waste.g1;
     let g2 = waste.g2;
-    let vars = m.num_inputs + m.num_aux;
+    let (num_inputs, num_aux) = constraints.counts();
+    let vars = num_inputs + num_aux;
     // Window tables sized for every product of the setup (only speed depends on the sizing).
     let g1_table = FixedBaseTable::new(g1, (n - 1) + 3 * vars, normalize_g1_into);
     let g2_table = FixedBaseTable::new(g2, vars, normalize_g2_into);
@@ -213,63 +381,26 @@ pub fn generate_parameters<C: Circuit<Scalar>>(
 
     k[COEFF] = k[Z] * k[DELTA_INV];
     let coeff = k[COEFF];
+    // The h scalars before the inverse FFT turns the powers into the Lagrange basis in place;
+    // h itself after the verifying key, the first thing the file holds.
     let h_scalars = Secret(powers[..n - 1].par_iter().map(|p| *p * coeff).collect());
-    let h = mul_g1(&h_scalars);
-    drop(h_scalars);
-    clock.lap("h query");
-
     let mut lagrange = powers;
     inverse_fft(&mut lagrange, log_n);
     clock.lap("Lagrange coefficients");
-
-    let eval = |cols: &[Column]| -> Secret {
-        Secret(
-            cols.par_iter()
-                .map(|col| col.iter().map(|(c, row)| *c * lagrange[*row]).sum())
-                .collect(),
-        )
-    };
-    let (u_in, v_in, w_in) = (eval(&m.at_inputs), eval(&m.bt_inputs), eval(&m.ct_inputs));
-    let (u_aux, v_aux, w_aux) = (eval(&m.at_aux), eval(&m.bt_aux), eval(&m.ct_aux));
+    let [u, v, w] = constraints.evaluate(&lagrange)?;
     drop(lagrange);
     clock.lap("u, v, w evaluated");
-    let ext = |u: &[Scalar], v: &[Scalar], w: &[Scalar], inv: Scalar| -> Secret {
+    let ext = |range: std::ops::Range<usize>, inv: Scalar| -> Secret {
         Secret(
-            (u, v, w)
+            (&u[range.clone()], &v[range.clone()], &w[range])
                 .into_par_iter()
                 .map(|(u, v, w)| (waste.beta * u + waste.alpha * v + w) * inv)
                 .collect(),
         )
     };
-    let ic = mul_g1(&ext(&u_in, &v_in, &w_in, k[GAMMA_INV]));
-    let l = mul_g1(&ext(&u_aux, &v_aux, &w_aux, k[DELTA_INV]));
-    clock.lap("ic and l queries");
-    drop((w_in, w_aux));
-    if let Some(j) = l.iter().position(|p| bool::from(p.is_identity())) {
-        return Err(Error::Synthesis(format!(
-            "auxiliary variable {j} is unconstrained (it occurs in no constraint)"
-        )));
-    }
-    let cat = |a: &[Scalar], b: &[Scalar]| {
-        let mut v = Secret(Vec::with_capacity(a.len() + b.len()));
-        v.extend_from_slice(a);
-        v.extend_from_slice(b);
-        v
-    };
-    let u = cat(&u_in, &u_aux);
-    let v = cat(&v_in, &v_aux);
-    drop((u_in, u_aux, v_in, v_aux));
-    let a = drop_identity(mul_g1(&u));
-    drop(u);
-    let b_g1 = drop_identity(mul_g1(&v));
-    clock.lap("a and b_g1 queries");
-    let b_g2 = drop_identity(g2_table.mul_many(&v));
-    clock.lap("b_g2 query");
-    drop(v);
-    drop(k);
-
+    let ic = mul_g1(&ext(0..num_inputs, k[GAMMA_INV]));
     let (g1a, g2a) = (g1.to_affine(), g2.to_affine());
-    let vk = VerifyingKey {
+    sink.verifying_key(VerifyingKey {
         alpha_g1: (g1a * waste.alpha).to_affine(),
         beta_g1: (g1a * waste.beta).to_affine(),
         beta_g2: (g2a * waste.beta).to_affine(),
@@ -277,15 +408,28 @@ pub fn generate_parameters<C: Circuit<Scalar>>(
         delta_g1: (g1a * waste.delta).to_affine(),
         delta_g2: (g2a * waste.delta).to_affine(),
         ic,
-    };
-    Ok(Parameters {
-        vk,
-        h: Arc::new(h),
-        l: Arc::new(l),
-        a: Arc::new(a),
-        b_g1: Arc::new(b_g1),
-        b_g2: Arc::new(b_g2),
-    })
+    })?;
+    sink.g1("h", mul_g1(&h_scalars))?;
+    drop(h_scalars);
+    clock.lap("h query");
+    let l = mul_g1(&ext(num_inputs..vars, k[DELTA_INV]));
+    if let Some(j) = l.iter().position(|p| bool::from(p.is_identity())) {
+        return Err(Error::Synthesis(format!(
+            "auxiliary variable {j} is unconstrained (it occurs in no constraint)"
+        )));
+    }
+    sink.g1("l", l)?;
+    clock.lap("ic and l queries");
+    drop(w);
+    sink.g1("a", drop_identity(mul_g1(&u)))?;
+    drop(u);
+    sink.g1("b_g1", drop_identity(mul_g1(&v)))?;
+    clock.lap("a and b_g1 queries");
+    sink.g2("b_g2", drop_identity(g2_table.mul_many(&v)))?;
+    clock.lap("b_g2 query");
+    drop(v);
+    drop(k);
+    Ok(())
 }
 
 /// Logs the time of each setup phase (at debug level: `-vv` on the command line).
@@ -536,6 +680,52 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The streamed setup from a recording writes exactly the file of the in-memory setup from
+    /// the constraint assembly, for circuits with and without bits, inputs shared across rows,
+    /// and a file size predicted before the setup.
+    #[test]
+    fn setup_from_a_recording_writes_the_same_file() {
+        use crate::circuits::synthetic::SyntheticCircuit;
+        for (log, bits) in [(6u32, 0u8), (10, 90), (13, 50)] {
+            let mut rng = ChaCha20Rng::seed_from_u64(u64::from(log));
+            let waste = ToxicWaste::random(&mut rng);
+            let circuit = || SyntheticCircuit::new(log, bits).unwrap();
+            let params = generate_parameters(circuit(), &waste).unwrap();
+            let mut expect = Vec::new();
+            super::super::io::write_parameters(&params, &mut expect).unwrap();
+            let pce = Pce::record(circuit(), "setup-test").unwrap();
+            let mut got = Vec::new();
+            let vk = write_parameters_from_pce(&pce, &waste, &mut got).unwrap();
+            assert!(got == expect, "2^{log}, {bits} % bits: files differ");
+            assert_eq!(vk, params.vk);
+            assert_eq!(parameters_file_size(&pce).unwrap(), got.len() as u64);
+        }
+    }
+
+    /// A writer refuses sections out of the file's order.
+    #[test]
+    fn parameter_sections_go_in_the_files_order() {
+        let mut w = ParamsWriter::new(Vec::new());
+        assert!(w.write_g1("h", &[]).is_err());
+        let vk = VerifyingKey {
+            alpha_g1: G1Affine::generator(),
+            beta_g1: G1Affine::generator(),
+            beta_g2: G2Affine::generator(),
+            gamma_g2: G2Affine::generator(),
+            delta_g1: G1Affine::generator(),
+            delta_g2: G2Affine::generator(),
+            ic: vec![],
+        };
+        w.write_verifying_key(vk).unwrap();
+        assert!(w.write_g1("l", &[]).is_err());
+        for name in ["h", "l", "a", "b_g1"] {
+            w.write_g1(name, &[]).unwrap();
+        }
+        w.write_g2("b_g2", &[]).unwrap();
+        assert!(w.write_g2("b_g2", &[]).is_err());
+        w.finish().unwrap();
+    }
 
     /// The inverse FFT of the powers of τ equals the closed form of the Lagrange basis at τ:
     /// L_i(τ) = ω^i·(τ^n − 1) / (n·(τ − ω^i)).

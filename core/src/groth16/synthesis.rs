@@ -20,8 +20,8 @@
 //! [`crate::groth16::prover::prove_with_randomness`] use it) evaluates them and reports the
 //! first unsatisfied constraint by its namespace path and annotation, as bellpepper's
 //! `TestConstraintSystem` writes it (`"outer/inner/annotation"`). Its cost is one string per
-//! namespace opened; on bellpepper's SHA-256 gadgets (426 251 constraints) the two passes
-//! measured within 6 % of each other on a busy 2-core machine.
+//! namespace opened, which on bellpepper's SHA-256 gadgets leaves the two passes about equally
+//! fast.
 //! A circuit is consumed by synthesis, so the fast pass cannot name a failure after the fact:
 //! run [`find_unsatisfied`] on a second copy of the circuit for that.
 //!
@@ -29,13 +29,12 @@
 //! produces the same [`Synthesized`], bit for bit, from witness-only synthesis and parallel
 //! sparse products.
 
-use bellpepper_core::{
-    Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable,
-};
+use bellpepper_core::{Circuit, SynthesisError};
 use blstrs::Scalar;
 use ff::Field;
 use rayon::prelude::*;
 
+use super::constraint_system::{next_index, BuildLc, Cs, Lc, Name, Record, Value};
 use crate::{host_vec::HostVec, Error, Result};
 
 /// Which variables of one kind (inputs or aux) occur in a query, as a bitmap of `u64` words in
@@ -190,7 +189,7 @@ struct Assignment {
 }
 
 fn eval(
-    lc: &LinearCombination<Scalar>,
+    lc: &Lc,
     inputs: &[Scalar],
     aux: &[Scalar],
     mut input_density: Option<&mut Density>,
@@ -216,48 +215,34 @@ fn eval(
     acc
 }
 
-impl ConstraintSystem<Scalar> for Assignment {
-    type Root = Self;
-
-    fn alloc<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
-    where
-        F: FnOnce() -> Result<Scalar, SynthesisError>,
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-    {
+impl Record for Assignment {
+    #[inline]
+    fn aux(&mut self, value: impl Value) -> Result<usize, SynthesisError> {
         let s = &mut self.s;
-        s.aux_assignment.push(f()?);
+        s.aux_assignment.push(value()?);
         s.a_aux_density.push();
         s.b_aux_density.push();
-        Ok(Variable(Index::Aux(s.aux_assignment.len() - 1)))
+        Ok(s.aux_assignment.len() - 1)
     }
 
-    fn alloc_input<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
-    where
-        F: FnOnce() -> Result<Scalar, SynthesisError>,
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-    {
+    #[inline]
+    fn input(&mut self, value: impl Value) -> Result<usize, SynthesisError> {
         let s = &mut self.s;
-        s.input_assignment.push(f()?);
+        s.input_assignment.push(value()?);
         s.b_input_density.push();
-        Ok(Variable(Index::Input(s.input_assignment.len() - 1)))
+        Ok(s.input_assignment.len() - 1)
     }
 
-    fn enforce<A, AR, LA, LB, LC>(&mut self, annotation: A, a: LA, b: LB, c: LC)
-    where
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-    {
+    #[inline]
+    fn constraint(
+        &mut self,
+        annotation: impl Name,
+        a: impl BuildLc,
+        b: impl BuildLc,
+        c: impl BuildLc,
+    ) {
         let s = &mut self.s;
-        let (la, lb, lc) = (
-            a(LinearCombination::zero()),
-            b(LinearCombination::zero()),
-            c(LinearCombination::zero()),
-        );
+        let (la, lb, lc) = (a(Lc::zero()), b(Lc::zero()), c(Lc::zero()));
         let (inp, aux) = (&s.input_assignment, &s.aux_assignment);
         let va = eval(&la, inp, aux, None, Some(&mut s.a_aux_density));
         let vb = eval(
@@ -274,7 +259,7 @@ impl ConstraintSystem<Scalar> for Assignment {
                 if !names.namespaces.is_empty() {
                     path.push('/');
                 }
-                path.push_str(&annotation().into());
+                path.push_str(&annotation());
                 names.first_unsatisfied = Some(UnsatisfiedConstraint {
                     index: s.a.len(),
                     path,
@@ -286,13 +271,9 @@ impl ConstraintSystem<Scalar> for Assignment {
         s.c.push(vc);
     }
 
-    fn push_namespace<NR, N>(&mut self, name: N)
-    where
-        NR: Into<String>,
-        N: FnOnce() -> NR,
-    {
+    fn push_namespace(&mut self, name: impl Name) {
         if let Some(names) = &mut self.names {
-            names.namespaces.push(name().into());
+            names.namespaces.push(name());
         }
     }
 
@@ -300,10 +281,6 @@ impl ConstraintSystem<Scalar> for Assignment {
         if let Some(names) = &mut self.names {
             names.namespaces.pop();
         }
-    }
-
-    fn get_root(&mut self) -> &mut Self::Root {
-        self
     }
 }
 
@@ -335,24 +312,51 @@ fn run<C: Circuit<Scalar>>(
     circuit: C,
     named: bool,
 ) -> Result<(Synthesized, Option<UnsatisfiedConstraint>)> {
-    let mut cs = Assignment {
+    let record = Assignment {
         s: Synthesized::default(),
         names: named.then(Names::default),
     };
-    cs.alloc_input(|| "one", || Ok(Scalar::ONE))
-        .map_err(|e| Error::Synthesis(e.to_string()))?;
-    circuit.synthesize(&mut cs).map_err(synthesis_error)?;
-    for i in 0..cs.s.input_assignment.len() {
-        cs.enforce(|| "", |lc| lc + Variable(Index::Input(i)), |lc| lc, |lc| lc);
-    }
-    if cs.s.a.len() > (1usize << crate::MAX_LOG_NTT) {
+    let mut cs = Cs::assemble(record, circuit).map_err(synthesis_error)?;
+    cs.enforce_inputs(cs.s.input_assignment.len());
+    check_domain(cs.s.a.len())?;
+    let Cs(Assignment { s, names }) = cs;
+    Ok((s, names.and_then(|n| n.first_unsatisfied)))
+}
+
+/// Refuses `num_constraints` constraints (input constraints included) that no evaluation domain
+/// holds (shared with the pre-compiled path's recording).
+pub(crate) fn check_domain(num_constraints: usize) -> Result<()> {
+    if num_constraints > (1usize << crate::MAX_LOG_NTT) {
         return Err(Error::invalid(format!(
-            "{} constraints exceed the largest domain 2^{}",
-            cs.s.a.len(),
+            "{num_constraints} constraints exceed the largest domain 2^{}",
             crate::MAX_LOG_NTT
         )));
     }
-    Ok((cs.s, cs.names.and_then(|n| n.first_unsatisfied)))
+    Ok(())
+}
+
+/// The public inputs of `circuit` (the constant one not included), without synthesising it: only
+/// the inputs' value closures run, no constraint is built (a circuit that computes an input from
+/// private values evaluates those natively). What a verifier is given for a circuit instance.
+pub fn public_inputs<C: Circuit<Scalar>>(circuit: C) -> Result<Vec<Scalar>> {
+    /// Keeps the inputs' values; counts the aux variables.
+    #[derive(Default)]
+    struct Inputs {
+        values: Vec<Scalar>,
+        aux: usize,
+    }
+    impl Record for Inputs {
+        fn aux(&mut self, _: impl Value) -> Result<usize, SynthesisError> {
+            next_index(&mut self.aux)
+        }
+        fn input(&mut self, value: impl Value) -> Result<usize, SynthesisError> {
+            self.values.push(value()?);
+            Ok(self.values.len() - 1)
+        }
+    }
+    let Cs(mut inputs) = Cs::assemble(Inputs::default(), circuit).map_err(synthesis_error)?;
+    inputs.values.remove(0);
+    Ok(inputs.values)
 }
 
 fn unsatisfied_error(bad: &UnsatisfiedConstraint, total: usize) -> Error {

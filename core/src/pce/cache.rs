@@ -6,6 +6,17 @@
 //! shape digest, which loading checks against the contents (and [`PceCache::load`] against an
 //! expected digest when the caller knows one), and the witness-only pass checks counts and
 //! sampled rows against the circuit, so a stale or foreign entry is refused, never used.
+//!
+//! **Authenticated entries.** The digests inside a file only show it is whole: whoever can write
+//! the folder can edit an entry and compute them again. So every entry written here ends with a
+//! tag: HMAC-SHA-256 (RFC 2104), under a key kept in the folder (`.key`, 32 random bytes,
+//! readable by its owner only, made on first use), of the entry's identifier, its shape digest
+//! and its header check, appended to the image in the same file (renamed into place at once, so
+//! no reader sees an entry without its tag). Loading checks the digests against the contents and the
+//! tag against the digests, so an entry edited with its digests recomputed is refused unless its
+//! editor could also read the key. [`PceCache::load_or_record`] records again (with a warning) an
+//! entry that has no tag (written before tags, or copied in from elsewhere) and refuses one whose
+//! tag is wrong.
 
 use std::{
     path::{Path, PathBuf},
@@ -14,6 +25,8 @@ use std::{
 
 use bellpepper_core::Circuit;
 use blstrs::Scalar;
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
 
 use super::{format, Pce};
 use crate::{circuits::CircuitSpec, Error, Result};
@@ -106,11 +119,28 @@ impl PceCache {
         self.path(id).is_ok_and(|p| p.is_file())
     }
 
-    /// Loads entry `id`, checked (see [`Pce::load`]); with `digest`, a recording of another
-    /// shape is refused too.
+    /// Loads entry `id`, checked (see [`Pce::load`]) and authenticated by its tag (the module
+    /// documentation); with `digest`, a recording of another shape is refused too.
     pub fn load(&self, id: &str, digest: Option<&[u8; 32]>) -> Result<Pce> {
         let path = self.path(id)?;
-        let pce = Pce::load(&path, Some(id))?;
+        let (pce, tag) = self.read(&path, id)?;
+        match self.tag_matches(&pce, tag)? {
+            Some(true) => {}
+            Some(false) => {
+                return Err(Error::malformed(
+                    format!("pre-compiled constraint system {}", path.display()),
+                    "its tag does not match this cache's key: the entry was edited, or written \
+                     under another key; delete it and record it again (`bellows pce build`)",
+                ))
+            }
+            None => {
+                return Err(Error::malformed(
+                    format!("pre-compiled constraint system {}", path.display()),
+                    "it has no tag from this cache's key (written by an older Bellows, or \
+                     copied in from elsewhere); record it again (`bellows pce build`)",
+                ))
+            }
+        }
         if let Some(d) = digest {
             if pce.digest() != *d {
                 return Err(Error::malformed(
@@ -133,8 +163,101 @@ impl PceCache {
         let t = Instant::now();
         let pce = Pce::record(circuit, id)?;
         let took = t.elapsed();
-        pce.save(&path)?;
+        self.save(&pce, &path)?;
         Ok((pce, took))
+    }
+
+    /// Writes `pce` into the cache as the entry of its identifier, with its tag (atomically).
+    pub fn store(&self, pce: &Pce) -> Result<()> {
+        self.save(pce, &self.path(pce.id())?)
+    }
+
+    /// Writes `pce` to `path` with its tag.
+    fn save(&self, pce: &Pce, path: &Path) -> Result<()> {
+        let key = self
+            .key(true)?
+            .ok_or_else(|| Error::invalid("internal error: no cache key after making one"))?;
+        let image = pce.image();
+        let mut bytes = Vec::with_capacity(image.len() + super::TAG_TRAILER);
+        bytes.extend_from_slice(image);
+        bytes.extend_from_slice(&self.tag(pce, &key));
+        bytes.extend_from_slice(super::TAG_TRAILER_MAGIC);
+        write_atomically(path, &bytes)
+    }
+
+    /// Reads entry `id` at `path` (checked) and the tag it ends with, if any.
+    fn read(&self, path: &Path, id: &str) -> Result<(Pce, Option<[u8; 32]>)> {
+        Pce::read_tagged(path, Some(id))
+    }
+
+    /// The cache's key, made (32 random bytes, mode 0600) when `create` and there is none yet.
+    fn key(&self, create: bool) -> Result<Option<[u8; 32]>> {
+        let path = self.dir.join(KEY_FILE);
+        let io = |what: &str, e| Error::io(format!("{what} the cache key {}", path.display()), e);
+        match std::fs::read(&path) {
+            Ok(b) => {
+                return b.try_into().map(Some).map_err(|b: Vec<u8>| {
+                    Error::malformed(
+                        format!("cache key {}", path.display()),
+                        format!(
+                            "{} bytes, expected 32; delete it (and the entries)",
+                            b.len()
+                        ),
+                    )
+                })
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && create => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(io("reading", e)),
+        }
+        std::fs::create_dir_all(&self.dir)
+            .map_err(|e| Error::io(format!("creating the folder {}", self.dir.display()), e))?;
+        let mut key = [0u8; 32];
+        rand_core::RngCore::fill_bytes(&mut rand_core::OsRng, &mut key);
+        let mut opts = std::fs::OpenOptions::new();
+        opts.write(true).create_new(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
+        match opts.open(&path) {
+            Ok(mut f) => {
+                std::io::Write::write_all(&mut f, &key).map_err(|e| io("writing", e))?;
+                f.sync_all().map_err(|e| io("writing", e))?;
+                Ok(Some(key))
+            }
+            // Another process made it first: use theirs.
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => self.key(false),
+            Err(e) => Err(io("creating", e)),
+        }
+    }
+
+    /// HMAC-SHA-256 under `key` of what identifies `pce`'s contents.
+    fn tag(&self, pce: &Pce, key: &[u8; 32]) -> [u8; 32] {
+        let mut mac =
+            <Hmac<Sha256> as Mac>::new_from_slice(key).expect("HMAC takes any key length");
+        self.feed(&mut mac, pce);
+        mac.finalize().into_bytes().into()
+    }
+
+    /// What a tag covers: the domain, the identifier, the shape digest and the header check
+    /// (which loading checks against the image's every byte).
+    fn feed(&self, mac: &mut Hmac<Sha256>, pce: &Pce) {
+        mac.update(TAG_DOMAIN);
+        mac.update(&(pce.header.id.len() as u64).to_le_bytes());
+        mac.update(pce.header.id.as_bytes());
+        mac.update(&pce.header.shape_digest);
+        mac.update(&pce.header.header_check);
+    }
+
+    /// Whether `tag` (an entry's) is `pce`'s under this cache's key; `None` when there is no tag
+    /// (or no key).
+    fn tag_matches(&self, pce: &Pce, tag: Option<[u8; 32]>) -> Result<Option<bool>> {
+        let (Some(tag), Some(key)) = (tag, self.key(false)?) else {
+            return Ok(None);
+        };
+        let mut mac =
+            <Hmac<Sha256> as Mac>::new_from_slice(&key).expect("HMAC takes any key length");
+        self.feed(&mut mac, pce);
+        Ok(Some(mac.verify_slice(&tag).is_ok()))
     }
 
     /// Loads entry `id` when it exists; otherwise records `circuit` (one run of the circuit's
@@ -148,10 +271,19 @@ impl PceCache {
     ) -> Result<(Pce, Source)> {
         let path = self.path(id)?;
         if path.is_file() {
-            return Ok((self.load(id, None)?, Source::Loaded));
+            let (found, tag) = self.read(&path, id)?;
+            match self.tag_matches(&found, tag)? {
+                Some(true) => return Ok((found, Source::Loaded)),
+                Some(false) => return self.load(id, None).map(|p| (p, Source::Loaded)),
+                None => tracing::warn!(
+                    "{}: no tag from this cache's key (written by an older Bellows or elsewhere); \
+                     recording it again",
+                    path.display()
+                ),
+            }
         }
         let pce = Pce::record(circuit, id)?;
-        match pce.save(&path) {
+        match self.save(&pce, &path) {
             Ok(()) => Ok((pce, Source::RecordedAndSaved)),
             Err(e) => {
                 tracing::warn!("not caching the recording of {id}: {e}");
@@ -193,3 +325,9 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     }
     crate::groth16::output::OutputFile::prepare(path, what)?.commit_bytes(bytes)
 }
+
+/// The cache key's file in the folder (hidden: not listed as an entry).
+const KEY_FILE: &str = ".key";
+
+/// What a tag's MAC covers first, so that no other use of the key can produce one.
+const TAG_DOMAIN: &[u8] = b"bellows pce entry tag v1\0";

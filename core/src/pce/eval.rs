@@ -16,14 +16,14 @@ use rayon::prelude::*;
 use super::{format, Pce, Word};
 
 /// One matrix's slices, shared by every block.
-struct Mat<'a, E> {
+pub(super) struct Mat<'a, E> {
     entries: &'a [E],
     lens: &'a [u8],
     blocks: &'a [u64],
 }
 
 impl<'a, E: Word> Mat<'a, E> {
-    fn new(pce: &'a Pce, m: usize) -> Self {
+    pub(super) fn new(pce: &'a Pce, m: usize) -> Self {
         let (lens, blocks) = pce.lens_and_blocks(m);
         Self {
             entries: pce.entries::<E>(m),
@@ -34,14 +34,14 @@ impl<'a, E: Word> Mat<'a, E> {
 }
 
 /// A cursor over one matrix inside one block.
-struct Cursor<'a, E> {
+pub(super) struct Cursor<'a, E> {
     entries: &'a [E],
     lens: &'a [u8],
     pos: usize,
 }
 
 impl<'a, E: Word> Cursor<'a, E> {
-    fn at(m: &Mat<'a, E>, block: usize) -> Self {
+    pub(super) fn at(m: &Mat<'a, E>, block: usize) -> Self {
         let (e0, e1) = (
             m.blocks[2 * block] as usize,
             m.blocks[2 * block + 2] as usize,
@@ -59,7 +59,7 @@ impl<'a, E: Word> Cursor<'a, E> {
 
     /// The next row's entries (lengths were validated at load).
     #[inline]
-    fn next_row(&mut self) -> &'a [E] {
+    pub(super) fn next_row(&mut self) -> &'a [E] {
         let len = format::read_varint(self.lens, &mut self.pos).unwrap_or(0) as usize;
         let (row, rest) = self.entries.split_at(len.min(self.entries.len()));
         self.entries = rest;
@@ -129,18 +129,6 @@ pub(super) fn evaluate_blocks(
     b: &mut [MaybeUninit<Scalar>],
     c: &mut [MaybeUninit<Scalar>],
 ) -> Option<usize> {
-    super::with_entries!(pce, E => evaluate_typed::<E>(pce, inputs, aux, first_block, a, b, c))
-}
-
-fn evaluate_typed<E: Word>(
-    pce: &Pce,
-    inputs: &[Scalar],
-    aux: &[Scalar],
-    first_block: usize,
-    a: &mut [MaybeUninit<Scalar>],
-    b: &mut [MaybeUninit<Scalar>],
-    c: &mut [MaybeUninit<Scalar>],
-) -> Option<usize> {
     let col_bits = pce.header.col_bits;
     let ctx = Ctx {
         inputs,
@@ -150,30 +138,43 @@ fn evaluate_typed<E: Word>(
         col_bits,
         col_mask: (1u64 << col_bits) - 1,
     };
-    let mats = [0, 1, 2].map(|m| Mat::<E>::new(pce, m));
-    let block_rows = pce.header.block_rows as usize;
-    a.par_chunks_mut(block_rows)
-        .zip(b.par_chunks_mut(block_rows))
-        .zip(c.par_chunks_mut(block_rows))
-        .enumerate()
-        .filter_map(|(i, ((a, b), c))| {
-            let k = first_block + i;
-            let [mut ca, mut cb, mut cc] = [0, 1, 2].map(|m| Cursor::at(&mats[m], k));
-            let mut bad = None;
-            for (r, ((a, b), c)) in a.iter_mut().zip(b.iter_mut()).zip(c.iter_mut()).enumerate() {
-                let va = ctx.dot(ca.next_row());
-                let vb = ctx.dot(cb.next_row());
-                let vc = ctx.dot(cc.next_row());
-                if bad.is_none() && va * vb != vc {
-                    bad = Some(k * block_rows + r);
+    super::with_entries!(pce, E => ctx.evaluate::<E>(pce, first_block, [a, b, c]))
+}
+
+impl Ctx<'_> {
+    /// [`evaluate_blocks`] over a recording whose entries are `E`s.
+    fn evaluate<E: Word>(
+        &self,
+        pce: &Pce,
+        first_block: usize,
+        [a, b, c]: [&mut [MaybeUninit<Scalar>]; 3],
+    ) -> Option<usize> {
+        let mats = [0, 1, 2].map(|m| Mat::<E>::new(pce, m));
+        let block_rows = pce.header.block_rows as usize;
+        a.par_chunks_mut(block_rows)
+            .zip(b.par_chunks_mut(block_rows))
+            .zip(c.par_chunks_mut(block_rows))
+            .enumerate()
+            .filter_map(|(i, ((a, b), c))| {
+                let k = first_block + i;
+                let [mut ca, mut cb, mut cc] = [0, 1, 2].map(|m| Cursor::at(&mats[m], k));
+                let mut bad = None;
+                for (r, ((a, b), c)) in a.iter_mut().zip(b.iter_mut()).zip(c.iter_mut()).enumerate()
+                {
+                    let va = self.dot(ca.next_row());
+                    let vb = self.dot(cb.next_row());
+                    let vc = self.dot(cc.next_row());
+                    if bad.is_none() && va * vb != vc {
+                        bad = Some(k * block_rows + r);
+                    }
+                    a.write(va);
+                    b.write(vb);
+                    c.write(vc);
                 }
-                a.write(va);
-                b.write(vb);
-                c.write(vc);
-            }
-            bad
-        })
-        .min()
+                bad
+            })
+            .min()
+    }
 }
 
 /// What the rows of one block reference: every input column below `inputs` and every aux

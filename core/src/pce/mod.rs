@@ -12,12 +12,12 @@
 //!    is −1; most coefficients are one of these or a small power of two), packs each non-zero into
 //!    one 32-bit word where the circuit allows (column | coefficient id), and derives the A/B
 //!    densities the parameters' queries need. The recording is a byte image ([`format`]) with a
-//!    SHA-256 shape digest; [`cache`] keeps images on disk, written atomically and memory-mapped
-//!    on load. One recording serves every proof and every partition of that shape.
+//!    SHA-256 shape digest; [`cache`] keeps images on disk, written atomically, authenticated by
+//!    a key kept in the folder, and read back with checked reads. One recording serves every proof and every partition of that shape.
 //! 2. **Prove** ([`Pce::synthesize`]): run the circuit through a witness-only constraint system
 //!    ([`witness`]) on a thread of its own: allocation closures run, `enforce` builds nothing (one
-//!    constraint in 4096, the first of each row block, is built and compared with the recording,
-//!    a cheap guard against a recording of another circuit), and the values go straight into the
+//!    constraint in 512, eight per row block, is built and compared with the recording, a cheap
+//!    guard against a recording of another circuit), and the values go straight into the
 //!    assignment buffers. Meanwhile [`eval`] computes ⟨A_j,w⟩, ⟨B_j,w⟩, ⟨C_j,w⟩ of every row
 //!    block whose variables the witness has already produced ([`stream`]), in parallel (rayon)
 //!    straight into the output buffers, and checks A·B = C in the same pass. The products thus
@@ -41,6 +41,7 @@
 //! never used.
 
 pub mod cache;
+mod columns;
 mod eval;
 pub mod format;
 mod record;
@@ -70,7 +71,7 @@ use format::Header;
 
 pub use record::record;
 
-/// A recorded constraint system, in memory or memory-mapped from a cache file.
+/// A recorded constraint system, in memory (recorded here, or read from a cache file).
 pub struct Pce {
     storage: Storage,
     header: Header,
@@ -89,26 +90,33 @@ impl std::fmt::Debug for Pce {
             .field("id", &self.header.id)
             .field("digest", &self.digest_hex())
             .field("constraints", &self.header.num_constraints)
-            .field("mapped", &matches!(self.storage, Storage::Mapped(_)))
             .finish()
     }
 }
 
+/// An 8-byte aligned image in memory the process owns: built by a recording, or read from a
+/// cache file with checked reads. Never a memory map: a map of a file another program truncates
+/// kills the process with SIGBUS on the next touch, and a recording is read all through by
+/// every proof anyway.
 enum Storage {
-    /// 8-byte aligned image built in memory.
-    Owned(Vec<u64>),
-    /// Read-only map of a cache file (page aligned).
-    Mapped(memmap2::Mmap),
+    /// The words and how many of their bytes the image is (a file's last word may be partial).
+    Owned(Vec<u64>, usize),
 }
 
 impl Storage {
     fn bytes(&self) -> &[u8] {
         match self {
-            Storage::Owned(v) => words_as_bytes(v),
-            Storage::Mapped(m) => m,
+            Storage::Owned(v, len) => &words_as_bytes(v)[..*len],
         }
     }
 }
+
+/// The magic of the trailer a cache appends to an image: the image's tag (32 bytes,
+/// [`cache`]'s module documentation), then these 8 bytes. One file, renamed into place at once,
+/// so a reader never sees an entry without its tag.
+pub(crate) const TAG_TRAILER_MAGIC: &[u8; 8] = b"PCETAG01";
+/// Bytes of the trailer: the tag and the magic.
+pub(crate) const TAG_TRAILER: usize = 32 + 8;
 
 /// Where the time of one PCE synthesis went. The products run while the witness does (each row
 /// block as soon as its variables exist), so the two do not add up to more than the whole.
@@ -196,31 +204,50 @@ impl Pce {
         record(circuit, id)
     }
 
-    /// Reads and checks a recording file, memory-mapped. With `expect_id`, a file recorded for
+    /// Reads and checks a recording file (checked reads). With `expect_id`, a file recorded for
     /// another circuit identifier is refused.
     pub fn load(path: &Path, expect_id: Option<&str>) -> Result<Self> {
+        Ok(Self::read_tagged(path, expect_id)?.0)
+    }
+
+    /// Reads a recording file with checked reads, strips a cache's tag trailer when it has one
+    /// (returning the tag), and checks the image; with `expect_id`, a file recorded for another
+    /// circuit identifier is refused.
+    pub(crate) fn read_tagged(
+        path: &Path,
+        expect_id: Option<&str>,
+    ) -> Result<(Self, Option<[u8; 32]>)> {
         let what = format!("pre-compiled constraint system {}", path.display());
-        let file =
-            std::fs::File::open(path).map_err(|e| Error::io(format!("opening {what}"), e))?;
-        // SAFETY: the map is read-only and only read through shared slices. Bellows never
-        // modifies a recording in place (writers write a temporary file and rename it over the
-        // old one, which leaves existing maps intact); another program truncating the file while
-        // it is mapped is outside our control.
-        let map = unsafe { memmap2::Mmap::map(&file) }
-            .map_err(|e| Error::io(format!("memory-mapping {what}"), e))?;
-        let pce = Self::from_storage(Storage::Mapped(map), &what)?;
-        if let Some(id) = expect_id {
-            if pce.id() != id {
-                return Err(Error::malformed(
-                    what,
-                    format!(
-                        "it records circuit {:?}, not {id:?}; rebuild it with `bellows pce build`",
-                        pce.id()
-                    ),
-                ));
-            }
+        let (pce, tag) = Self::read_image(path, &what)?;
+        match expect_id {
+            Some(id) if pce.id() != id => Err(Error::malformed(
+                what,
+                format!(
+                    "it records circuit {:?}, not {id:?}; rebuild it with `bellows pce build`",
+                    pce.id()
+                ),
+            )),
+            _ => Ok((pce, tag)),
         }
-        Ok(pce)
+    }
+
+    /// [`Pce::read_tagged`] without the identifier check; `what` names the file in errors.
+    fn read_image(path: &Path, what: &str) -> Result<(Self, Option<[u8; 32]>)> {
+        let (words, mut len) = read_words(path, what)?;
+        let bytes = &words_as_bytes(&words)[..len];
+        let mut tag = None;
+        if len >= TAG_TRAILER && bytes[len - 8..] == TAG_TRAILER_MAGIC[..] {
+            let mut t = [0u8; 32];
+            t.copy_from_slice(&bytes[len - TAG_TRAILER..len - 8]);
+            tag = Some(t);
+            len -= TAG_TRAILER;
+        }
+        Ok((Self::from_storage(Storage::Owned(words, len), what)?, tag))
+    }
+
+    /// The image's bytes (what [`Pce::save`] writes).
+    pub(crate) fn image(&self) -> &[u8] {
+        self.storage.bytes()
     }
 
     /// Checks an image (header, digest, every section) and derives the densities.
@@ -336,11 +363,6 @@ impl Pce {
         self.header.file_len as f64 / nnz.max(1) as f64
     }
 
-    /// Whether it is memory-mapped from a file.
-    pub fn is_mapped(&self) -> bool {
-        matches!(self.storage, Storage::Mapped(_))
-    }
-
     /// Aux variables occurring in some A.
     pub fn a_aux_density(&self) -> &Density {
         &self.a_aux_density
@@ -401,8 +423,8 @@ impl Pce {
     ///
     /// Not `OnceLock::get_or_init`: the computation runs on rayon, and a rayon worker waiting
     /// inside it may steal another synthesis of this recording, whose call here would then wait
-    /// for an initialisation its own thread is running — a deadlock (seen on the H200 with a
-    /// batch of eight). Racing callers may each compute the (identical) table; the first stored
+    /// for an initialisation its own thread is running — a deadlock (a batch of eight proofs
+    /// hung so). Racing callers may each compute the (identical) table; the first stored
     /// is kept.
     fn needs(&self) -> &[eval::Need] {
         if let Some(n) = self.needs.get() {
@@ -494,6 +516,55 @@ impl Pce {
         cast_words::<T>(self.section(format::sec_entries(m)))
             .expect("entry alignment checked at load")
     }
+}
+
+/// The whole of the regular file `path` (`what` in messages) in 8-byte words (the last one
+/// zero-padded) and its length in bytes, read with checked reads: a file that is not a regular
+/// file is refused without being read, and one that shrinks or grows while it is read is an
+/// error naming it (a short read, or bytes past the length it had).
+fn read_words(path: &Path, what: &str) -> Result<(Vec<u64>, usize)> {
+    use std::io::Read;
+    let meta = std::fs::symlink_metadata(path)
+        .and_then(|m| {
+            if m.file_type().is_symlink() {
+                std::fs::metadata(path)
+            } else {
+                Ok(m)
+            }
+        })
+        .map_err(|e| Error::io(format!("opening {what}"), e))?;
+    if !meta.is_file() {
+        return Err(Error::invalid(format!(
+            "{what} is {}, not a regular file",
+            crate::groth16::output::describe_file_type(&meta)
+        )));
+    }
+    let len = meta.len();
+    let bytes = usize::try_from(len)
+        .map_err(|_| Error::invalid(format!("{what} is {len} bytes, too large to read")))?;
+    crate::groth16::limits::check_memory(&format!("reading {what}"), len)?;
+    let mut file =
+        std::fs::File::open(path).map_err(|e| Error::io(format!("opening {what}"), e))?;
+    let mut out = vec![0u64; bytes.div_ceil(8)];
+    file.read_exact(&mut words_as_bytes_mut(&mut out)[..bytes])
+        .map_err(|e| {
+            Error::io(
+                format!("reading {what} (did it change while it was read?)"),
+                e,
+            )
+        })?;
+    let mut extra = [0u8; 1];
+    if file
+        .read(&mut extra)
+        .map_err(|e| Error::io(format!("reading {what}"), e))?
+        != 0
+    {
+        return Err(Error::malformed(
+            what,
+            "it grew while it was read: written to by another program",
+        ));
+    }
+    Ok((out, bytes))
 }
 
 /// Checks every matrix block by block (in parallel): index monotone and in bounds, row lengths

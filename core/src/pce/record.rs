@@ -3,9 +3,7 @@
 
 use std::collections::HashMap;
 
-use bellpepper_core::{
-    Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable,
-};
+use bellpepper_core::{Circuit, SynthesisError};
 use blstrs::Scalar;
 use ff::{Field, PrimeField};
 use rayon::prelude::*;
@@ -14,7 +12,9 @@ use super::{
     format::{self, Header, BLOCK_ROWS, NUM_SECTIONS},
     words_as_bytes_mut, Pce, Storage,
 };
-use crate::{groth16::synthesis::synthesis_error, Error, Result};
+use crate::groth16::constraint_system::{next_index, BuildLc, Cs, Lc, Name, Record, Value};
+use crate::groth16::synthesis::{check_domain, synthesis_error};
+use crate::{Error, Result};
 
 /// A recorded term before packing: bit 63 set for an input, coefficient id in bits 32..63,
 /// variable index in bits 0..32.
@@ -77,7 +77,16 @@ impl Recorder {
         id
     }
 
-    fn push_row(&mut self, m: usize, lc: &LinearCombination<Scalar>) {
+    /// Marks where a row block starts in each matrix (and, once more, where the last ends): the
+    /// positions of its first entry and of its first length.
+    fn mark_block(&mut self) {
+        for mat in &mut self.m {
+            mat.blocks.push(mat.terms.len() as u64);
+            mat.blocks.push(mat.lens.len() as u64);
+        }
+    }
+
+    fn push_row(&mut self, m: usize, lc: &Lc) {
         let mut count = 0u64;
         let terms = lc
             .iter_inputs()
@@ -220,72 +229,32 @@ impl Recorder {
         header.header_check = header.compute_check();
         bytes[..header_len as usize].copy_from_slice(&header.encode());
         drop(self.m);
+        let len = words.len() * 8;
         Pce::from_storage(
-            Storage::Owned(words),
+            Storage::Owned(words, len),
             &format!("recording of circuit {id:?}"),
         )
     }
 }
 
-impl ConstraintSystem<Scalar> for Recorder {
-    type Root = Self;
-
-    fn alloc<F, A, AR>(&mut self, _: A, _: F) -> Result<Variable, SynthesisError>
-    where
-        F: FnOnce() -> Result<Scalar, SynthesisError>,
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-    {
-        self.num_aux += 1;
-        Ok(Variable::new_unchecked(Index::Aux(self.num_aux - 1)))
+impl Record for Recorder {
+    fn aux(&mut self, _: impl Value) -> Result<usize, SynthesisError> {
+        next_index(&mut self.num_aux)
     }
 
-    fn alloc_input<F, A, AR>(&mut self, _: A, _: F) -> Result<Variable, SynthesisError>
-    where
-        F: FnOnce() -> Result<Scalar, SynthesisError>,
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-    {
-        self.num_inputs += 1;
-        Ok(Variable::new_unchecked(Index::Input(self.num_inputs - 1)))
+    fn input(&mut self, _: impl Value) -> Result<usize, SynthesisError> {
+        next_index(&mut self.num_inputs)
     }
 
-    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, a: LA, b: LB, c: LC)
-    where
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-    {
+    fn constraint(&mut self, _: impl Name, a: impl BuildLc, b: impl BuildLc, c: impl BuildLc) {
         if self.rows.is_multiple_of(BLOCK_ROWS as usize) {
-            for mat in &mut self.m {
-                mat.blocks.push(mat.terms.len() as u64);
-                mat.blocks.push(mat.lens.len() as u64);
-            }
+            self.mark_block();
         }
-        let (la, lb, lc) = (
-            a(LinearCombination::zero()),
-            b(LinearCombination::zero()),
-            c(LinearCombination::zero()),
-        );
+        let (la, lb, lc) = (a(Lc::zero()), b(Lc::zero()), c(Lc::zero()));
         self.push_row(0, &la);
         self.push_row(1, &lb);
         self.push_row(2, &lc);
         self.rows += 1;
-    }
-
-    fn push_namespace<NR, N>(&mut self, _: N)
-    where
-        NR: Into<String>,
-        N: FnOnce() -> NR,
-    {
-    }
-
-    fn pop_namespace(&mut self) {}
-
-    fn get_root(&mut self) -> &mut Self::Root {
-        self
     }
 }
 
@@ -309,23 +278,10 @@ pub(super) fn record_with<C: Circuit<Scalar>>(
             id.len()
         )));
     }
-    let mut cs = Recorder::new();
-    cs.alloc_input(|| "one", || Ok(Scalar::ONE))
-        .map_err(synthesis_error)?;
-    circuit.synthesize(&mut cs).map_err(synthesis_error)?;
-    for i in 0..cs.num_inputs {
-        cs.enforce(|| "", |lc| lc + Variable(Index::Input(i)), |lc| lc, |lc| lc);
-    }
-    if cs.rows > (1usize << crate::MAX_LOG_NTT) {
-        return Err(Error::invalid(format!(
-            "{} constraints exceed the largest domain 2^{}",
-            cs.rows,
-            crate::MAX_LOG_NTT
-        )));
-    }
-    for mat in &mut cs.m {
-        mat.blocks.push(mat.terms.len() as u64);
-        mat.blocks.push(mat.lens.len() as u64);
-    }
-    cs.finish(id, force_width)
+    let mut cs = Cs::assemble(Recorder::new(), circuit).map_err(synthesis_error)?;
+    cs.enforce_inputs(cs.num_inputs);
+    check_domain(cs.rows)?;
+    let Cs(mut recorder) = cs;
+    recorder.mark_block();
+    recorder.finish(id, force_width)
 }

@@ -253,9 +253,9 @@ pub(super) fn synthesize<C: Circuit<Scalar> + Send>(
         HostVec::<Scalar>::with_capacity_in(domain, backend),
     );
     // The witness thread fills the aux buffer alone and in order: huge pages and a thread backing
-    // it ahead spare it the page faults (on the H200 host, 2^24 dense: 1.12 s without, 1.00 s
-    // with either or both). a, b, c are written by every core at once and are left alone (huge
-    // pages there measured no better). A backend's (pinned) memory is backed already.
+    // it ahead spare it the page faults (bench/history/synthesis.md has the measurement). a, b, c
+    // are written by every core at once and are left alone (huge pages there measured no
+    // better). A backend's (pinned) memory is backed already.
     let heap_aux = !aux.is_backend_memory();
     if heap_aux {
         crate::hostmem::advise_huge(aux.spare_capacity_mut());

@@ -2,9 +2,9 @@
 //! Values go straight into the assignment buffers the products read ([`Sink`]), published as
 //! they grow ([`Progress`]).
 //!
-//! One constraint per row block (the first of each, 1 in [`format::BLOCK_ROWS`]) is built anyway
-//! and compared term by term with the recording, and the counts are compared at the end, so a
-//! recording of another circuit is refused instead of producing wrong products.
+//! Eight constraints per row block (evenly spaced from its first: 1 in 512 rows) are built
+//! anyway and compared term by term with the recording, and the counts are compared at the end,
+//! so a recording of another circuit is refused instead of producing wrong products.
 //!
 //! ## Witness generators
 //! [`WitnessCs`] answers `is_witness_generator() = true` and implements bellpepper's bulk
@@ -24,9 +24,7 @@
 //! Recording ([`super::record`]) and direct synthesis keep answering `false`, so they run every
 //! circuit's constraint code as it is written.
 
-use bellpepper_core::{
-    Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable,
-};
+use bellpepper_core::{Circuit, SynthesisError};
 use blstrs::Scalar;
 use ff::Field;
 
@@ -35,6 +33,7 @@ use super::{
     stream::{Progress, Sink},
     Pce,
 };
+use crate::groth16::constraint_system::{BuildLc, Cs, Lc, Name, Record, Value};
 use crate::{groth16::synthesis::synthesis_error, Error, Result};
 
 struct WitnessCs<'p> {
@@ -70,12 +69,11 @@ impl WitnessCs<'_> {
 
     /// Compares the linear combinations of constraint `j` (the first of a block) with the
     /// recorded rows.
-    fn compare(&mut self, j: usize, lcs: [&LinearCombination<Scalar>; 3]) {
+    fn compare(&mut self, j: usize, lcs: [&Lc; 3]) {
         let pce = self.pce;
         let n_in = pce.num_inputs() as u64;
-        let block = j / self.block_rows;
         for (m, lc) in lcs.into_iter().enumerate() {
-            let recorded = recorded_row(pce, m, block);
+            let recorded = recorded_row(pce, m, j, self.block_rows);
             let actual = lc
                 .iter_inputs()
                 .map(|(&i, c)| (i as u64, c))
@@ -96,10 +94,16 @@ impl WitnessCs<'_> {
     }
 }
 
-/// The (column, coefficient id) terms of the first row of `block` in matrix `m`.
-fn recorded_row(pce: &Pce, m: usize, block: usize) -> Vec<(u64, usize)> {
+/// The (column, coefficient id) terms of row `j` in matrix `m` (rows of `block_rows` per block:
+/// the block index gives where its block starts, the row lengths before it within the block
+/// are skipped).
+fn recorded_row(pce: &Pce, m: usize, j: usize, block_rows: usize) -> Vec<(u64, usize)> {
     let (lens, blocks) = pce.lens_and_blocks(m);
-    let (e0, mut pos) = (blocks[2 * block] as usize, blocks[2 * block + 1] as usize);
+    let block = j / block_rows;
+    let (mut e0, mut pos) = (blocks[2 * block] as usize, blocks[2 * block + 1] as usize);
+    for _ in 0..j % block_rows {
+        e0 += format::read_varint(lens, &mut pos).unwrap_or(0) as usize;
+    }
     let len = format::read_varint(lens, &mut pos).unwrap_or(0) as usize;
     let col_bits = pce.header.col_bits;
     let split = |e: u64| (e & ((1u64 << col_bits) - 1), (e >> col_bits) as usize);
@@ -109,54 +113,32 @@ fn recorded_row(pce: &Pce, m: usize, block: usize) -> Vec<(u64, usize)> {
         .collect())
 }
 
-impl ConstraintSystem<Scalar> for WitnessCs<'_> {
-    type Root = Self;
-
-    fn alloc<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
-    where
-        F: FnOnce() -> Result<Scalar, SynthesisError>,
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-    {
-        let i = self.aux.push(f()?);
+impl Record for WitnessCs<'_> {
+    #[inline]
+    fn aux(&mut self, value: impl Value) -> Result<usize, SynthesisError> {
+        let i = self.aux.push(value()?);
         if self.aux.len().is_multiple_of(PUBLISH_EVERY) {
             self.publish();
         }
-        Ok(Variable(Index::Aux(i)))
+        Ok(i)
     }
 
-    fn alloc_input<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
-    where
-        F: FnOnce() -> Result<Scalar, SynthesisError>,
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-    {
-        let i = self.inputs.push(f()?);
+    fn input(&mut self, value: impl Value) -> Result<usize, SynthesisError> {
+        let i = self.inputs.push(value()?);
         self.publish();
-        Ok(Variable(Index::Input(i)))
+        Ok(i)
     }
 
     #[inline]
-    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, a: LA, b: LB, c: LC)
-    where
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-    {
+    fn constraint(&mut self, _: impl Name, a: impl BuildLc, b: impl BuildLc, c: impl BuildLc) {
         let j = self.constraints;
         self.constraints += 1;
         if j == self.next_sample {
-            self.next_sample += self.block_rows;
+            self.next_sample += (self.block_rows / SAMPLES_PER_BLOCK).max(1);
             if j >= self.pce.num_constraints() || self.mismatch.is_some() {
                 return;
             }
-            let (la, lb, lc) = (
-                a(LinearCombination::zero()),
-                b(LinearCombination::zero()),
-                c(LinearCombination::zero()),
-            );
+            let (la, lb, lc) = (a(Lc::zero()), b(Lc::zero()), c(Lc::zero()));
             self.compare(j, [&la, &lb, &lc]);
         }
     }
@@ -165,15 +147,15 @@ impl ConstraintSystem<Scalar> for WitnessCs<'_> {
         true
     }
 
-    fn extend_inputs(&mut self, new_inputs: &[Scalar]) {
+    fn extend_inputs(&mut self, values: &[Scalar]) {
         self.mark_bulk();
-        self.inputs.extend(new_inputs);
+        self.inputs.extend(values);
         self.publish();
     }
 
-    fn extend_aux(&mut self, new_aux: &[Scalar]) {
+    fn extend_aux(&mut self, values: &[Scalar]) {
         self.mark_bulk();
-        self.aux.extend(new_aux);
+        self.aux.extend(values);
         self.publish();
     }
 
@@ -192,33 +174,12 @@ impl ConstraintSystem<Scalar> for WitnessCs<'_> {
         (aux, inputs)
     }
 
-    fn allocate_empty_inputs(&mut self, n: usize) -> &mut [Scalar] {
-        self.allocate_empty(0, n).1
-    }
-
-    fn allocate_empty_aux(&mut self, n: usize) -> &mut [Scalar] {
-        self.allocate_empty(n, 0).0
-    }
-
     fn inputs_slice(&self) -> &[Scalar] {
         self.inputs.stored()
     }
 
     fn aux_slice(&self) -> &[Scalar] {
         self.aux.stored()
-    }
-
-    fn push_namespace<NR, N>(&mut self, _: N)
-    where
-        NR: Into<String>,
-        N: FnOnce() -> NR,
-    {
-    }
-
-    fn pop_namespace(&mut self) {}
-
-    fn get_root(&mut self) -> &mut Self::Root {
-        self
     }
 }
 
@@ -233,6 +194,11 @@ fn scratch(buf: &mut Vec<Scalar>, n: usize) -> &mut [Scalar] {
 /// witness closely; a publication is an uncontended lock and a notification (well under a
 /// microsecond), against the hundreds of microseconds the witness takes for 4096 values.
 const PUBLISH_EVERY: usize = 4096;
+
+/// Rows of each row block built and compared with the recording while values arrive one by
+/// one: evenly spaced, the first of the block among them. The products check A·B = C on every
+/// row anyway; the comparison names a recording of another circuit early and precisely.
+const SAMPLES_PER_BLOCK: usize = 8;
 
 /// What a witness run produced (the values are in the sinks).
 pub(super) struct Produced {
@@ -250,7 +216,7 @@ pub(super) fn run<C: Circuit<Scalar>>(
     aux: Sink,
     progress: &Progress,
 ) -> Result<Produced> {
-    let mut cs = WitnessCs {
+    let record = WitnessCs {
         pce,
         inputs,
         aux,
@@ -263,13 +229,10 @@ pub(super) fn run<C: Circuit<Scalar>>(
         aux_scratch: Vec::new(),
         inputs_scratch: Vec::new(),
     };
-    cs.alloc_input(|| "one", || Ok(Scalar::ONE))
-        .map_err(synthesis_error)?;
-    circuit.synthesize(&mut cs).map_err(synthesis_error)?;
+    let mut cs = Cs::assemble(record, circuit).map_err(synthesis_error)?;
     cs.publish();
-    for i in 0..cs.inputs.len() {
-        cs.enforce(|| "", |lc| lc + Variable(Index::Input(i)), |lc| lc, |lc| lc);
-    }
+    cs.enforce_inputs(cs.inputs.len());
+    let Cs(cs) = cs;
     let mismatch = |reason: String| {
         Error::invalid(format!(
             "the pre-compiled constraint system {:?} (shape {}) does not match this circuit: \

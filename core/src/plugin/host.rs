@@ -24,7 +24,7 @@
 
 use std::path::{Path, PathBuf};
 
-use abi_stable::std_types::{RSlice, RSliceMut, Tuple2};
+use abi_stable::std_types::{RResult, RSlice, RSliceMut, RVec, Tuple2};
 
 use super::{
     abi::{
@@ -201,6 +201,43 @@ impl PluginBackend {
             .collect()
     }
 
+    /// Runs the plugin's MSM of `group` (`msm_g1` or `msm_g2`, by `run`) over `jobs` on `handle`,
+    /// counted in flight and checked against the recorded handle, into `out` (one
+    /// result per job; the plugin's answer, viewed by `view`, must have exactly that many).
+    fn msm<P, T: Copy>(
+        &self,
+        group: Group,
+        handle: BasesHandle,
+        jobs: &[MsmJob<'_>],
+        out: &mut [T],
+        view: fn(&[P]) -> &[T],
+        run: impl FnOnce(FfiBasesHandle, RSlice<'_, FfiMsmJob<'_>>) -> RResult<RVec<P>, FfiError>,
+    ) -> Result<()> {
+        let call = match group {
+            Group::G1 => "msm_g1",
+            Group::G2 => "msm_g2",
+        };
+        if out.len() != jobs.len() {
+            return Err(Error::invalid(format!(
+                "{call}: {} jobs but {} output slots",
+                jobs.len(),
+                out.len()
+            )));
+        }
+        let guard = self.lookup(handle, group)?;
+        let recorded = guard.handle;
+        let ffi = self.ffi_jobs(&recorded, jobs)?;
+        let res = self.answer(run(recorded.into(), RSlice::from_slice(&ffi)))?;
+        self.check_count(call, res.len(), jobs.len())?;
+        out.copy_from_slice(view(&res));
+        Ok(())
+    }
+
+    /// A plugin's answer, its error naming the plugin file.
+    fn answer<T>(&self, r: RResult<T, FfiError>) -> Result<T> {
+        r.into_result().map_err(|e| self.err(e))
+    }
+
     fn check_count(&self, call: &str, got: usize, want: usize) -> Result<()> {
         if got != want {
             return Err(self.plugin_error(format!(
@@ -218,41 +255,33 @@ impl PluginBackend {
 
 impl Ntt for PluginBackend {
     fn ntt(&self, data: &mut [Fr], log_n: u32, cfg: &NttConfig) -> Result<()> {
-        let data = RSliceMut::from_mut_slice(FfiFr::from_layout_mut(data));
-        self.object
-            .ntt(data, log_n, FfiNttConfig::from(cfg))
-            .into_result()
-            .map_err(|e| self.err(e))
+        self.answer(
+            self.object
+                .ntt(ffi_fr(data), log_n, FfiNttConfig::from(cfg)),
+        )
     }
 
     fn h_poly(&self, a: &mut [Fr], b: &mut [Fr], c: &mut [Fr], log_n: u32) -> Result<()> {
-        self.object
-            .h_poly(ffi_fr(a), ffi_fr(b), ffi_fr(c), log_n)
-            .into_result()
-            .map_err(|e| self.err(e))
+        self.answer(self.object.h_poly(ffi_fr(a), ffi_fr(b), ffi_fr(c), log_n))
     }
 }
 
 impl Msm for PluginBackend {
     fn load_bases_g1(&self, bases: SharedPoints<G1Affine>) -> Result<BasesHandle> {
         let pts = FfiG1Affine::from_layout(bases.points());
+        let (ptr, len) = (pts.as_ptr(), pts.len());
         // SAFETY: `bases` goes into the table below before this function returns and stays there
         // until `free_bases` has returned, so the memory outlives the plugin's use of it; on error
         // the plugin holds no reference (it returned no handle).
-        let got = unsafe { self.object.load_bases_g1(pts.as_ptr(), pts.len() as u64) }
-            .into_result()
-            .map_err(|e| self.err(e))?;
-        let len = pts.len();
+        let got = self.answer(unsafe { self.object.load_bases_g1(ptr, len as u64) })?;
         self.record(got, Group::G1, len, Lent::G1(bases))
     }
 
     fn load_bases_g2(&self, bases: SharedPoints<G2Affine>) -> Result<BasesHandle> {
         let pts = FfiG2Affine::from_layout(bases.points());
+        let (ptr, len) = (pts.as_ptr(), pts.len());
         // SAFETY: as for G1.
-        let got = unsafe { self.object.load_bases_g2(pts.as_ptr(), pts.len() as u64) }
-            .into_result()
-            .map_err(|e| self.err(e))?;
-        let len = pts.len();
+        let got = self.answer(unsafe { self.object.load_bases_g2(ptr, len as u64) })?;
         self.record(got, Group::G2, len, Lent::G2(bases))
     }
 
@@ -285,108 +314,58 @@ impl Msm for PluginBackend {
         Ok(())
     }
 
-    fn msm_g1(
-        &self,
-        handle: BasesHandle,
-        jobs: &[MsmJob<'_>],
-        out: &mut [G1Jacobian],
-    ) -> Result<()> {
-        if out.len() != jobs.len() {
-            return Err(Error::invalid(format!(
-                "msm_g1: {} jobs but {} output slots",
-                jobs.len(),
-                out.len()
-            )));
-        }
-        let guard = self.lookup(handle, Group::G1)?;
-        let recorded = guard.handle;
-        let ffi = self.ffi_jobs(&recorded, jobs)?;
-        let res = self
-            .object
-            .msm_g1(recorded.into(), RSlice::from_slice(&ffi))
-            .into_result()
-            .map_err(|e| self.err(e))?;
-        self.check_count("msm_g1", res.len(), jobs.len())?;
-        out.copy_from_slice(FfiG1Jacobian::to_layout(&res));
-        Ok(())
+    fn msm_g1(&self, handle: BasesHandle, jobs: &[MsmJob], out: &mut [G1Jacobian]) -> Result<()> {
+        let view = FfiG1Jacobian::to_layout;
+        self.msm(Group::G1, handle, jobs, out, view, |h, j| {
+            self.object.msm_g1(h, j)
+        })
     }
 
-    fn msm_g2(
-        &self,
-        handle: BasesHandle,
-        jobs: &[MsmJob<'_>],
-        out: &mut [G2Jacobian],
-    ) -> Result<()> {
-        if out.len() != jobs.len() {
-            return Err(Error::invalid(format!(
-                "msm_g2: {} jobs but {} output slots",
-                jobs.len(),
-                out.len()
-            )));
-        }
-        let guard = self.lookup(handle, Group::G2)?;
-        let recorded = guard.handle;
-        let ffi = self.ffi_jobs(&recorded, jobs)?;
-        let res = self
-            .object
-            .msm_g2(recorded.into(), RSlice::from_slice(&ffi))
-            .into_result()
-            .map_err(|e| self.err(e))?;
-        self.check_count("msm_g2", res.len(), jobs.len())?;
-        out.copy_from_slice(FfiG2Jacobian::to_layout(&res));
-        Ok(())
+    fn msm_g2(&self, handle: BasesHandle, jobs: &[MsmJob], out: &mut [G2Jacobian]) -> Result<()> {
+        let view = FfiG2Jacobian::to_layout;
+        self.msm(Group::G2, handle, jobs, out, view, |h, j| {
+            self.object.msm_g2(h, j)
+        })
     }
 }
 
 impl MemoryPool for PluginBackend {
     fn memory_info(&self) -> Result<MemoryInfo> {
-        self.object
-            .memory_info()
-            .into_result()
-            .map(MemoryInfo::from)
-            .map_err(|e| self.err(e))
+        self.answer(self.object.memory_info()).map(MemoryInfo::from)
     }
 
     fn set_memory_budget(&self, bytes: Option<u64>) -> Result<()> {
-        self.object
-            .set_memory_budget(bytes.into())
-            .into_result()
-            .map_err(|e| self.err(e))
+        self.answer(self.object.set_memory_budget(bytes.into()))
     }
 
     unsafe fn pin_host(&self, ptr: *const u8, len: usize) -> Result<bool> {
         // SAFETY: the caller's contract (range allocated until `unpin_host`) is passed on.
-        unsafe { self.object.pin_host(ptr, len as u64) }
-            .into_result()
-            .map_err(|e| self.err(e))
+        self.answer(unsafe { self.object.pin_host(ptr, len as u64) })
     }
 
     unsafe fn unpin_host(&self, ptr: *const u8) -> Result<()> {
         // SAFETY: the caller's contract is passed on.
-        unsafe { self.object.unpin_host(ptr) }
-            .into_result()
-            .map_err(|e| self.err(e))
+        self.answer(unsafe { self.object.unpin_host(ptr) })
     }
 
     fn trim(&self) -> Result<()> {
-        self.object.trim().into_result().map_err(|e| self.err(e))
+        self.answer(self.object.trim())
     }
 
     fn alloc_host(&self, bytes: usize) -> Result<Option<std::ptr::NonNull<u8>>> {
-        let p = self
-            .object
-            .alloc_host(bytes as u64)
-            .into_result()
-            .map_err(|e| self.err(e))?;
+        let p = self.answer(self.object.alloc_host(bytes as u64))?;
         Ok(std::ptr::NonNull::new(p))
     }
 
     unsafe fn free_host(&self, ptr: std::ptr::NonNull<u8>, bytes: usize) -> Result<()> {
         // SAFETY: the caller's contract (from `alloc_host(bytes)` on this plugin, freed once) is
         // passed on.
-        unsafe { self.object.free_host(ptr.as_ptr(), bytes as u64) }
-            .into_result()
-            .map_err(|e| self.err(e))
+        self.answer(unsafe { self.object.free_host(ptr.as_ptr(), bytes as u64) })
+    }
+
+    fn reserve_host(&self, sizes: &[usize]) -> Result<()> {
+        let sizes: Vec<u64> = sizes.iter().map(|&b| b as u64).collect();
+        self.answer(self.object.reserve_host(sizes.as_slice().into()))
     }
 }
 
@@ -402,28 +381,16 @@ impl Backend for PluginBackend {
     fn groth16_g1(&self, input: &mut G1PhaseInput<'_>) -> Result<Vec<[G1Jacobian; 4]>> {
         let (_guards, recorded) = self.phase_in_flight(input)?;
         let batch = input.proofs.len();
-        let proofs: Vec<FfiProofAssignment<'_>> =
-            input.proofs.iter().map(FfiProofAssignment::from).collect();
-        let answer = self
-            .object
-            .groth16_g1(
-                ffi_fr(input.a),
-                ffi_fr(input.b),
-                ffi_fr(input.c),
-                input.log_n,
-                RSlice::from_slice(&proofs),
-                recorded.into(),
-            )
-            .into_result();
+        let answer = phase_call(input, |[a, b, c], log_n, proofs| {
+            self.object
+                .groth16_g1(a, b, c, log_n, proofs, recorded.into())
+        });
         match answer {
             Ok(v) => {
                 self.check_count("groth16_g1", v.len(), 4 * batch)?;
                 Ok(g1_quads(&v))
             }
-            Err(e) if e.code == codes::UNSUPPORTED => {
-                drop(proofs);
-                groth16_g1_from_primitives(self, input)
-            }
+            Err(e) if e.code == codes::UNSUPPORTED => groth16_g1_from_primitives(self, input),
             Err(e) => Err(self.err(e)),
         }
     }
@@ -437,20 +404,10 @@ impl Backend for PluginBackend {
         let recorded_g2 = g2_guard.handle;
         check_b_g2(&recorded_g2, input.proofs)?;
         let batch = input.proofs.len();
-        let proofs: Vec<FfiProofAssignment<'_>> =
-            input.proofs.iter().map(FfiProofAssignment::from).collect();
-        let answer = self
-            .object
-            .groth16_g1_g2(
-                ffi_fr(input.a),
-                ffi_fr(input.b),
-                ffi_fr(input.c),
-                input.log_n,
-                RSlice::from_slice(&proofs),
-                recorded.into(),
-                recorded_g2.into(),
-            )
-            .into_result();
+        let answer = phase_call(input, |[a, b, c], log_n, proofs| {
+            let (hs, b2) = (recorded.into(), recorded_g2.into());
+            self.object.groth16_g1_g2(a, b, c, log_n, proofs, hs, b2)
+        });
         match answer {
             Ok(Tuple2(g1, g2)) => {
                 self.check_count("groth16_g1_g2", g1.len(), 4 * batch)?;
@@ -462,10 +419,7 @@ impl Backend for PluginBackend {
                 }
                 Ok((g1_quads(&g1), FfiG2Jacobian::to_layout(&g2).to_vec()))
             }
-            Err(e) if e.code == codes::UNSUPPORTED => {
-                drop(proofs);
-                groth16_g1_g2_from_parts(self, input, b_g2)
-            }
+            Err(e) if e.code == codes::UNSUPPORTED => groth16_g1_g2_from_parts(self, input, b_g2),
             Err(e) => Err(self.err(e)),
         }
     }
@@ -498,6 +452,23 @@ fn ffi_fr(x: &mut [Fr]) -> RSliceMut<'_, FfiFr> {
     RSliceMut::from_mut_slice(FfiFr::from_layout_mut(x))
 }
 
+/// Calls the plugin's G1 phase (`groth16_g1` or `groth16_g1_g2`, by `call`) on `input`: its
+/// evaluations in place, each proof's assignment as its FFI view (dropped before this returns,
+/// so that a caller falling back to the default body may borrow `input` again).
+fn phase_call<T>(
+    input: &mut G1PhaseInput<'_>,
+    call: impl FnOnce(
+        [RSliceMut<'_, FfiFr>; 3],
+        u32,
+        RSlice<'_, FfiProofAssignment<'_>>,
+    ) -> RResult<T, FfiError>,
+) -> std::result::Result<T, FfiError> {
+    let proofs: Vec<FfiProofAssignment<'_>> =
+        input.proofs.iter().map(FfiProofAssignment::from).collect();
+    let evals = [ffi_fr(input.a), ffi_fr(input.b), ffi_fr(input.c)];
+    call(evals, input.log_n, RSlice::from_slice(&proofs)).into_result()
+}
+
 /// A phase's flattened `[H, L, A', B₁']` points (the count checked by the caller), per proof.
 fn g1_quads(v: &[FfiG1Jacobian]) -> Vec<[G1Jacobian; 4]> {
     FfiG1Jacobian::to_layout(v)
@@ -513,5 +484,5 @@ pub fn in_process<B: Backend>(backend: B, label: impl Into<PathBuf>) -> Result<P
 }
 
 #[cfg(test)]
-#[path = "host_tests.rs"]
+#[path = "host_tests/mod.rs"]
 mod tests;

@@ -13,8 +13,8 @@
 //! `RootModule::load_from_file`, which caches one module per interface type and would silently
 //! return the first plugin for every later path) and is never unloaded; several plugins live side
 //! by side. Before anything of the plugin runs beyond its library initialisers, its interface
-//! version is compared with the host's ([`super::INTERFACE_VERSION`]); then abi_stable checks the
-//! layout of every type of the interface. Any failure is an [`Error::Plugin`] naming the file.
+//! version is compared with the host's ([`super::check_interface_version`]); then abi_stable
+//! checks the layout of every type of the interface. Any failure is an [`Error::Plugin`] naming the file.
 //!
 //! Loading a plugin runs its code in the host process: only load plugins you trust as you would
 //! trust a linked library. What the loader guarantees is that a plugin that is not one, is built
@@ -32,7 +32,7 @@ use abi_stable::library::{lib_header_from_path, LibraryError};
 use super::{
     abi::FfiBackendConfig,
     host::PluginBackend,
-    interface::{BackendModuleRef, INTERFACE_MAJOR, INTERFACE_VERSION},
+    interface::{check_interface_version, BackendModuleRef},
 };
 use crate::{
     backend::{BackendConfig, BackendInfo},
@@ -135,7 +135,7 @@ fn library_error(path: &Path, e: LibraryError) -> Error {
         LibraryError::OpenError { err, .. } => format!("cannot open the shared library: {err}"),
         LibraryError::GetSymbolError { .. } => format!(
             "not a Bellows plugin: the library exports no plugin root module (symbol {}); \
-             build it with bellows_core::export_backend!",
+             build it with bellows_backend_api::export_backend!",
             super::export::ROOT_SYMBOL
         ),
         LibraryError::InvalidAbiHeader(h) => {
@@ -150,7 +150,7 @@ fn library_error(path: &Path, e: LibraryError) -> Error {
         ),
         LibraryError::AbiInstability(e) => format!(
             "the plugin's interface types differ from the host's (built against another \
-             bellows-core?): {e}"
+             bellows-backend-api?): {e}"
         ),
         LibraryError::RootModule { err, .. } => format!("the plugin's root module failed: {err}"),
         other => other.to_string(),
@@ -178,23 +178,7 @@ pub fn load_module(path: &Path) -> Result<BackendModuleRef> {
     }
     let header = lib_header_from_path(&key).map_err(|e| library_error(path, e))?;
     let theirs = header.version_strings();
-    let their_major = theirs
-        .version
-        .as_str()
-        .split('.')
-        .next()
-        .and_then(|m| m.parse::<u32>().ok());
-    if their_major != Some(INTERFACE_MAJOR) {
-        return Err(plugin_err(
-            path,
-            format!(
-                "built for plugin interface version {}, but this host speaks interface version \
-                 {INTERFACE_VERSION} (major versions must match: rebuild the plugin against this \
-                 bellows-core)",
-                theirs.version
-            ),
-        ));
-    }
+    check_interface_version(theirs.version.as_str()).map_err(|reason| plugin_err(path, reason))?;
     let module = header
         .init_root_module::<BackendModuleRef>()
         .map_err(|e| library_error(path, e))?;

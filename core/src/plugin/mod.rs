@@ -1,5 +1,10 @@
 //! Backend plugins: a versioned, layout-checked interface for backends living in shared libraries.
 //!
+//! The interface itself and the export side a plugin uses ([`abi`], [`interface`], [`export`],
+//! [`INTERFACE_VERSION`], [`crate::export_backend!`]) live in `bellows-backend-api`, the crate a
+//! plugin depends on, and are re-exported here; this module adds the host side: [`loader`] and
+//! [`host`].
+//!
 //! A plugin is a `cdylib` that exports one abi_stable root module ([`BackendModule`]) through
 //! [`crate::export_backend!`]; its `create` function returns the backend as an [`FfiBackend`]
 //! trait object, which carries every operation of [`crate::Backend`]: `info`, batched `ntt`,
@@ -31,18 +36,15 @@
 //!   at once.
 //! - **Lifetime.** Libraries are never unloaded; several plugins can be loaded in one process.
 
-pub mod abi;
-pub mod export;
+pub use bellows_backend_api::plugin::{
+    abi, check_interface_version, export, interface, BackendModule, BackendModuleRef,
+    BackendObject, FfiBackend, FfiBackend_TO, FfiError, INTERFACE_MAJOR, INTERFACE_VERSION,
+};
+
 pub mod host;
-pub mod interface;
 pub mod loader;
 
-pub use abi::FfiError;
 pub use host::{in_process, PluginBackend};
-pub use interface::{
-    BackendModule, BackendModuleRef, BackendObject, FfiBackend, FfiBackend_TO, INTERFACE_MAJOR,
-    INTERFACE_VERSION,
-};
 pub use loader::{
     candidates, discover, find_plugin, load_backend, load_module, probe, search_dirs, Candidate,
     Discovered,
@@ -50,10 +52,4 @@ pub use loader::{
 
 /// Items the [`crate::export_backend!`] expansion and test plugins name; not part of the API.
 #[doc(hidden)]
-pub mod __private {
-    pub use abi_stable;
-    pub use abi_stable::library::{
-        __call_root_module_loader, CheckTypeLayout, LibHeader, RootModuleResult,
-    };
-    pub use abi_stable::std_types::RResult;
-}
+pub use bellows_backend_api::plugin::__private;

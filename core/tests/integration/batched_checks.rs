@@ -41,12 +41,7 @@ fn good_files_read_the_same_as_with_full_checks() {
     assert!(matches!(plan(p.b_g2.len(), 70), Plan::Buckets { .. }));
     let batched = io::parameters_from_bytes(&bytes, PointCheck::Batched).unwrap();
     let full = io::parameters_from_bytes(&bytes, PointCheck::Full).unwrap();
-    assert_eq!(batched.vk, full.vk);
-    assert_eq!(batched.h, full.h);
-    assert_eq!(batched.l, full.l);
-    assert_eq!(batched.a, full.a);
-    assert_eq!(batched.b_g1, full.b_g1);
-    assert_eq!(batched.b_g2, full.b_g2);
+    crate::common::assert_same_params(&batched, &full);
 }
 
 #[test]

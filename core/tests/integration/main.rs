@@ -1,7 +1,7 @@
 //! bellows-core's integration tests, in one test binary: each module was a file of its own
 //! under tests/, and thirteen binaries meant thirteen links and thirteen copies of the generic
-//! code they share (rebuilding them after a change took 95 s of wall time on 2 cores, against
-//! 46.5 s for this one; docs/benchmarks.md, "CI build and test time"). Run one module with
+//! code they share (one binary rebuilds in about half their time; bench/history/ci-time.md).
+//! Run one module with
 //! `cargo test -p bellows-core --test integration pce::`.
 
 mod common;
@@ -13,6 +13,7 @@ mod fuzz_parsers;
 mod hardening;
 mod host_vec;
 mod interop_proofs;
+mod params_changed;
 mod params_io;
 mod pce;
 mod pipeline;

@@ -79,15 +79,6 @@ fn bytes_of(p: &Parameters) -> Vec<u8> {
     v
 }
 
-fn assert_same(a: &Parameters, b: &Parameters) {
-    assert_eq!(a.vk, b.vk);
-    assert_eq!(*a.h, *b.h);
-    assert_eq!(*a.l, *b.l);
-    assert_eq!(*a.a, *b.a);
-    assert_eq!(*a.b_g1, *b.b_g1);
-    assert_eq!(*a.b_g2, *b.b_g2);
-}
-
 #[test]
 fn parameters_round_trip_in_memory_and_on_disk() {
     let params = real_params(40);
@@ -103,20 +94,23 @@ fn parameters_round_trip_in_memory_and_on_disk() {
         + 192 * params.b_g2.len();
     assert_eq!(bytes.len(), expect);
     for check in [PointCheck::Full, PointCheck::CurveOnly] {
-        assert_same(&io::parameters_from_bytes(&bytes, check).unwrap(), &params);
+        crate::common::assert_same_params(
+            &io::parameters_from_bytes(&bytes, check).unwrap(),
+            &params,
+        );
     }
     let dir = TempDir::new("round-trip");
     let path = dir.file("p.params");
     io::write_parameters_file(&params, &path).unwrap();
     assert_eq!(std::fs::read(&path).unwrap(), bytes);
-    assert_same(
+    crate::common::assert_same_params(
         &io::read_parameters(&path, PointCheck::default()).unwrap(),
         &params,
     );
     // Overwriting replaces the file and leaves no temporary file behind.
     let other = real_params(3);
     io::write_parameters_file(&other, &path).unwrap();
-    assert_same(
+    crate::common::assert_same_params(
         &io::read_parameters(&path, PointCheck::Full).unwrap(),
         &other,
     );

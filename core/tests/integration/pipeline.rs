@@ -15,6 +15,7 @@ use bellows_core::{
     },
     pipeline::{
         partition_bytes, partition_rng, ByteBudget, Job, JobResult, Pipeline, PipelineConfig,
+        PipelineStats,
     },
     rng::ProofRng,
     Backend, Error,
@@ -50,6 +51,15 @@ fn jobs(
         inputs.push(ins);
     }
     (jobs, inputs)
+}
+
+/// Runs `jobs` through `pipeline`: the proofs made (a failed job's count none), and the stats.
+fn run_counting(pipeline: &Pipeline, jobs: Vec<Job<BuiltinCircuit>>) -> (usize, PipelineStats) {
+    let mut ok = 0;
+    let stats = pipeline
+        .run(jobs, |r| ok += r.proofs.map(|p| p.len()).unwrap_or(0))
+        .unwrap();
+    (ok, stats)
 }
 
 fn config(seed: u64, budget: Option<u64>) -> PipelineConfig {
@@ -93,6 +103,47 @@ fn proofs_verify_are_deterministic_and_equal_the_direct_prover() {
     }
 }
 
+/// A key loaded from a file section by section keeps no G1 points on the host (the CPU backend
+/// holds its own), proves exactly what a key made from the whole Parameters proves, and
+/// shares a pipeline with such a key.
+#[test]
+fn a_key_loaded_section_by_section_proves_the_same_without_host_points() {
+    use bellows_core::groth16::io::{write_parameters_file, ParamsFile, PointCheck};
+    use bellows_core::groth16::prover::G2Policy;
+    let (spec, params) = setup(8);
+    let dir = std::env::temp_dir().join(format!("bellows-lean-key-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("p8.params");
+    write_parameters_file(&params, &path).unwrap();
+    let file = ParamsFile::open(&path).unwrap();
+    let backend: Arc<dyn Backend> = Arc::new(bellows_cpu::CpuBackend::new());
+    let lean =
+        ProvingKey::load_file(&file, PointCheck::Full, backend, G2Policy::Auto, &|_| {}).unwrap();
+    let full = key(&params);
+    assert_eq!(lean.lens(), full.lens());
+    let p = lean.params();
+    assert!(p.h.is_empty() && p.l.is_empty() && p.a.is_empty() && p.b_g1.is_empty());
+    // The CPU backend runs no G2 MSM: b_g2 stays for the CPU threads.
+    assert_eq!(p.b_g2.len(), params.b_g2.len());
+    assert_eq!(p.vk, params.vk);
+    let run = |k: Arc<ProvingKey>| {
+        let (js, _) = jobs(&spec, 1, 2);
+        let mut out = Vec::new();
+        Pipeline::new(vec![k], config(3, None))
+            .unwrap()
+            .run(js, |r| out.push(r.proofs.unwrap()))
+            .unwrap();
+        out
+    };
+    assert_eq!(run(Arc::new(lean)), run(full.clone()));
+    // Released after the fact: the same.
+    let mut released = ProvingKey::new(params.clone(), full.backend().clone()).unwrap();
+    released.release_host_points();
+    assert!(released.params().l.is_empty());
+    assert_eq!(run(Arc::new(released)), run(full));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn budget_bounds_partitions_in_flight_and_several_devices_share_one_queue() {
     let (spec, params) = setup(7);
@@ -101,16 +152,27 @@ fn budget_bounds_partitions_in_flight_and_several_devices_share_one_queue() {
     let keys = vec![key(&params), key(&params)];
     let pipeline = Pipeline::new(keys, config(1, Some(per))).unwrap();
     let (js, _) = jobs(&spec, 4, 2);
-    let mut ok = 0;
-    let stats = pipeline
-        .run(js, |r| ok += r.proofs.map(|p| p.len()).unwrap_or(0))
-        .unwrap();
+    let (ok, stats) = run_counting(&pipeline, js);
     assert_eq!(ok, 8);
     assert_eq!(
         stats.peak_reserved_bytes, per,
         "never more than one partition in flight"
     );
     assert_eq!(stats.budget_bytes, per);
+}
+
+#[test]
+fn partitions_in_flight_caps_the_budget() {
+    let (spec, params) = setup(7);
+    let per = partition_bytes(&params);
+    let mut cfg = config(1, Some(10 * per));
+    cfg.partitions_in_flight = Some(1);
+    let pipeline = Pipeline::new(vec![key(&params)], cfg).unwrap();
+    let (js, _) = jobs(&spec, 2, 2);
+    let (ok, stats) = run_counting(&pipeline, js);
+    assert_eq!(ok, 4);
+    assert_eq!(stats.budget_bytes, per);
+    assert_eq!(stats.peak_reserved_bytes, per);
 }
 
 #[test]
@@ -175,10 +237,10 @@ fn bad_configurations_are_errors() {
     let mut cfg = PipelineConfig::default();
     cfg.workers_per_device = 0;
     assert!(Pipeline::new(vec![key(&params)], cfg).is_err());
-    let (_, other) = setup(6);
+    let (_, other) = setup(7);
     let err =
         Pipeline::new(vec![key(&params), key(&other)], PipelineConfig::default()).unwrap_err();
-    assert!(err.to_string().contains("share one Parameters"));
+    assert!(err.to_string().contains("of the same parameters"));
 }
 
 #[test]

@@ -41,16 +41,16 @@ impl Circuit<Scalar> for DensityCircuit {
         let x = cs.alloc(|| "x", || val(xv))?;
         let (mut cur, mut cv) = (x, xv);
         for i in 0..self.rounds {
+            let (var, round) = (format!("x{i}"), format!("r{i}"));
             let nv = cv.map(|v| v * (v + Scalar::ONE));
-            let next = cs.alloc(|| format!("x{i}"), || val(nv))?;
+            let next = cs.alloc(|| var, || val(nv))?;
             cs.enforce(
-                || format!("r{i}"),
+                || round,
                 |lc| lc + cur,
                 |lc| lc + cur + CS::one(),
                 |lc| lc + next,
             );
-            cur = next;
-            cv = nv;
+            (cur, cv) = (next, nv);
         }
         let y = cs.alloc_input(|| "y", || val(cv))?;
         cs.enforce(|| "y", |lc| lc + cur, |lc| lc + CS::one(), |lc| lc + y);

@@ -114,14 +114,7 @@ fn satisfied_circuits_are_the_same_in_both_passes() {
     assert_eq!(find_unsatisfied(c.clone()).unwrap(), None);
     assert_eq!(bellpepper_says(c.clone()), None);
     let (fast, named) = (synthesize(c.clone()).unwrap(), synthesize_named(c).unwrap());
-    assert_eq!(fast.a, named.a);
-    assert_eq!(fast.b, named.b);
-    assert_eq!(fast.c, named.c);
-    assert_eq!(fast.input_assignment, named.input_assignment);
-    assert_eq!(fast.aux_assignment, named.aux_assignment);
-    assert_eq!(fast.a_aux_density, named.a_aux_density);
-    assert_eq!(fast.b_input_density, named.b_input_density);
-    assert_eq!(fast.b_aux_density, named.b_aux_density);
+    common::assert_identical(&fast, &named, "fast and named passes");
 }
 
 #[test]

@@ -1,14 +1,12 @@
 //! The vendor backend: [`crate::ntt`] for transforms, core's blst Pippenger for MSMs, resident
 //! bases kept as the host's shared points (zero-copy).
 
-use std::sync::Mutex;
-
-use bellows_core::{
+use bellows_backend_api::{
     backend::{
-        host_memory_info, BasesHandle, BasesTable, Group, MemoryInfo, MemoryPool, Msm, MsmJob, Ntt,
-        NttConfig, SharedPoints,
+        host_memory_info, BasesHandle, BasesTable, Group, MemoryBudget, MemoryInfo, MemoryPool,
+        Msm, MsmJob, Ntt, NttConfig, SharedPoints,
     },
-    groth16::host_msm,
+    host_msm,
     layout::{Fr, G1Affine, G1Jacobian, G2Affine, G2Jacobian},
     Backend, BackendConfig, BackendInfo, Capabilities, Error, Result,
 };
@@ -22,7 +20,7 @@ enum Resident {
 /// A complete, correct, deliberately simple backend.
 pub struct VendorBackend {
     bases: BasesTable<Resident>,
-    budget: Mutex<Option<u64>>,
+    budget: MemoryBudget,
 }
 
 impl VendorBackend {
@@ -31,7 +29,7 @@ impl VendorBackend {
     pub fn with_config(cfg: &BackendConfig) -> Result<Self> {
         Ok(Self {
             bases: BasesTable::new(),
-            budget: Mutex::new(cfg.memory_budget),
+            budget: MemoryBudget::new(cfg.memory_budget),
         })
     }
 }
@@ -89,34 +87,22 @@ impl Msm for VendorBackend {
         self.bases.remove(handle).map(drop)
     }
 
-    fn msm_g1(
-        &self,
-        handle: BasesHandle,
-        jobs: &[MsmJob<'_>],
-        out: &mut [G1Jacobian],
-    ) -> Result<()> {
+    fn msm_g1(&self, handle: BasesHandle, jobs: &[MsmJob], out: &mut [G1Jacobian]) -> Result<()> {
         msm_body!(self, handle, jobs, out, G1, host_msm::msm_g1, "msm_g1")
     }
 
-    fn msm_g2(
-        &self,
-        handle: BasesHandle,
-        jobs: &[MsmJob<'_>],
-        out: &mut [G2Jacobian],
-    ) -> Result<()> {
+    fn msm_g2(&self, handle: BasesHandle, jobs: &[MsmJob], out: &mut [G2Jacobian]) -> Result<()> {
         msm_body!(self, handle, jobs, out, G2, host_msm::msm_g2, "msm_g2")
     }
 }
 
 impl MemoryPool for VendorBackend {
     fn memory_info(&self) -> Result<MemoryInfo> {
-        let mut m = host_memory_info();
-        m.budget = *self.budget.lock().unwrap_or_else(|p| p.into_inner());
-        Ok(m)
+        Ok(self.budget.host_info())
     }
 
     fn set_memory_budget(&self, bytes: Option<u64>) -> Result<()> {
-        *self.budget.lock().unwrap_or_else(|p| p.into_inner()) = bytes;
+        self.budget.set(bytes);
         Ok(())
     }
 }
@@ -128,7 +114,7 @@ impl Backend for VendorBackend {
             env!("CARGO_PKG_VERSION"),
             "example vendor plugin: radix-2 NTT with a C permutation kernel, blst MSM",
         )
-        .with_device(bellows_core::backend::DeviceInfo::new(
+        .with_device(bellows_backend_api::backend::DeviceInfo::new(
             "host",
             host_memory_info().total,
         ))

@@ -2,10 +2,10 @@
 //! algorithm for the machine calculation of complex Fourier series", Math. Comp. 19, 1965) over
 //! Fr, with the bit-reversal permutation done by the vendor's C kernel (`kernels/permute.c`).
 //!
-//! Conventions are Bellows' (see `bellows_core::backend::ntt`): ω_n = ROOT_OF_UNITY^(2^(32−log n)),
-//! coset generator g = 7, the inverse includes 1/n, orderings are applied on input and output.
+//! Conventions are Bellows' (see `bellows_backend_api::backend::ntt`):
+//! ω_n = ROOT_OF_UNITY^(2^(32−log n)), coset generator g = 7, the inverse includes 1/n, orderings are applied on input and output.
 
-use bellows_core::{
+use bellows_backend_api::{
     backend::{ntt::batch_size, NttConfig, NttDirection, Ordering},
     layout::{scalars_mut, Fr},
     Error, Result,
@@ -23,8 +23,8 @@ extern "C" {
 fn bitrev(v: &mut [Scalar], log_n: u32) -> Result<()> {
     debug_assert_eq!(v.len(), 1 << log_n);
     // SAFETY: `v` is 2^log_n scalars of 4 contiguous u64 limbs each (blstrs' layout, asserted by
-    // bellows_core::layout), exclusively borrowed for the call; the kernel touches exactly those
-    // elements and keeps no pointer.
+    // bellows_backend_api::layout), exclusively borrowed for the call; the kernel touches exactly
+    // those elements and keeps no pointer.
     let rc = unsafe { vendor_bitrev_permute(v.as_mut_ptr().cast::<u64>(), log_n) };
     if rc != 0 {
         return Err(Error::Device {
@@ -149,10 +149,10 @@ mod tests {
     #[test]
     fn forward_then_inverse_is_the_identity() {
         let x: Vec<Scalar> = (1..=16u64).map(Scalar::from).collect();
-        let mut d = bellows_core::layout::fr_slice(&x).to_vec();
+        let mut d = bellows_backend_api::layout::fr_slice(&x).to_vec();
         ntt(&mut d, 4, &NttConfig::forward().with_coset(true)).unwrap();
-        assert_ne!(d, bellows_core::layout::fr_slice(&x));
+        assert_ne!(d, bellows_backend_api::layout::fr_slice(&x));
         ntt(&mut d, 4, &NttConfig::inverse().with_coset(true)).unwrap();
-        assert_eq!(d, bellows_core::layout::fr_slice(&x));
+        assert_eq!(d, bellows_backend_api::layout::fr_slice(&x));
     }
 }

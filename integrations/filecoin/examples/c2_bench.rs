@@ -203,8 +203,13 @@ fn bench<Tree: 'static + MerkleTreeTrait>(
     backend: Arc<dyn bellows_core::Backend>,
 ) -> Report {
     let inst = porep::instance::<Tree>(c1).unwrap();
-    let (params, load) =
-        porep::load_params(inst.proof, dir, Check::Batched, inst.public_inputs[0].len()).unwrap();
+    let (params, load) = porep::load_params(
+        c1.registered_proof(),
+        dir,
+        Check::Batched,
+        inst.public_inputs[0].len(),
+    )
+    .unwrap();
     let key = Arc::new(ProvingKey::new(Arc::new(params), backend.clone()).unwrap());
     let (mut synth, mut prove) = (Vec::new(), Vec::new());
     for _ in 0..a.reps {

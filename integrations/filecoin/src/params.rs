@@ -11,14 +11,16 @@
 //! The published files are listed, with a blake2b digest of each, in the `parameters.json`
 //! that storage-proofs-core carries (the digest is the first 128 bits of blake2b-512, in hex).
 //!
-//! Loading memory-maps the file (core's [`ParamsFile`]) and decodes it with one of the
-//! [`Check`]s; the trusted-digest mode hashes the mapped bytes while decoding them with curve
+//! Loading reads the file with core's [`ParamsFile`] (positional reads, never a memory map: a
+//! file truncated or rewritten while it is read is an error, not a SIGBUS) and decodes it with
+//! one of the [`Check`]s; the trusted-digest mode hashes the file while decoding it with curve
 //! checks only, and refuses the file unless the digest matches `parameters.json`.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use bellows_core::groth16::io::{self, ParamsFile, ParamsShape, PointCheck};
+use bellows_core::groth16::prover::{G2Policy, ProvingKey};
 use bellows_core::groth16::Parameters;
 use bellows_core::{Error, Result};
 use storage_proofs_core::parameter_cache::{
@@ -88,6 +90,27 @@ impl CachePaths {
         get_parameter_data_from_id(&parameter_id(&self.id)).is_some()
     }
 
+    /// Refuses to replace this circuit's files when any exists, unless `force`; then creates the
+    /// cache folder `dir` they go in.
+    pub fn make_room(&self, dir: &Path, force: bool) -> Result<()> {
+        if !force {
+            for p in [&self.params, &self.vk, &self.meta] {
+                if p.exists() {
+                    return Err(Error::invalid(format!(
+                        "{} exists already; remove it or ask for it to be replaced (--force)",
+                        p.display()
+                    )));
+                }
+            }
+        }
+        std::fs::create_dir_all(dir).map_err(|e| {
+            Error::io(
+                format!("creating the parameter folder {}", dir.display()),
+                e,
+            )
+        })
+    }
+
     /// The digest `parameters.json` gives for the verifying key, if it lists it.
     pub fn published_vk_digest(&self) -> Option<String> {
         get_verifying_key_data(&self.id).map(|d| d.digest.clone())
@@ -113,8 +136,23 @@ pub struct LoadReport {
 /// `parameters.json` records (storage-proofs-core hashes the whole file with blake2b-512 and
 /// keeps 32 hex digits).
 pub fn filecoin_digest(bytes: &[u8]) -> String {
-    let hash = blake2b_simd::Params::new().hash(bytes);
-    hash.to_hex()[..32].to_string()
+    let mut state = blake2b_simd::State::new();
+    state.update(bytes);
+    digest_hex(&state)
+}
+
+/// [`filecoin_digest`] of a whole parameters file, read in blocks (an error if it is truncated
+/// or changes while it is read).
+fn file_digest(file: &ParamsFile) -> Result<String> {
+    let mut state = blake2b_simd::State::new();
+    file.for_each_piece(&mut |piece| {
+        state.update(piece);
+    })?;
+    Ok(digest_hex(&state))
+}
+
+fn digest_hex(state: &blake2b_simd::State) -> String {
+    state.finalize().to_hex()[..32].to_string()
 }
 
 /// The digest a `parameters.json` manifest records for the file named `name`: from `manifest`
@@ -162,6 +200,37 @@ pub fn load_with_manifest(
     manifest: Option<&Path>,
     expect: impl FnOnce(&ParamsShape) -> Result<()>,
 ) -> Result<(Parameters, LoadReport)> {
+    load_checked(path, check, manifest, expect, |file, c| file.decode(c))
+}
+
+/// As [`load_with_manifest`], straight onto `backend` as a proving key: sections are decoded,
+/// checked and handed to the backend one at a time ([`ProvingKey::load_file`]), so the host
+/// never holds the whole file's points, and none that the backend keeps (the G2 query stays on
+/// the host when `g2` runs the G2 MSM on CPU threads). For the digest check the file is hashed
+/// beside the loading, and the key is dropped (its device memory freed) if the digest differs.
+pub fn load_key(
+    path: &Path,
+    check: Check,
+    manifest: Option<&Path>,
+    expect: impl FnOnce(&ParamsShape) -> Result<()>,
+    backend: std::sync::Arc<dyn bellows_core::Backend>,
+    g2: G2Policy,
+) -> Result<(ProvingKey, LoadReport)> {
+    load_checked(path, check, manifest, expect, |file, c| {
+        ProvingKey::load_file(file, c, backend.clone(), g2, &|_| {})
+    })
+}
+
+/// Opens the file at `path`, checks its shape with `expect`, and decodes it with `decode` under
+/// the point check `check` asks for. For the digest check the file is hashed on one thread while
+/// the others decode, and what was decoded is dropped if the digest does not match.
+fn load_checked<T: Send>(
+    path: &Path,
+    check: Check,
+    manifest: Option<&Path>,
+    expect: impl FnOnce(&ParamsShape) -> Result<()>,
+    decode: impl Fn(&ParamsFile, PointCheck) -> Result<T> + Sync,
+) -> Result<(T, LoadReport)> {
     let t0 = Instant::now();
     let file = ParamsFile::open(path)?;
     let shape = file.shape();
@@ -169,45 +238,23 @@ pub fn load_with_manifest(
     let points =
         (shape.domain_size - 1 + shape.num_inputs + shape.num_aux + shape.a_len + 2 * shape.b_len)
             as u64;
-    let (params, digest) = match check {
-        Check::Batched => (file.decode(PointCheck::Batched)?, None),
-        Check::Full => (file.decode(PointCheck::Full)?, None),
-        Check::CurveOnly => (file.decode(PointCheck::CurveOnly)?, None),
+    let (value, digest) = match check {
+        Check::Batched => (decode(&file, PointCheck::Batched)?, None),
+        Check::Full => (decode(&file, PointCheck::Full)?, None),
+        Check::CurveOnly => (decode(&file, PointCheck::CurveOnly)?, None),
         Check::TrustedDigest => {
-            let name = path
-                .file_name()
-                .and_then(|n| n.to_str())
-                .unwrap_or_default()
-                .to_string();
-            let expected = manifest_digest(&name, manifest)?.ok_or_else(|| {
-                Error::invalid(format!(
-                    "{}: the digest check needs a file the manifest lists, and {} lists no \
-                     file named {name:?} (use the batched or full checks for parameters made \
-                     elsewhere)",
-                    file.label(),
-                    manifest.map_or("parameters.json".to_string(), |m| m.display().to_string())
-                ))
-            })?;
-            // Hash on one thread while the others decode; the decoded points are dropped if
-            // the digest does not match.
-            let (digest, params) = rayon::join(
-                || filecoin_digest(file.bytes()),
-                || file.decode(PointCheck::CurveOnly),
+            let (name, expected) = manifest_entry(path, &file, manifest)?;
+            let (digest, value) = rayon::join(
+                || file_digest(&file),
+                || decode(&file, PointCheck::CurveOnly),
             );
-            if digest != expected {
-                return Err(Error::malformed(
-                    file.label(),
-                    format!(
-                        "blake2b digest {digest} does not match the manifest's {expected} for \
-                         {name}: not the published file (corrupted, truncated or replaced)"
-                    ),
-                ));
-            }
-            (params?, Some(digest))
+            let digest = digest?;
+            check_digest(&file, &name, &digest, &expected)?;
+            (value?, Some(digest))
         }
     };
     Ok((
-        params,
+        value,
         LoadReport {
             shape,
             check,
@@ -215,6 +262,43 @@ pub fn load_with_manifest(
             elapsed: t0.elapsed(),
             digest,
         },
+    ))
+}
+
+/// The name of `path` and the digest `manifest` (or `parameters.json`) lists for it.
+fn manifest_entry(
+    path: &Path,
+    file: &ParamsFile,
+    manifest: Option<&Path>,
+) -> Result<(String, String)> {
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default()
+        .to_string();
+    let expected = manifest_digest(&name, manifest)?.ok_or_else(|| {
+        Error::invalid(format!(
+            "{}: the digest check needs a file the manifest lists, and {} lists no \
+             file named {name:?} (use the batched or full checks for parameters made \
+             elsewhere)",
+            file.label(),
+            manifest.map_or("parameters.json".to_string(), |m| m.display().to_string())
+        ))
+    })?;
+    Ok((name, expected))
+}
+
+/// An error unless `digest` is the manifest's `expected` digest of `name`.
+fn check_digest(file: &ParamsFile, name: &str, digest: &str, expected: &str) -> Result<()> {
+    if digest == expected {
+        return Ok(());
+    }
+    Err(Error::malformed(
+        file.label(),
+        format!(
+            "blake2b digest {digest} does not match the manifest's {expected} for \
+             {name}: not the published file (corrupted, truncated or replaced)"
+        ),
     ))
 }
 
@@ -229,24 +313,21 @@ pub fn write_cache(
     force: bool,
 ) -> Result<CachePaths> {
     let paths = CachePaths::new(dir, id);
-    std::fs::create_dir_all(dir).map_err(|e| {
-        Error::io(
-            format!("creating the parameter folder {}", dir.display()),
-            e,
-        )
-    })?;
-    if !force {
-        for p in [&paths.params, &paths.vk, &paths.meta] {
-            if p.exists() {
-                return Err(Error::invalid(format!(
-                    "{} exists already; remove it or ask for it to be replaced (--force)",
-                    p.display()
-                )));
-            }
-        }
-    }
+    paths.make_room(dir, force)?;
     io::write_parameters_file(params, &paths.params)?;
-    io::write_verifying_key_file(&params.vk, &paths.vk)?;
+    write_vk_and_meta(dir, id, &params.vk, sector_size)
+}
+
+/// Writes the `.vk` and `.meta` files of circuit `id` in the cache folder `dir` (after its
+/// `.params`, which the caller wrote).
+pub fn write_vk_and_meta(
+    dir: &Path,
+    id: &str,
+    vk: &bellows_core::groth16::VerifyingKey,
+    sector_size: u64,
+) -> Result<CachePaths> {
+    let paths = CachePaths::new(dir, id);
+    io::write_verifying_key_file(vk, &paths.vk)?;
     let meta = serde_json::json!({ "sector_size": sector_size }).to_string();
     bellows_core::groth16::output::OutputFile::prepare(&paths.meta, "parameter metadata file")?
         .commit_bytes(meta.as_bytes())?;

@@ -21,6 +21,7 @@
 //! own `verify_seal`.
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Instant;
 
 use bellows_core::groth16::Parameters;
@@ -36,42 +37,55 @@ use storage_proofs_core::proof::ProofScheme;
 use storage_proofs_porep::stacked::{self, StackedCircuit, StackedCompound, StackedDrg};
 
 use crate::c1::C1Output;
+use crate::kind::{self, ProofKind};
 use crate::params::{CachePaths, Check, LoadReport};
-use crate::prove::{self, ProveConfig, SetupReport};
+use crate::partition::StackedPartition;
+use crate::prove::{self, Instance, ProveConfig, SetupReport};
 
 /// What [`prove_c2`] returns.
 pub use crate::prove::ProofOutput as C2Output;
-use crate::shape::proofs_error;
+use crate::shape::{proofs_error, Shape};
 use crate::with_sector_shape;
 
-/// The partition circuits of one C1 output, with their public inputs.
-pub struct PorepInstance<Tree: 'static + MerkleTreeTrait> {
-    /// The proof type.
-    pub proof: RegisteredSealProof,
-    /// One circuit per partition, in partition order.
-    pub circuits: Vec<StackedCircuit<Tree, DefaultPieceHasher>>,
-    /// The public inputs of each partition (without the constant one), as storage-proofs-porep
-    /// generates them for verification.
-    pub public_inputs: Vec<Vec<Fr>>,
-    /// The circuit's parameter-cache identifier.
-    pub cache_id: String,
-}
+/// The partition circuits of one C1 output, with their public inputs. A partition is
+/// storage-proofs-porep's `StackedCircuit` (a [`StackedPartition`] is that circuit, with its
+/// witness made challenge by challenge in parallel when a witness generator asks).
+pub type PorepInstance<Tree> = Instance<StackedPartition<Tree>>;
 
-/// The parameter-cache identifier of `proof`'s circuit (the part between `v28-` and `.params`).
-pub fn cache_id(proof: RegisteredSealProof) -> Result<String> {
-    fn inner<Tree: 'static + MerkleTreeTrait>(proof: RegisteredSealProof) -> Result<String> {
-        proof
-            .as_v1_config()
-            .get_cache_identifier::<Tree>()
-            .map_err(|e| proofs_error("cache identifier", e))
+/// PoRep C2 as a proof kind: a C1 output's stacked-DRG partition circuits.
+pub(crate) struct Porep;
+
+impl ProofKind for Porep {
+    type Proof = RegisteredSealProof;
+    type Input = C1Output;
+    type Circuit<Tree: Shape> = StackedPartition<Tree>;
+    type Blank<Tree: Shape> = StackedCircuit<Tree, DefaultPieceHasher>;
+
+    fn proof(c1: &C1Output) -> RegisteredSealProof {
+        c1.registered_proof()
     }
-    with_sector_shape!(u64::from(proof.sector_size()), inner, proof)
+
+    fn cache_id<Tree: Shape>(proof: RegisteredSealProof) -> Result<String> {
+        config_cache_id::<Tree>(proof)
+    }
+
+    fn blank<Tree: Shape>(proof: RegisteredSealProof) -> Result<Self::Blank<Tree>> {
+        blank_circuit::<Tree>(proof)
+    }
+
+    fn instance<Tree: Shape>(c1: &C1Output) -> Result<PorepInstance<Tree>> {
+        instance::<Tree>(c1)
+    }
 }
 
-/// The cache files of `proof`'s circuit in `dir`.
-pub fn cache_paths(proof: RegisteredSealProof, dir: &Path) -> Result<CachePaths> {
-    Ok(CachePaths::new(dir, &cache_id(proof)?))
+fn config_cache_id<Tree: 'static + MerkleTreeTrait>(proof: RegisteredSealProof) -> Result<String> {
+    proof
+        .as_v1_config()
+        .get_cache_identifier::<Tree>()
+        .map_err(|e| proofs_error("cache identifier", e))
 }
+
+kind::kind_api!(Porep, RegisteredSealProof);
 
 /// Builds the partition circuits of `c1` for the sector shape `Tree` (which must be the one of
 /// the C1 output's proof type).
@@ -115,20 +129,24 @@ fn instance_checked<Tree: 'static + MerkleTreeTrait>(c1: &C1Output) -> Result<Po
         return Err(Error::malformed(
             "C1 output",
             format!(
-                "its vanilla proofs do not verify as {proof:?} proofs for its comm_r, comm_d,                  replica id and seed: the output was changed, or it was made for another proof                  type or version"
+                "its vanilla proofs do not verify as {proof:?} proofs for its comm_r, comm_d, \
+                 replica id and seed: the output was changed, or it was made for another proof \
+                 type or version"
             ),
         ));
     }
+    labels_follow_columns::<Tree>(&vanilla, &pub_in.replica_id)?;
     let mut circuits = Vec::with_capacity(vanilla.len());
     let mut public_inputs = Vec::with_capacity(vanilla.len());
-    for (k, v) in vanilla.iter().enumerate() {
-        circuits.push(
-            <StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<
-                StackedDrg<'_, Tree, DefaultPieceHasher>,
-                _,
-            >>::circuit(&pub_in, (), v, &pub_params, Some(k))
-            .map_err(|e| proofs_error(&format!("C1 output: partition {k}"), e))?,
-        );
+    let (pub_in, pub_params) = (Arc::new(pub_in), Arc::new(pub_params));
+    for (k, v) in vanilla.into_iter().enumerate() {
+        let partition = StackedPartition::new(k, pub_in.clone(), pub_params.clone(), v);
+        // The library's consistency checks (challenges present, one comm_c and comm_r_last)
+        // now, rather than when the partition is synthesised.
+        partition
+            .whole()
+            .map_err(|e| proofs_error(&format!("C1 output: partition {k}"), e))?;
+        circuits.push(partition);
         public_inputs.push(
             <StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<
                 StackedDrg<'_, Tree, DefaultPieceHasher>,
@@ -137,15 +155,73 @@ fn instance_checked<Tree: 'static + MerkleTreeTrait>(c1: &C1Output) -> Result<Po
             .map_err(|e| proofs_error(&format!("public inputs of partition {k}"), e))?,
         );
     }
-    let cache_id = config
-        .get_cache_identifier::<Tree>()
-        .map_err(|e| proofs_error("cache identifier", e))?;
-    Ok(PorepInstance {
-        proof,
+    Ok(Instance {
         circuits,
         public_inputs,
-        cache_id,
+        cache_id: config_cache_id::<Tree>(proof)?,
     })
+}
+
+/// What storage-proofs' vanilla verification leaves to the circuit: that each challenge's label
+/// at every layer is the labelling of the labels its parents' column proofs hold (the base
+/// parents in the same layer, the expander parents in the layer below, repeated to 37 as the
+/// labelling does). A C1 output whose labelling proofs hash other parents passes the vanilla
+/// check and fails only in C2's circuit, after a partition's synthesis; here it is refused before
+/// any work, naming the partition, challenge and layer. Milliseconds: one SHA-256 of 37 labels
+/// per challenge and layer.
+fn labels_follow_columns<Tree: 'static + MerkleTreeTrait>(
+    vanilla: &[Vec<VanillaSealProof<Tree>>],
+    replica_id: &<Tree::Hasher as Hasher>::Domain,
+) -> Result<()> {
+    use storage_proofs_core::merkle::MerkleProofTrait;
+    use storage_proofs_porep::stacked::LabelingProof;
+    for (k, partition) in vanilla.iter().enumerate() {
+        for (i, p) in partition.iter().enumerate() {
+            let node = p.comm_d_proofs.path_index() as u64;
+            let cols = &p.replica_column_proofs;
+            let bad = |layer: usize, why: &str| {
+                Error::malformed(
+                    "C1 output",
+                    format!(
+                        "partition {k}, challenge {i} (node {node}), layer {layer}: {why}; the \
+                         output was changed, or made by a faulty commit phase 1"
+                    ),
+                )
+            };
+            for layer in 1..=p.labeling_proofs.len() {
+                let label = |c: &storage_proofs_porep::stacked::ColumnProof<_>, l: usize| {
+                    c.get_node_at_layer(l).ok().copied()
+                };
+                let mut parents = Vec::with_capacity(14);
+                for c in &cols.drg_parents {
+                    parents.push(
+                        label(c, layer)
+                            .ok_or_else(|| bad(layer, "a base parent's column is short"))?,
+                    );
+                }
+                if layer > 1 {
+                    for c in &cols.exp_parents {
+                        parents.push(
+                            label(c, layer - 1).ok_or_else(|| {
+                                bad(layer, "an expander parent's column is short")
+                            })?,
+                        );
+                    }
+                }
+                let own = label(&cols.c_x, layer)
+                    .ok_or_else(|| bad(layer, "the challenged node's column is short"))?;
+                let repeated: Vec<_> = parents.iter().copied().cycle().take(37).collect();
+                let from_columns = LabelingProof::<Tree::Hasher>::new(layer as u32, node, repeated);
+                if !from_columns.verify(replica_id, &own) {
+                    return Err(bad(
+                        layer,
+                        "its label is not the labelling of its parents' column labels",
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The blank (witness-free) circuit of `proof`, as the setup needs it.
@@ -184,58 +260,109 @@ pub fn load_params(
 /// Proves C2 for `c1` with the parameters in the cache folder `params_dir` (see the module
 /// documentation).
 pub fn prove_c2(c1: &C1Output, params_dir: &Path, cfg: &ProveConfig) -> Result<C2Output> {
+    let batch = prove_c2_batch(std::slice::from_ref(c1), params_dir, cfg)?;
+    let mut out = batch
+        .proofs
+        .into_iter()
+        .next()
+        .ok_or_else(|| Error::Pipeline("the proof job never completed".into()))?;
+    out.prove_time = batch.prove_time;
+    Ok(out)
+}
+
+/// Proves C2 for several C1 outputs of one proof type in a row (see
+/// [`prove::prove_instances`]): the parameters loaded once, every partition of every sector
+/// through one pipeline, each proof verified. With pre-compiled synthesis, a partition's
+/// witness runs on every core ([`crate::partition`]), so unless `cfg.pipeline` says otherwise
+/// two partitions per device are held at once: one on the device, the next being synthesised.
+pub fn prove_c2_batch(
+    c1s: &[C1Output],
+    params_dir: &Path,
+    cfg: &ProveConfig,
+) -> Result<prove::ProofBatch> {
+    let first = c1s
+        .first()
+        .ok_or_else(|| Error::invalid("no C1 output to prove"))?;
+    let proof = first.registered_proof();
+    if let Some(other) = c1s.iter().find(|c| c.registered_proof() != proof) {
+        return Err(Error::invalid(format!(
+            "one batch proves one proof type: {proof:?} and {:?}",
+            other.registered_proof()
+        )));
+    }
     with_sector_shape!(
-        u64::from(c1.registered_proof().sector_size()),
-        prove_c2_inner,
-        c1,
+        u64::from(proof.sector_size()),
+        prove_c2_batch_inner,
+        c1s,
         params_dir,
         cfg
     )
 }
 
-fn prove_c2_inner<Tree: 'static + MerkleTreeTrait>(
-    c1: &C1Output,
+fn prove_c2_batch_inner<Tree: 'static + MerkleTreeTrait>(
+    c1s: &[C1Output],
     params_dir: &Path,
     cfg: &ProveConfig,
-) -> Result<C2Output> {
-    let what = format!("{:?}", c1.phase1.registered_proof);
-    let Some(pce_dir) = &cfg.pce_dir else {
-        return prove::build_and_prove(
-            &what,
-            || {
-                let inst = instance::<Tree>(c1)?;
-                Ok(prove::Built {
-                    circuits: inst.circuits,
-                    public_inputs: inst.public_inputs,
-                    cache_id: inst.cache_id,
-                })
-            },
-            params_dir,
-            cfg,
-        );
-    };
+) -> Result<prove::ProofBatch> {
+    let what = format!("{:?}", c1s[0].phase1.registered_proof);
+    let t = Instant::now();
+    let mut proofs = Vec::with_capacity(c1s.len());
+    let mut cache_id = String::new();
+    for c1 in c1s {
+        let inst = instance::<Tree>(c1)?;
+        cache_id = inst.cache_id;
+        proofs.push((inst.circuits, inst.public_inputs));
+    }
+    let circuits_time = t.elapsed();
+    let mut cfg = cfg.clone();
     // Pre-compiled synthesis: the recording made from the first partition's circuit (every
     // partition has the same constraint system), loaded or recorded before the parameters.
-    let t = Instant::now();
-    let inst = instance::<Tree>(c1)?;
-    let circuits_time = t.elapsed();
-    let first = inst
-        .circuits
-        .first()
-        .cloned()
-        .ok_or_else(|| Error::invalid(format!("{what}: the C1 output yields no partition")))?;
-    let pce = prove::pce_for(pce_dir, &inst.cache_id, first)?;
-    let mut out = prove::prove_instance(
-        &what,
-        &inst.cache_id,
-        inst.circuits,
-        &inst.public_inputs,
-        params_dir,
-        cfg,
-        Some(pce),
-    )?;
-    out.circuits_time = circuits_time;
-    Ok(out)
+    let pce = match &cfg.pce_dir {
+        Some(pce_dir) => {
+            let first = proofs
+                .first()
+                .and_then(|(c, _)| c.first())
+                .cloned()
+                .ok_or_else(|| {
+                    Error::invalid(format!("{what}: the C1 output yields no partition"))
+                })?;
+            if first.challenges() > 1 && cfg.pipeline.partitions_in_flight.is_none() {
+                // Two per device: one on it, the next being synthesised.
+                let devices = cfg.backend.info().devices.len().max(1);
+                cfg.pipeline.partitions_in_flight = Some(2 * devices);
+            }
+            Some(prove::pce_for(pce_dir, &cache_id, first)?)
+        }
+        None => None,
+    };
+    let mut batch = prove::prove_instances(&what, &cache_id, proofs, params_dir, &cfg, pce)?;
+    for p in &mut batch.proofs {
+        p.circuits_time = circuits_time;
+    }
+    Ok(batch)
+}
+
+/// Checks that `c1` is the commit-phase-1 output of sector `sector` of the prover `prover_id`:
+/// its replica id must be the one filecoin-proofs derives from them, the output's ticket and
+/// comm_d and its proof type's PoRep id. `verify_seal` binds the proof to that sector, so a C1
+/// output of another sector or miner would make a proof its verifier refuses; here it is
+/// refused before any work.
+pub fn check_sector(c1: &C1Output, prover_id: [u8; 32], sector: u64) -> Result<()> {
+    let p = &c1.phase1;
+    let porep_id = p.registered_proof.as_v1_config().porep_id;
+    let want = stacked::generate_replica_id::<filecoin_proofs::constants::DefaultTreeHasher, _>(
+        &prover_id, sector, &p.ticket, p.comm_d, &porep_id,
+    );
+    if AsRef::<[u8]>::as_ref(&want) != AsRef::<[u8]>::as_ref(&p.replica_id) {
+        return Err(Error::malformed(
+            "C1 output",
+            format!(
+                "its replica id is not the one of sector {sector} of this prover (with its \
+                 ticket and comm_d): the output belongs to another sector or miner"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The prover id of miner actor `actor` (as in `f01234`): the actor id as an unsigned LEB128
@@ -303,40 +430,52 @@ pub fn filecoin_parameter_cache() -> std::path::PathBuf {
     storage_proofs_core::parameter_cache::parameter_cache_dir()
 }
 
-/// Generates parameters for `proof`'s circuit with Bellows' setup and fresh toxic waste from
-/// `rng`, and writes them into the cache folder `dir` under filecoin-proofs' names
-/// (`.params`, `.vk`, `.meta`). TEST parameters only: see [`prove::setup_circuit`].
-pub fn setup<R: rand_core::RngCore>(
+/// [`setup`], keeping the circuit's recording in the PCE folder `pce_dir` (or taking it from
+/// there), where `porep c2` finds it: a 32 GiB partition is then recorded once, not again by
+/// the first C2 (see [`prove::setup_circuit`]).
+pub fn setup_with<R: rand_core::RngCore>(
     proof: RegisteredSealProof,
     dir: &Path,
     rng: &mut R,
     force: bool,
+    pce_dir: Option<&Path>,
 ) -> Result<(CachePaths, SetupReport)> {
-    fn inner<Tree: 'static + MerkleTreeTrait>(
-        proof: RegisteredSealProof,
-        dir: &Path,
-        rng: &mut dyn rand_core::RngCore,
-        force: bool,
-    ) -> Result<(CachePaths, SetupReport)> {
-        let id = proof
-            .as_v1_config()
-            .get_cache_identifier::<Tree>()
-            .map_err(|e| proofs_error("cache identifier", e))?;
-        prove::setup_circuit(
-            blank_circuit::<Tree>(proof)?,
-            &id,
-            dir,
-            u64::from(proof.sector_size()),
-            rng,
-            force,
+    kind::setup::<Porep>(proof, dir, rng, force, pce_dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{synth_c1, SynthOptions};
+    use filecoin_proofs::constants::SectorShape2KiB;
+
+    /// A parent column whose label differs from what the challenge's labelling hashed is
+    /// refused with where it is, which storage-proofs' vanilla verification does not check.
+    #[test]
+    fn labels_must_follow_the_parents_columns() {
+        let out = synth_c1(
+            RegisteredSealProof::StackedDrg2KiBV1_1,
+            &SynthOptions::default(),
         )
+        .unwrap();
+        let vanilla: Vec<Vec<VanillaSealProof<SectorShape2KiB>>> =
+            out.vanilla_proofs.clone().try_into().unwrap();
+        let replica_id: Fr = out.replica_id.into();
+        let replica_id = replica_id.into();
+        labels_follow_columns::<SectorShape2KiB>(&vanilla, &replica_id).unwrap();
+        // One label of a base parent's column changed (the columns' tree is not rechecked here).
+        let mut v = serde_json::to_value(&vanilla).unwrap();
+        let row = v
+            .pointer_mut("/0/1/replica_column_proofs/drg_parents/3/column/rows/0/0")
+            .expect("a parent label's first byte");
+        *row = serde_json::json!(row.as_u64().unwrap() ^ 1);
+        let bad: Vec<Vec<VanillaSealProof<SectorShape2KiB>>> = serde_json::from_value(v).unwrap();
+        let e = labels_follow_columns::<SectorShape2KiB>(&bad, &replica_id)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("partition 0, challenge 1") && e.contains("layer 1"),
+            "{e}"
+        );
     }
-    with_sector_shape!(
-        u64::from(proof.sector_size()),
-        inner,
-        proof,
-        dir,
-        rng as &mut dyn rand_core::RngCore,
-        force
-    )
 }

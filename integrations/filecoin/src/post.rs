@@ -12,7 +12,6 @@
 use std::path::Path;
 
 use bellows_core::{Error, Result};
-use blstrs::Scalar as Fr;
 use filecoin_proofs::types::{FallbackPoStSectorProof, MerkleTreeTrait, PoStConfig, PoStType};
 use filecoin_proofs_api::RegisteredPoStProof;
 use storage_proofs_core::compound_proof::{self, CompoundProof};
@@ -20,10 +19,10 @@ use storage_proofs_post::fallback::{
     self, FallbackPoSt, FallbackPoStCircuit, FallbackPoStCompound, PublicSector,
 };
 
-use crate::params::CachePaths;
-use crate::prove::{self, ProofOutput, ProveConfig, SetupReport};
-use crate::shape::proofs_error;
-use crate::with_sector_shape;
+use crate::kind::{self, ProofKind};
+pub use crate::post_witness::PostPartition;
+use crate::prove::{Instance, ProofOutput, ProveConfig};
+use crate::shape::{proofs_error, Shape};
 
 /// A PoSt to prove, from vanilla proofs.
 #[derive(Clone, Debug)]
@@ -40,30 +39,41 @@ pub struct PostInput {
 }
 
 /// The partition circuits of one PoSt, with their public inputs.
-pub struct PostInstance<Tree: 'static + MerkleTreeTrait> {
-    /// One circuit per partition.
-    pub circuits: Vec<FallbackPoStCircuit<Tree>>,
-    /// Each partition's public inputs (the constant one not included).
-    pub public_inputs: Vec<Vec<Fr>>,
-    /// The circuit's parameter-cache identifier.
-    pub cache_id: String,
-}
+pub type PostInstance<Tree> = Instance<PostPartition<Tree>>;
 
-/// The parameter-cache identifier of `proof`'s circuit.
-pub fn cache_id(proof: RegisteredPoStProof) -> Result<String> {
-    fn inner<Tree: 'static + MerkleTreeTrait>(proof: RegisteredPoStProof) -> Result<String> {
-        proof
-            .as_v1_config()
-            .get_cache_identifier::<Tree>()
-            .map_err(|e| proofs_error("cache identifier", e))
+/// PoSt as a proof kind: the fallback PoSt circuits of vanilla sector proofs.
+pub(crate) struct Post;
+
+impl ProofKind for Post {
+    type Proof = RegisteredPoStProof;
+    type Input = PostInput;
+    type Circuit<Tree: Shape> = PostPartition<Tree>;
+    type Blank<Tree: Shape> = FallbackPoStCircuit<Tree>;
+
+    fn proof(input: &PostInput) -> RegisteredPoStProof {
+        input.proof
     }
-    with_sector_shape!(u64::from(proof.sector_size()), inner, proof)
+
+    fn cache_id<Tree: Shape>(proof: RegisteredPoStProof) -> Result<String> {
+        config_cache_id::<Tree>(&proof.as_v1_config())
+    }
+
+    fn blank<Tree: Shape>(proof: RegisteredPoStProof) -> Result<FallbackPoStCircuit<Tree>> {
+        blank_circuit::<Tree>(proof)
+    }
+
+    fn instance<Tree: Shape>(input: &PostInput) -> Result<PostInstance<Tree>> {
+        instance::<Tree>(input)
+    }
 }
 
-/// The cache files of `proof`'s circuit in `dir`.
-pub fn cache_paths(proof: RegisteredPoStProof, dir: &Path) -> Result<CachePaths> {
-    Ok(CachePaths::new(dir, &cache_id(proof)?))
+fn config_cache_id<Tree: 'static + MerkleTreeTrait>(config: &PoStConfig) -> Result<String> {
+    config
+        .get_cache_identifier::<Tree>()
+        .map_err(|e| proofs_error("cache identifier", e))
 }
+
+kind::kind_api!(Post, RegisteredPoStProof);
 
 /// Partitions of a WindowPoSt over `sectors` sectors: as filecoin-proofs counts them.
 fn window_partitions(sectors: usize, config: &PoStConfig) -> Option<usize> {
@@ -115,41 +125,50 @@ pub fn instance<Tree: 'static + MerkleTreeTrait>(input: &PostInput) -> Result<Po
     crate::shape::no_panic("PoSt vanilla proofs", || instance_checked::<Tree>(input))
 }
 
-fn instance_checked<Tree: 'static + MerkleTreeTrait>(
-    input: &PostInput,
-) -> Result<PostInstance<Tree>> {
-    let config = input.proof.as_v1_config();
+/// The vanilla sector proofs of `input`, decoded (bincode of `FallbackPoStSectorProof`), its
+/// randomness and prover id as tree-domain values.
+type Decoded<Tree> = (
+    Vec<FallbackPoStSectorProof<Tree>>,
+    <<Tree as MerkleTreeTrait>::Hasher as filecoin_hashers::Hasher>::Domain,
+    <<Tree as MerkleTreeTrait>::Hasher as filecoin_hashers::Hasher>::Domain,
+);
+
+fn decode<Tree: 'static + MerkleTreeTrait>(input: &PostInput) -> Result<Decoded<Tree>> {
     if input.vanilla_proofs.is_empty() {
         return Err(Error::invalid("a PoSt needs at least one vanilla proof"));
     }
-    let vanilla: Vec<FallbackPoStSectorProof<Tree>> = input
-        .vanilla_proofs
-        .iter()
-        .enumerate()
-        .map(|(i, b)| {
-            bincode::deserialize(b).map_err(|e| {
-                Error::malformed(
-                    format!("vanilla proof {i}"),
-                    format!("not a {:?} vanilla proof: {e}", input.proof),
-                )
-            })
-        })
-        .collect::<Result<_>>()?;
+    let vanilla: Vec<FallbackPoStSectorProof<Tree>> =
+        kind::decode_vanilla(&input.vanilla_proofs, "vanilla proof", input.proof)?;
     let randomness = filecoin_proofs::as_safe_commitment(&input.randomness, "randomness")
         .map_err(|e| proofs_error("PoSt randomness", e))?;
     let prover_id = filecoin_proofs::as_safe_commitment(&input.prover_id, "prover_id")
         .map_err(|e| proofs_error("prover id", e))?;
+    Ok((vanilla, randomness, prover_id))
+}
+
+/// The public sectors of `vanilla` (what the verifier knows of each: its id and comm_r).
+fn public_sectors<Tree: MerkleTreeTrait>(
+    vanilla: &[FallbackPoStSectorProof<Tree>],
+) -> Vec<PublicSector<<Tree::Hasher as filecoin_hashers::Hasher>::Domain>> {
+    vanilla
+        .iter()
+        .map(|p| PublicSector {
+            id: p.sector_id,
+            comm_r: p.comm_r,
+        })
+        .collect()
+}
+
+fn instance_checked<Tree: 'static + MerkleTreeTrait>(
+    input: &PostInput,
+) -> Result<PostInstance<Tree>> {
+    let config = input.proof.as_v1_config();
+    let (vanilla, randomness, prover_id) = decode::<Tree>(input)?;
     let (pub_params, partitions) = public_params::<Tree>(&config, vanilla.len())?;
     let pub_inputs = fallback::PublicInputs {
         randomness,
         prover_id,
-        sectors: vanilla
-            .iter()
-            .map(|p| PublicSector {
-                id: p.sector_id,
-                comm_r: p.comm_r,
-            })
-            .collect(),
+        sectors: public_sectors(&vanilla),
         k: None,
     };
     // Groups the proofs into partitions and verifies every one of them.
@@ -174,69 +193,122 @@ fn instance_checked<Tree: 'static + MerkleTreeTrait>(
         },
         PoStType::Window => pub_inputs.clone(),
     };
-    let mut circuits = Vec::with_capacity(partitioned.len());
-    let mut public_inputs = Vec::with_capacity(partitioned.len());
-    for (k, p) in partitioned.iter().enumerate() {
-        circuits.push(
-            <FallbackPoStCompound<Tree> as CompoundProof<
-                FallbackPoSt<'_, Tree>,
-                FallbackPoStCircuit<Tree>,
-            >>::circuit(
-                &pub_inputs,
-                Default::default(),
-                p,
-                &pub_params.vanilla_params,
-                Some(k),
-            )
-            .map_err(|e| proofs_error(&format!("partition {k}"), e))?,
-        );
-        public_inputs.push(
-            <FallbackPoStCompound<Tree> as CompoundProof<
-                FallbackPoSt<'_, Tree>,
-                FallbackPoStCircuit<Tree>,
-            >>::generate_public_inputs(
-                &verifier_inputs, &pub_params.vanilla_params, Some(k)
-            )
-            .map_err(|e| proofs_error(&format!("public inputs of partition {k}"), e))?,
-        );
-    }
-    Ok(PostInstance {
-        circuits,
+    let (circuits, public_inputs) = kind::partition_circuits::<
+        FallbackPoSt<'_, Tree>,
+        FallbackPoStCircuit<Tree>,
+        FallbackPoStCompound<Tree>,
+    >(
+        &pub_inputs,
+        &verifier_inputs,
+        &partitioned,
+        &pub_params.vanilla_params,
+        "",
+    )?;
+    Ok(Instance {
+        circuits: circuits.into_iter().map(PostPartition).collect(),
         public_inputs,
-        cache_id: config
-            .get_cache_identifier::<Tree>()
-            .map_err(|e| proofs_error("cache identifier", e))?,
+        cache_id: config_cache_id::<Tree>(&config)?,
+    })
+}
+
+/// Most sectors listed before a WindowPoSt partition when its public inputs are generated
+/// (see [`partition_instance`]): partition indices of old proof versions past this are refused.
+const MAX_SECTORS_BEFORE: usize = 1 << 20;
+
+/// One partition of a WindowPoSt: `input` holds that partition's sectors' vanilla proofs (at
+/// most the proof type's sectors per partition) and `partition_index` says which partition of
+/// the deadline it is. The circuit is built as filecoin-proofs'
+/// `generate_single_window_post_with_vanilla` builds it (the vanilla proofs checked, a short
+/// partition padded with its last sector), and its public inputs are the ones the verifier
+/// generates for that partition index, so the proof bytes are the `PartitionSnarkProof` Curio
+/// merges into the deadline's proof.
+pub fn partition_instance<Tree: 'static + MerkleTreeTrait>(
+    input: &PostInput,
+    partition_index: usize,
+) -> Result<PostInstance<Tree>> {
+    crate::shape::no_panic("PoSt vanilla proofs", || {
+        partition_checked::<Tree>(input, partition_index)
+    })
+}
+
+fn partition_checked<Tree: 'static + MerkleTreeTrait>(
+    input: &PostInput,
+    partition_index: usize,
+) -> Result<PostInstance<Tree>> {
+    let config = input.proof.as_v1_config();
+    if config.typ != PoStType::Window {
+        return Err(Error::invalid(format!(
+            "{:?} is not a WindowPoSt proof type: only a WindowPoSt is proved by partition",
+            input.proof
+        )));
+    }
+    let (vanilla, randomness, prover_id) = decode::<Tree>(input)?;
+    if vanilla.len() > config.sector_count {
+        return Err(Error::invalid(format!(
+            "{} vanilla proofs for one partition of {:?}, which holds at most {} sectors",
+            vanilla.len(),
+            input.proof,
+            config.sector_count
+        )));
+    }
+    let (pub_params, _) = public_params::<Tree>(&config, vanilla.len())?;
+    let params = &pub_params.vanilla_params;
+    let sectors = public_sectors(&vanilla);
+    let pub_inputs = fallback::PublicInputs {
+        randomness,
+        prover_id,
+        sectors: sectors.clone(),
+        k: Some(partition_index),
+    };
+    // Pads a short partition and checks every vanilla proof against its partition's challenges.
+    let proof =
+        filecoin_proofs::single_partition_vanilla_proofs(&config, params, &pub_inputs, &vanilla)
+            .map_err(|e| proofs_error("vanilla proofs", e))?;
+    // The circuit reads its sectors from the first chunk of the list it is given, as
+    // filecoin-proofs builds it; the challenged leaves come from the vanilla proofs' paths.
+    let circuit = FallbackPoStCompound::<Tree>::circuit(
+        &pub_inputs,
+        Default::default(),
+        &proof,
+        params,
+        Some(0),
+    )
+    .map_err(|e| proofs_error("partition circuit", e))?;
+    // The verifier generates partition k's inputs from the k-th chunk of the deadline's sector
+    // list (older proof versions number the challenges by the sector's place in it): the
+    // partition's sectors are put in that place.
+    let before = partition_index
+        .checked_mul(config.sector_count)
+        .filter(|&n| n <= MAX_SECTORS_BEFORE)
+        .ok_or_else(|| {
+            Error::invalid(format!(
+                "partition index {partition_index} is beyond what this daemon takes for \
+                 {:?}",
+                input.proof
+            ))
+        })?;
+    let verifier_inputs = fallback::PublicInputs {
+        sectors: std::iter::repeat_n(sectors[0].clone(), before)
+            .chain(sectors)
+            .collect(),
+        k: Some(partition_index),
+        ..pub_inputs
+    };
+    let inputs = <FallbackPoStCompound<Tree> as CompoundProof<
+        FallbackPoSt<'_, Tree>,
+        FallbackPoStCircuit<Tree>,
+    >>::generate_public_inputs(&verifier_inputs, params, Some(partition_index))
+    .map_err(|e| proofs_error("public inputs of the partition", e))?;
+    Ok(Instance {
+        circuits: vec![PostPartition(circuit)],
+        public_inputs: vec![inputs],
+        cache_id: config_cache_id::<Tree>(&config)?,
     })
 }
 
 /// Proves the PoSt `input` with the parameters in the cache folder `params_dir`.
 pub fn prove_post(input: &PostInput, params_dir: &Path, cfg: &ProveConfig) -> Result<ProofOutput> {
-    fn inner<Tree: 'static + MerkleTreeTrait>(
-        input: &PostInput,
-        dir: &Path,
-        cfg: &ProveConfig,
-    ) -> Result<ProofOutput> {
-        prove::build_and_prove(
-            &format!("{:?}", input.proof),
-            || {
-                let inst = instance::<Tree>(input)?;
-                Ok(prove::Built {
-                    circuits: inst.circuits,
-                    public_inputs: inst.public_inputs,
-                    cache_id: inst.cache_id,
-                })
-            },
-            dir,
-            cfg,
-        )
-    }
-    with_sector_shape!(
-        u64::from(input.proof.sector_size()),
-        inner,
-        input,
-        params_dir,
-        cfg
-    )
+    kind::prove::<Post>(input, params_dir, cfg)
 }
 
 /// The blank (witness-free) circuit of `proof`.
@@ -249,37 +321,4 @@ pub fn blank_circuit<Tree: 'static + MerkleTreeTrait>(
         FallbackPoSt<'_, Tree>,
         FallbackPoStCircuit<Tree>,
     >>::blank_circuit(&pub_params.vanilla_params))
-}
-
-/// TEST parameters for `proof`'s circuit, written into `dir` under filecoin-proofs' names (see
-/// [`prove::setup_circuit`]).
-pub fn setup<R: rand_core::RngCore>(
-    proof: RegisteredPoStProof,
-    dir: &Path,
-    rng: &mut R,
-    force: bool,
-) -> Result<(CachePaths, SetupReport)> {
-    fn inner<Tree: 'static + MerkleTreeTrait>(
-        proof: RegisteredPoStProof,
-        dir: &Path,
-        rng: &mut dyn rand_core::RngCore,
-        force: bool,
-    ) -> Result<(CachePaths, SetupReport)> {
-        prove::setup_circuit(
-            blank_circuit::<Tree>(proof)?,
-            &cache_id(proof)?,
-            dir,
-            u64::from(proof.sector_size()),
-            rng,
-            force,
-        )
-    }
-    with_sector_shape!(
-        u64::from(proof.sector_size()),
-        inner,
-        proof,
-        dir,
-        rng as &mut dyn rand_core::RngCore,
-        force
-    )
 }

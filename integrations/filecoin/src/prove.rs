@@ -41,7 +41,7 @@ pub struct ProveConfig {
     /// filecoin-proofs does, against the cached `.vk` (or the parameters' own key when there is
     /// none). Default: true.
     pub verify: bool,
-    /// Pre-compiled synthesis for PoRep C2 ([`crate::porep::prove_c2`]): the folder of
+    /// Pre-compiled synthesis for every kind (PoRep C2, PoSt, SnapDeals): the folder of
     /// recordings ([`bellows_core::pce::PceCache`]) where the partition circuit's constraint
     /// system is kept, recorded there on first use (one run of the circuit's constraint code,
     /// about one direct synthesis) under `filecoin-` and the parameter-cache id. Every partition
@@ -99,6 +99,8 @@ pub struct SetupReport {
     pub num_inputs: usize,
     /// Private variables.
     pub num_aux: usize,
+    /// Size of the parameters file written.
+    pub params_bytes: u64,
 }
 
 /// Loads the parameters of circuit `cache_id` (named `what` in messages) from the cache folder
@@ -113,6 +115,31 @@ pub fn load_cached(
     manifest: Option<&Path>,
     num_inputs: usize,
 ) -> Result<(Parameters, LoadReport)> {
+    let (path, expect) = cached_file(what, cache_id, dir, num_inputs)?;
+    params::load_with_manifest(&path, check, manifest, expect)
+}
+
+/// The parameters file of `cache_id` in `dir` (an error naming it when missing), and the check
+/// of its shape: a circuit of `num_inputs` public inputs (the constant one not counted).
+fn cached_file(
+    what: &str,
+    cache_id: &str,
+    dir: &Path,
+    num_inputs: usize,
+) -> Result<(std::path::PathBuf, impl FnOnce(&ParamsShape) -> Result<()>)> {
+    cached_file_of(what, cache_id, dir, num_inputs, None)
+}
+
+/// [`cached_file`], also checking the file's every query size against the circuit's recording
+/// `shape` when there is one (a file of another circuit with as many public inputs is then
+/// refused before a point is decoded, not after a partition's synthesis).
+fn cached_file_of(
+    what: &str,
+    cache_id: &str,
+    dir: &Path,
+    num_inputs: usize,
+    shape: Option<ParamsShape>,
+) -> Result<(std::path::PathBuf, impl FnOnce(&ParamsShape) -> Result<()>)> {
     let paths = CachePaths::new(dir, cache_id);
     if !paths.params.exists() {
         return Err(Error::invalid(format!(
@@ -125,24 +152,81 @@ pub fn load_cached(
     }
     let what = what.to_string();
     let label = format!("parameters file {}", paths.params.display());
-    params::load_with_manifest(
-        &paths.params,
-        check,
-        manifest,
-        move |shape: &ParamsShape| {
-            if shape.num_inputs != num_inputs + 1 {
+    let expect = move |got: &ParamsShape| {
+        if got.num_inputs != num_inputs + 1 {
+            return Err(Error::malformed(
+                label,
+                format!(
+                    "it is for a circuit with {} public inputs, but {what}'s partition circuit \
+                     has {num_inputs}: the file does not belong to this proof type",
+                    got.num_inputs.saturating_sub(1)
+                ),
+            ));
+        }
+        if let Some(want) = shape {
+            let sizes = |s: &ParamsShape| [s.domain_size, s.num_aux, s.a_len, s.b_len];
+            if sizes(got) != sizes(&want) {
                 return Err(Error::malformed(
                     label,
                     format!(
-                    "it is for a circuit with {} public inputs, but {what}'s partition circuit \
-                     has {num_inputs}: the file does not belong to this proof type",
-                    shape.num_inputs.saturating_sub(1)
-                ),
+                        "it is for another circuit: domain, private variables, A and B \
+                         queries {:?}, where {what}'s partition circuit has {:?}",
+                        sizes(got),
+                        sizes(&want)
+                    ),
                 ));
             }
-            Ok(())
-        },
-    )
+        }
+        Ok(())
+    };
+    Ok((paths.params, expect))
+}
+
+/// The shape the parameters of the circuit recorded in `pce` have (file sizes left zero).
+pub fn recorded_shape(pce: &Pce) -> Result<ParamsShape> {
+    let (domain_size, _) = bellows_core::groth16::constraints::domain_size(
+        pce.num_constraints(),
+        pce.num_constraints().saturating_sub(pce.num_inputs()),
+    )?;
+    Ok(ParamsShape {
+        domain_size,
+        num_inputs: pce.num_inputs(),
+        num_aux: pce.num_aux(),
+        a_len: pce.num_inputs() + pce.a_aux_density().total(),
+        b_len: pce.b_input_density().total() + pce.b_aux_density().total(),
+        file_bytes: 0,
+        decoded_bytes: 0,
+    })
+}
+
+/// Refuses a job the host cannot hold before any work starts: one partition's buffers beside
+/// the largest query being decoded while the key loads (`available` bytes of host memory).
+pub fn check_host_memory(what: &str, shape: &ParamsShape, available: u64) -> Result<()> {
+    let partition = bellows_core::pipeline::partition_bytes_of(
+        shape.domain_size as u64,
+        (shape.num_inputs + shape.num_aux) as u64,
+        shape.b_len as u64,
+    );
+    let largest_section = [
+        96 * shape.domain_size as u64,
+        96 * shape.num_aux as u64,
+        96 * shape.a_len as u64,
+        192 * shape.b_len as u64,
+    ]
+    .into_iter()
+    .max()
+    .unwrap_or(0);
+    let need = partition + largest_section;
+    if available > 0 && need > available {
+        return Err(Error::invalid(format!(
+            "{what}: this host has {} of memory available; one partition needs {} and loading \
+             the parameters {} more: prove on a larger host, or free memory",
+            bellows_core::units::format_bytes(available),
+            bellows_core::units::format_bytes(partition),
+            bellows_core::units::format_bytes(largest_section)
+        )));
+    }
+    Ok(())
 }
 
 /// A circuit whose synthesis cannot panic: a panic inside it (filecoin-proofs' gadgets panic on
@@ -164,24 +248,27 @@ impl<C: Circuit<Fr>> Circuit<Fr> for Guarded<C> {
     }
 }
 
-/// What [`build_and_prove`] proves: a proof's partition circuits, each partition's public
-/// inputs (the constant one not included) and the circuit's parameter-cache identifier.
-pub struct Built<C> {
-    /// One circuit per partition.
+/// The partition circuits of one proof, with their public inputs: what [`build_and_prove`]
+/// proves.
+pub struct Instance<C> {
+    /// One circuit per partition, in partition order.
     pub circuits: Vec<C>,
-    /// Each partition's public inputs.
+    /// Each partition's public inputs (the constant one not included), as the proof's
+    /// compound proof generates them for verification.
     pub public_inputs: Vec<Vec<Fr>>,
-    /// The parameter-cache identifier.
+    /// The circuit's parameter-cache identifier.
     pub cache_id: String,
 }
 
 /// Builds a proof's partition circuits with `build` (timed: [`ProofOutput::circuits_time`]),
-/// then proves them with [`prove_instance`]. The route PoRep, PoSt and SnapDeals share.
+/// then proves them with [`prove_instance`], synthesising with the recording `pce` when there
+/// is one. The route PoSt and SnapDeals take.
 pub fn build_and_prove<C: Circuit<Fr> + Send>(
     what: &str,
-    build: impl FnOnce() -> Result<Built<C>>,
+    build: impl FnOnce() -> Result<Instance<C>>,
     dir: &Path,
     cfg: &ProveConfig,
+    pce: Option<Arc<Pce>>,
 ) -> Result<ProofOutput> {
     let t = Instant::now();
     let b = build()?;
@@ -193,7 +280,7 @@ pub fn build_and_prove<C: Circuit<Fr> + Send>(
         &b.public_inputs,
         dir,
         cfg,
-        None,
+        pce,
     )?;
     out.circuits_time = circuits_time;
     Ok(out)
@@ -225,44 +312,130 @@ pub fn prove_instance<C: Circuit<Fr> + Send>(
     cfg: &ProveConfig,
     pce: Option<Arc<Pce>>,
 ) -> Result<ProofOutput> {
-    let num_inputs = public_inputs.first().map_or(0, Vec::len);
-    let (params, load) = load_cached(
+    let batch = prove_instances(
         what,
         cache_id,
+        vec![(circuits, public_inputs.to_vec())],
         dir,
+        cfg,
+        pce,
+    )?;
+    let mut out = batch
+        .proofs
+        .into_iter()
+        .next()
+        .ok_or_else(|| Error::Pipeline("the proof job never completed".into()))?;
+    out.load = batch.load;
+    out.prove_time = batch.prove_time;
+    Ok(out)
+}
+
+/// Several proofs of one circuit in a row: what [`prove_instances`] returns.
+#[derive(Clone, Debug)]
+pub struct ProofBatch {
+    /// Each proof, in the order given (its `load` is this batch's; its `prove_time` is the time
+    /// from the start of proving to its own completion).
+    pub proofs: Vec<ProofOutput>,
+    /// The parameter load (once for the batch).
+    pub load: LoadReport,
+    /// Proving every proof through the pipeline, from the first partition to the last proof.
+    pub prove_time: Duration,
+}
+
+/// Proves several proofs of `what` (circuit `cache_id`), each given as its partition circuits
+/// and their public inputs, loading the parameters once and feeding every partition of every
+/// proof through one pipeline, so that a proof's first partitions are synthesised while the
+/// previous proof's last ones are on the device: the steady state of a prover that is never
+/// idle. Each proof is verified against the verifying key (unless `cfg.verify` is off).
+pub fn prove_instances<C: Circuit<Fr> + Send>(
+    what: &str,
+    cache_id: &str,
+    proofs: Vec<(Vec<C>, Vec<Vec<Fr>>)>,
+    dir: &Path,
+    cfg: &ProveConfig,
+    pce: Option<Arc<Pce>>,
+) -> Result<ProofBatch> {
+    let num_inputs = proofs
+        .first()
+        .and_then(|(_, i)| i.first())
+        .map_or(0, Vec::len);
+    // Loaded onto the backend section by section: the host keeps no copy of what the backend
+    // holds, so its memory goes to the partitions in flight. Making the key resident is part
+    // of the load here (`key_time` stays zero).
+    let shape = pce.as_deref().map(recorded_shape).transpose()?;
+    if let Some(shape) = &shape {
+        check_host_memory(what, shape, bellows_core::backend::host_memory_info().free)?;
+    }
+    let (path, expect) = cached_file_of(what, cache_id, dir, num_inputs, shape)?;
+    let (key, load) = params::load_key(
+        &path,
         cfg.check,
         cfg.manifest.as_deref(),
-        num_inputs,
-    )?;
-    let params = Arc::new(params);
-    let t = Instant::now();
-    let key = Arc::new(ProvingKey::with_g2_policy(
-        params.clone(),
+        expect,
         cfg.backend.clone(),
         cfg.g2,
-    )?);
-    let key_time = t.elapsed();
-    let t = Instant::now();
-    let guarded: Vec<Guarded<C>> = circuits.into_iter().map(Guarded).collect();
-    let partitions = prove_circuits_with(key, guarded, &cfg.pipeline, pce)?;
-    let prove_time = t.elapsed();
-    let proof: Vec<u8> = partitions.iter().flat_map(|p| p.to_bytes()).collect();
-    let verify_time = if cfg.verify {
-        let t = Instant::now();
-        let vk = cached_vk(&CachePaths::new(dir, cache_id).vk, &params.vk)?;
-        check_partitions(&vk, &partitions, public_inputs)?;
-        Some(t.elapsed())
+    )?;
+    let key = Arc::new(key);
+    let vk = if cfg.verify {
+        Some(cached_vk(
+            &CachePaths::new(dir, cache_id).vk,
+            &key.params().vk,
+        )?)
     } else {
         None
     };
-    Ok(ProofOutput {
-        proof,
-        partitions,
+    let mut pipeline = Pipeline::new(vec![key], cfg.pipeline.clone())?;
+    if let Some(pce) = pce {
+        pipeline = pipeline.with_pce(pce);
+    }
+    let mut inputs = Vec::with_capacity(proofs.len());
+    let jobs: Vec<Job<Guarded<C>>> = proofs
+        .into_iter()
+        .enumerate()
+        .map(|(id, (circuits, public))| {
+            inputs.push(public);
+            Job {
+                id: id as u64,
+                partitions: circuits.into_iter().map(Guarded).collect(),
+            }
+        })
+        .collect();
+    let n = jobs.len();
+    let t = Instant::now();
+    let mut done: Vec<Option<(Result<Vec<Proof>>, Duration)>> = (0..n).map(|_| None).collect();
+    pipeline.run(jobs, |r| {
+        if let Some(slot) = done.get_mut(r.id as usize) {
+            *slot = Some((r.proofs, t.elapsed()));
+        }
+    })?;
+    let prove_time = t.elapsed();
+    let mut out = Vec::with_capacity(n);
+    for (k, slot) in done.into_iter().enumerate() {
+        let (partitions, at) =
+            slot.ok_or_else(|| Error::Pipeline(format!("proof {k} of the batch never completed")))?;
+        let partitions = partitions?;
+        let verify_time = match &vk {
+            Some(vk) => {
+                let t = Instant::now();
+                check_partitions(vk, &partitions, &inputs[k])?;
+                Some(t.elapsed())
+            }
+            None => None,
+        };
+        out.push(ProofOutput {
+            proof: partitions.iter().flat_map(|p| p.to_bytes()).collect(),
+            partitions,
+            load: load.clone(),
+            circuits_time: Duration::ZERO,
+            key_time: Duration::ZERO,
+            prove_time: at,
+            verify_time,
+        });
+    }
+    Ok(ProofBatch {
+        proofs: out,
         load,
-        circuits_time: Duration::ZERO,
-        key_time,
         prove_time,
-        verify_time,
     })
 }
 
@@ -347,11 +520,20 @@ pub fn check_partition(
 
 /// Generates parameters for the circuit `blank` (no witness) with Bellows' setup and fresh toxic
 /// waste from `rng`, and writes them into the cache folder `dir` as circuit `cache_id`
-/// (`.params`, `.vk`, and `.meta` with `sector_size`).
+/// (`.params`, `.vk`, and `.meta` with `sector_size`); with `pce_dir`, the circuit's recording
+/// is taken from (or saved to) that PCE folder under [`pce_id`], where `bellows porep c2` and
+/// the daemon find it.
 ///
 /// These are **test parameters**: whoever ran the setup could forge proofs with them, and
 /// proofs made with them verify only against their own verifying key, never on the Filecoin
 /// network (which uses the published parameters of its trusted setup ceremony).
+///
+/// The setup runs from the recording ([`bellows_core::groth16::setup::write_parameters_from_pce`]:
+/// the same file as the in-memory setup, byte for byte) and writes each query as soon as it is
+/// computed, so a 32 GiB PoRep partition (2^27 constraints, a file of about 50 GB) needs a
+/// fraction of the memory its parameters take. Before any point is computed, the file's exact
+/// size is checked against the free space of `dir`, and the setup's working memory against the
+/// host's available memory: either short is an error naming both numbers, with nothing written.
 pub fn setup_circuit<C: Circuit<Fr>>(
     blank: C,
     cache_id: &str,
@@ -359,32 +541,157 @@ pub fn setup_circuit<C: Circuit<Fr>>(
     sector_size: u64,
     rng: &mut dyn rand_core::RngCore,
     force: bool,
+    pce_dir: Option<&Path>,
 ) -> Result<(CachePaths, SetupReport)> {
-    if !force {
-        // Refuse before the (long) setup rather than after it.
-        let paths = CachePaths::new(dir, cache_id);
-        for p in [&paths.params, &paths.vk, &paths.meta] {
-            if p.exists() {
-                return Err(Error::invalid(format!(
-                    "{} exists already; remove it or ask for it to be replaced (--force)",
-                    p.display()
-                )));
-            }
+    use bellows_core::groth16::setup::{parameters_file_size, write_random_parameters_from_pce};
+    let paths = CachePaths::new(dir, cache_id);
+    // Refuse before the (long) setup rather than after it.
+    paths.make_room(dir, force)?;
+    let t = Instant::now();
+    let pce = match pce_dir {
+        Some(d) => {
+            PceCache::new(d)
+                .load_or_record(Guarded(blank), &pce_id(cache_id))?
+                .0
         }
-    }
+        None => Pce::record(Guarded(blank), &pce_id(cache_id))?,
+    };
+    let record_time = t.elapsed();
+    let file_bytes = parameters_file_size(&pce)?;
+    let free_disk = fs2::available_space(dir)
+        .map_err(|e| Error::io(format!("the free space of {}", dir.display()), e))?;
+    // The replaced file's space comes back only after the new one is renamed over it.
+    let needed_disk = file_bytes + (1 << 20);
+    check_setup_disk(cache_id, dir, needed_disk, free_disk)?;
+    check_setup_memory(
+        cache_id,
+        setup_memory(&pce)?,
+        bellows_core::backend::host_memory_info().free,
+    )?;
     let t = Instant::now();
-    let params = bellows_core::groth16::setup::generate_random_parameters(blank, rng)?;
-    let setup_time = t.elapsed();
+    let mut vk = None;
+    bellows_core::groth16::output::OutputFile::prepare(&paths.params, "parameters file")?.commit(
+        |w| {
+            vk = Some(write_random_parameters_from_pce(&pce, rng, w)?);
+            Ok(())
+        },
+    )?;
+    let setup_time = record_time + t.elapsed();
+    let vk = vk.ok_or_else(|| Error::invalid("internal error: the setup gave no verifying key"))?;
     let t = Instant::now();
-    let paths = params::write_cache(dir, cache_id, &params, sector_size, force)?;
+    let paths = params::write_vk_and_meta(dir, cache_id, &vk, sector_size)?;
+    let (domain_size, _) = bellows_core::groth16::constraints::domain_size(
+        pce.num_constraints(),
+        pce.num_constraints().saturating_sub(pce.num_inputs()),
+    )?;
     Ok((
         paths,
         SetupReport {
             setup_time,
             write_time: t.elapsed(),
-            domain_size: params.domain_size(),
-            num_inputs: params.num_inputs(),
-            num_aux: params.num_aux(),
+            domain_size,
+            num_inputs: pce.num_inputs(),
+            num_aux: pce.num_aux(),
+            params_bytes: file_bytes,
         },
     ))
+}
+
+/// Refuses a setup whose file (`needed` bytes) does not fit in the `free` bytes of `dir`.
+fn check_setup_disk(cache_id: &str, dir: &Path, needed: u64, free: u64) -> Result<()> {
+    if free >= needed {
+        return Ok(());
+    }
+    Err(Error::invalid(format!(
+        "the parameters of {cache_id} take {} on disk; {} has {} free: free some space or \
+         choose another --params-dir",
+        bellows_core::units::format_bytes(needed),
+        dir.display(),
+        bellows_core::units::format_bytes(free)
+    )))
+}
+
+/// Refuses a setup whose working memory (`needed` bytes) exceeds the host's `available` memory
+/// (0: unknown, not refused).
+fn check_setup_memory(cache_id: &str, needed: u64, available: u64) -> Result<()> {
+    if available == 0 || needed <= available {
+        return Ok(());
+    }
+    Err(Error::invalid(format!(
+        "the setup of {cache_id} needs about {} of memory beside its recording; this host has \
+         {} available",
+        bellows_core::units::format_bytes(needed),
+        bellows_core::units::format_bytes(available)
+    )))
+}
+
+/// The setup's working memory beside its recording, from the recording's counts: the powers of
+/// τ and the h scalars (2n), u, v, w and one query's scalars (4 per variable), and the largest
+/// query's points (l, a, b_g1 or h in G1, b_g2 in G2), plus the window tables.
+fn setup_memory(pce: &Pce) -> Result<u64> {
+    let (n, _) = bellows_core::groth16::constraints::domain_size(
+        pce.num_constraints(),
+        pce.num_constraints().saturating_sub(pce.num_inputs()),
+    )?;
+    let vars = (pce.num_inputs() + pce.num_aux()) as u64;
+    let b = (pce.b_input_density().total() + pce.b_aux_density().total()) as u64;
+    let largest = (96 * (n as u64).max(vars)).max(192 * b);
+    Ok(32 * (2 * n as u64 + 4 * vars) + largest + (1 << 30))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shape(domain_size: usize, num_aux: usize) -> ParamsShape {
+        ParamsShape {
+            domain_size,
+            num_inputs: 4,
+            num_aux,
+            a_len: num_aux,
+            b_len: num_aux / 2,
+            file_bytes: 0,
+            decoded_bytes: 0,
+        }
+    }
+
+    #[test]
+    fn parameters_of_another_circuit_are_named_before_decoding() {
+        let dir = std::env::temp_dir().join(format!("bellows-shape-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(CachePaths::new(&dir, "c").params, b"x").unwrap();
+        let want = shape(1 << 10, 900);
+        let (_, expect) = cached_file_of("P", "c", &dir, 3, Some(want)).unwrap();
+        let e = expect(&shape(1 << 11, 900)).unwrap_err().to_string();
+        assert!(e.contains("another circuit"), "{e}");
+        let (_, expect) = cached_file_of("P", "c", &dir, 3, Some(want)).unwrap();
+        assert!(expect(&want).is_ok());
+        let (_, expect) = cached_file_of("P", "c", &dir, 5, Some(want)).unwrap();
+        assert!(expect(&want)
+            .unwrap_err()
+            .to_string()
+            .contains("public inputs"));
+        assert!(cached_file_of("P", "missing", &dir, 3, None).is_err());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_host_too_small_is_refused_before_work() {
+        // A 2^27-domain partition (about 19 GB) and its 13 GB h query, on a 16 GiB host.
+        let big = shape(1 << 27, 130_000_000);
+        let e = check_host_memory("C2", &big, 16 << 30)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("one partition needs"), "{e}");
+        assert!(check_host_memory("C2", &big, 128 << 30).is_ok());
+        assert!(
+            check_host_memory("C2", &big, 0).is_ok(),
+            "unknown memory is not refused"
+        );
+        let e = check_setup_disk("c", Path::new("/p"), 50 << 30, 10 << 30).unwrap_err();
+        assert!(e.to_string().contains("free some space"), "{e}");
+        assert!(check_setup_disk("c", Path::new("/p"), 10, 10).is_ok());
+        assert!(check_setup_memory("c", 100 << 30, 64 << 30).is_err());
+        assert!(check_setup_memory("c", 1 << 30, 64 << 30).is_ok());
+    }
 }

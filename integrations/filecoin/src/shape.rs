@@ -1,18 +1,29 @@
-//! From a sector size to the merkle-tree shape type the circuits are generic over.
+//! From a sector size to the merkle-tree shape type the circuits are generic over: the one
+//! dispatch every proof kind goes through ([`with_sector_shape!`], used by [`crate::kind`]).
 
-/// Calls `$f::<Shape>($args…)` for the sector shape of `$size` bytes (2 KiB, 8 MiB, 512 MiB,
-/// 32 GiB or 64 GiB: the production sizes), or evaluates to an `Err` naming the size.
-/// `$f` returns `bellows_core::Result<_>`.
+use filecoin_proofs::types::MerkleTreeTrait;
+use filecoin_proofs::TreeRHasher;
+
+/// A sector shape: the merkle-tree type of one of Filecoin's sector sizes (all of them are trees
+/// over Poseidon, the hasher every proof kind's circuit needs).
+pub(crate) trait Shape: 'static + MerkleTreeTrait<Hasher = TreeRHasher> {}
+impl<T: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> Shape for T {}
+
+/// Calls `$f::<Shape>($args…)` (or `$f::<Shape, G…>($args…)` when written `$f::<G…>`) for the
+/// sector shape of `$size` bytes (2 KiB, 8 MiB, 512 MiB, 32 GiB or 64 GiB: the production
+/// sizes), or evaluates to an `Err` naming the size. `$f` returns `bellows_core::Result<_>`.
 #[macro_export]
 macro_rules! with_sector_shape {
-    ($size:expr, $f:ident $(, $args:expr)* $(,)?) => {{
-        use filecoin_proofs::constants as c;
+    ($size:expr, $f:ident $(::<$($g:ty),+>)? $(, $args:expr)* $(,)?) => {{
+        use $crate::filecoin_proofs::constants as c;
         match $size {
-            s if s == c::SECTOR_SIZE_2_KIB => $f::<c::SectorShape2KiB>($($args),*),
-            s if s == c::SECTOR_SIZE_8_MIB => $f::<c::SectorShape8MiB>($($args),*),
-            s if s == c::SECTOR_SIZE_512_MIB => $f::<c::SectorShape512MiB>($($args),*),
-            s if s == c::SECTOR_SIZE_32_GIB => $f::<c::SectorShape32GiB>($($args),*),
-            s if s == c::SECTOR_SIZE_64_GIB => $f::<c::SectorShape64GiB>($($args),*),
+            s if s == c::SECTOR_SIZE_2_KIB => $f::<c::SectorShape2KiB $($(, $g)+)?>($($args),*),
+            s if s == c::SECTOR_SIZE_8_MIB => $f::<c::SectorShape8MiB $($(, $g)+)?>($($args),*),
+            s if s == c::SECTOR_SIZE_512_MIB => {
+                $f::<c::SectorShape512MiB $($(, $g)+)?>($($args),*)
+            }
+            s if s == c::SECTOR_SIZE_32_GIB => $f::<c::SectorShape32GiB $($(, $g)+)?>($($args),*),
+            s if s == c::SECTOR_SIZE_64_GIB => $f::<c::SectorShape64GiB $($(, $g)+)?>($($args),*),
             s => Err(bellows_core::Error::invalid(format!(
                 "sector size {s} bytes is not one of Filecoin's (2 KiB, 8 MiB, 512 MiB, 32 GiB, \
                  64 GiB)"

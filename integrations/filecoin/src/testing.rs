@@ -18,8 +18,14 @@ use filecoin_proofs_api::seal::{
     add_piece, seal_commit_phase1, seal_pre_commit_phase1, seal_pre_commit_phase2,
     SealCommitPhase1Output,
 };
-use filecoin_proofs_api::{RegisteredSealProof, SectorId, UnpaddedBytesAmount};
+use filecoin_proofs_api::{
+    post, PrivateReplicaInfo, RegisteredPoStProof, RegisteredSealProof, RegisteredUpdateProof,
+    SectorId, UnpaddedBytesAmount,
+};
 use rand_core::RngCore;
+
+use crate::post::PostInput;
+use crate::update::UpdateInput;
 
 use crate::shape::proofs_error;
 
@@ -132,13 +138,47 @@ pub fn lotus_bench_json(c1: &SealCommitPhase1Output, sector_num: u64) -> Vec<u8>
 /// [`crate::porep::setup`] (toxic waste from `rng`) and shared by every test process that asks
 /// for the same folder: the first makes them under an exclusive lock on `dir/.lock` (the others
 /// wait for it), then leaves a marker beside them, so that a setup interrupted half-way is made
-/// again rather than used. The 2 KiB PoRep circuit's take about 100 CPU-seconds and 1.1 GB;
-/// the tests of bellows-filecoin and bellows-serve share one folder under the target folder
-/// (`CARGO_TARGET_TMPDIR`), so that a CI run makes them once.
+/// again rather than used. Even the 2 KiB PoRep circuit's are costly to make (docs/filecoin.md,
+/// "Tests"), so the tests of bellows-filecoin, bellows-serve and the command line share one
+/// folder under the target folder (`CARGO_TARGET_TMPDIR`), and a CI run makes them once.
 pub fn shared_params(
     proof: RegisteredSealProof,
     dir: &Path,
     rng: &mut dyn RngCore,
+) -> Result<crate::CachePaths> {
+    shared(dir, crate::porep::cache_paths(proof, dir)?, || {
+        crate::porep::setup(proof, dir, &mut &mut *rng, true).map(drop)
+    })
+}
+
+/// [`shared_params`] for a PoSt circuit (WinningPoSt or WindowPoSt).
+pub fn shared_post_params(
+    proof: RegisteredPoStProof,
+    dir: &Path,
+    rng: &mut dyn RngCore,
+) -> Result<crate::CachePaths> {
+    shared(dir, crate::post::cache_paths(proof, dir)?, || {
+        crate::post::setup(proof, dir, &mut &mut *rng, true).map(drop)
+    })
+}
+
+/// [`shared_params`] for a SnapDeals (empty sector update) circuit.
+pub fn shared_update_params(
+    proof: RegisteredUpdateProof,
+    dir: &Path,
+    rng: &mut dyn RngCore,
+) -> Result<crate::CachePaths> {
+    shared(dir, crate::update::cache_paths(proof, dir)?, || {
+        crate::update::setup(proof, dir, &mut &mut *rng, true).map(drop)
+    })
+}
+
+/// The parameters `paths` in `dir`, made by `make` under the folder's lock unless a marker says
+/// an earlier process made them whole.
+fn shared(
+    dir: &Path,
+    paths: crate::CachePaths,
+    make: impl FnOnce() -> Result<()>,
 ) -> Result<crate::CachePaths> {
     use fs2::FileExt;
     std::fs::create_dir_all(dir).map_err(|e| {
@@ -152,10 +192,9 @@ pub fn shared_params(
         .map_err(|e| Error::io(format!("creating {}", lock_path.display()), e))?;
     lock.lock_exclusive()
         .map_err(|e| Error::io(format!("locking {}", lock_path.display()), e))?;
-    let paths = crate::porep::cache_paths(proof, dir)?;
     let marker = dir.join(format!("v28-{}.made", paths.id));
     if !marker.exists() {
-        crate::porep::setup(proof, dir, &mut &mut *rng, true)?;
+        make()?;
         std::fs::write(
             &marker,
             b"made by bellows_filecoin::testing::shared_params\n",
@@ -165,6 +204,97 @@ pub fn shared_params(
     // The lock is released when `lock` is closed.
     drop(lock);
     Ok(paths)
+}
+
+/// A PoSt of `proof` over the sealed sector `s` with challenge `randomness`: its vanilla proof
+/// as filecoin-proofs-api's `generate_single_vanilla_proof` makes it (what lotus and Curio send
+/// a SNARK prover).
+pub fn post_vanilla(
+    proof: RegisteredPoStProof,
+    s: &SealedSector,
+    randomness: [u8; 32],
+) -> Result<PostInput> {
+    let sid = SectorId::from(s.sector_id);
+    let challenges =
+        post::generate_fallback_sector_challenges(proof, &randomness, &[sid], s.prover_id)
+            .map_err(|e| proofs_error("generate_fallback_sector_challenges", e))?;
+    let replica = PrivateReplicaInfo::new(proof, s.c1.comm_r, s.cache.clone(), s.replica.clone());
+    let challenged = challenges
+        .get(&sid)
+        .ok_or_else(|| Error::invalid(format!("no challenges for sector {}", s.sector_id)))?;
+    let v = post::generate_single_vanilla_proof(proof, sid, &replica, challenged)
+        .map_err(|e| proofs_error("generate_single_vanilla_proof", e))?;
+    Ok(PostInput {
+        proof,
+        randomness,
+        prover_id: s.prover_id,
+        vanilla_proofs: vec![v],
+    })
+}
+
+/// The sealed sector `s` (of `seal`) updated with random data from `rng` by filecoin-proofs
+/// (`empty_sector_update_encode_into`, in the folder `dir`), and its vanilla partition proofs
+/// (`generate_partition_proofs`): a SnapDeals proof of `update` to make.
+pub fn update_sector(
+    s: &SealedSector,
+    seal: RegisteredSealProof,
+    update: RegisteredUpdateProof,
+    dir: &Path,
+    rng: &mut dyn RngCore,
+) -> Result<UpdateInput> {
+    use filecoin_proofs_api::update as api;
+    let io = |what: &str, e: std::io::Error| Error::io(format!("{what} in {}", dir.display()), e);
+    let cache = dir.join("cache");
+    std::fs::create_dir_all(&cache).map_err(|e| io("creating the update's cache", e))?;
+    let unpadded =
+        UnpaddedBytesAmount::from(filecoin_proofs::PaddedBytesAmount::from(seal.sector_size()));
+    let mut data = vec![0u8; u64::from(unpadded) as usize];
+    rng.fill_bytes(&mut data);
+    let staged = dir.join("staged");
+    let piece = {
+        let mut f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&staged)
+            .map_err(|e| io("creating the staged data", e))?;
+        add_piece(seal, &data[..], &mut f, unpadded, &[])
+            .map_err(|e| proofs_error("add_piece", e))?
+            .0
+    };
+    let replica = dir.join("replica");
+    std::fs::File::create(&replica)
+        .and_then(|f| f.set_len(u64::from(seal.sector_size())))
+        .map_err(|e| io("creating the updated replica", e))?;
+    let enc = api::empty_sector_update_encode_into(
+        update,
+        &replica,
+        &cache,
+        &s.replica,
+        &s.cache,
+        &staged,
+        &[piece],
+    )
+    .map_err(|e| proofs_error("empty_sector_update_encode_into", e))?;
+    let vanilla = api::generate_partition_proofs(
+        update,
+        s.c1.comm_r,
+        enc.comm_r_new,
+        enc.comm_d_new,
+        &s.replica,
+        &s.cache,
+        &replica,
+        &cache,
+    )
+    .map_err(|e| proofs_error("generate_partition_proofs", e))?;
+    Ok(UpdateInput {
+        proof: update,
+        vanilla_proofs: vanilla.into_iter().map(|p| p.0).collect(),
+        comm_r_old: s.c1.comm_r,
+        comm_r_new: enc.comm_r_new,
+        comm_d_new: enc.comm_d_new,
+    })
 }
 
 /// This process's CPU time so far (user + system, all threads), from `/proc/self/stat`

@@ -10,7 +10,6 @@
 use std::path::Path;
 
 use bellows_core::{Error, Result};
-use blstrs::Scalar as Fr;
 use filecoin_hashers::{Domain, Hasher};
 use filecoin_proofs::constants::DefaultPieceHasher;
 use filecoin_proofs::types::{MerkleTreeTrait, SectorUpdateConfig};
@@ -24,10 +23,9 @@ use storage_proofs_update::{
     PublicInputs, PublicParams, SetupParams,
 };
 
-use crate::params::CachePaths;
-use crate::prove::{self, ProofOutput, ProveConfig, SetupReport};
-use crate::shape::proofs_error;
-use crate::with_sector_shape;
+use crate::kind::{self, ProofKind};
+use crate::prove::{Instance, ProofOutput, ProveConfig};
+use crate::shape::{proofs_error, Shape};
 
 /// A sector update proof to make, from vanilla partition proofs.
 #[derive(Clone, Debug)]
@@ -45,13 +43,40 @@ pub struct UpdateInput {
 }
 
 /// The partition circuits of one update proof, with their public inputs.
-pub struct UpdateInstance<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> {
-    /// One circuit per partition.
-    pub circuits: Vec<EmptySectorUpdateCircuit<Tree>>,
-    /// Each partition's public inputs (the constant one not included).
-    pub public_inputs: Vec<Vec<Fr>>,
-    /// The circuit's parameter-cache identifier.
-    pub cache_id: String,
+pub type UpdateInstance<Tree> = Instance<EmptySectorUpdateCircuit<Tree>>;
+
+/// SnapDeals as a proof kind: the empty-sector-update circuits of vanilla partition proofs.
+pub(crate) struct Update;
+
+impl ProofKind for Update {
+    type Proof = RegisteredUpdateProof;
+    type Input = UpdateInput;
+    type Circuit<Tree: Shape> = EmptySectorUpdateCircuit<Tree>;
+    type Blank<Tree: Shape> = EmptySectorUpdateCircuit<Tree>;
+
+    fn proof(input: &UpdateInput) -> RegisteredUpdateProof {
+        input.proof
+    }
+
+    fn cache_id<Tree: Shape>(proof: RegisteredUpdateProof) -> Result<String> {
+        Ok(id_of::<Tree>(&public_params(proof)))
+    }
+
+    fn blank<Tree: Shape>(proof: RegisteredUpdateProof) -> Result<EmptySectorUpdateCircuit<Tree>> {
+        Ok(<EmptySectorUpdateCompound<Tree> as CompoundProof<
+            EmptySectorUpdate<Tree>,
+            EmptySectorUpdateCircuit<Tree>,
+        >>::blank_circuit(&public_params(proof)))
+    }
+
+    fn instance<Tree: Shape>(input: &UpdateInput) -> Result<UpdateInstance<Tree>> {
+        instance::<Tree>(input)
+    }
+}
+
+/// The circuit's public parameters for `proof`'s sector size.
+fn public_params(proof: RegisteredUpdateProof) -> PublicParams {
+    PublicParams::from_sector_size(u64::from(proof.sector_size()))
 }
 
 fn id_of<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(pp: &PublicParams) -> String {
@@ -61,22 +86,7 @@ fn id_of<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(pp: &PublicParam
     >>::cache_identifier(pp)
 }
 
-/// The parameter-cache identifier of `proof`'s circuit.
-pub fn cache_id(proof: RegisteredUpdateProof) -> Result<String> {
-    fn inner<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
-        proof: RegisteredUpdateProof,
-    ) -> Result<String> {
-        Ok(id_of::<Tree>(&PublicParams::from_sector_size(u64::from(
-            proof.sector_size(),
-        ))))
-    }
-    with_sector_shape!(u64::from(proof.sector_size()), inner, proof)
-}
-
-/// The cache files of `proof`'s circuit in `dir`.
-pub fn cache_paths(proof: RegisteredUpdateProof, dir: &Path) -> Result<CachePaths> {
-    Ok(CachePaths::new(dir, &cache_id(proof)?))
-}
+kind::kind_api!(Update, RegisteredUpdateProof);
 
 /// Builds the partition circuits of `input` for the sector shape `Tree`.
 pub fn instance<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
@@ -97,19 +107,11 @@ fn instance_checked<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
             input.vanilla_proofs.len()
         )));
     }
-    let vanilla: Vec<PartitionProof<Tree>> = input
-        .vanilla_proofs
-        .iter()
-        .enumerate()
-        .map(|(i, b)| {
-            bincode::deserialize(b).map_err(|e| {
-                Error::malformed(
-                    format!("vanilla partition proof {i}"),
-                    format!("not a {:?} partition proof: {e}", input.proof),
-                )
-            })
-        })
-        .collect::<Result<_>>()?;
+    let vanilla: Vec<PartitionProof<Tree>> = kind::decode_vanilla(
+        &input.vanilla_proofs,
+        "vanilla partition proof",
+        input.proof,
+    )?;
     let domain = |b: &[u8; 32], what: &str| {
         <TreeRHasher as Hasher>::Domain::try_from_bytes(b)
             .map_err(|e| proofs_error(&format!("{what} is not a field element"), e))
@@ -145,25 +147,13 @@ fn instance_checked<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
             ),
         ));
     }
-    let mut circuits = Vec::with_capacity(partitions);
-    let mut public_inputs = Vec::with_capacity(partitions);
-    for (k, p) in vanilla.iter().enumerate() {
-        circuits.push(
-            <EmptySectorUpdateCompound<Tree> as CompoundProof<
-                EmptySectorUpdate<Tree>,
-                EmptySectorUpdateCircuit<Tree>,
-            >>::circuit(&pub_inputs, (), p, &pp.vanilla_params, Some(k))
-            .map_err(|e| proofs_error(&format!("partition {k}"), e))?,
-        );
-        public_inputs.push(
-            <EmptySectorUpdateCompound<Tree> as CompoundProof<
-                EmptySectorUpdate<Tree>,
-                EmptySectorUpdateCircuit<Tree>,
-            >>::generate_public_inputs(&pub_inputs, &pp.vanilla_params, Some(k))
-            .map_err(|e| proofs_error(&format!("public inputs of partition {k}"), e))?,
-        );
-    }
-    Ok(UpdateInstance {
+    let (circuits, public_inputs) =
+        kind::partition_circuits::<
+            EmptySectorUpdate<Tree>,
+            EmptySectorUpdateCircuit<Tree>,
+            EmptySectorUpdateCompound<Tree>,
+        >(&pub_inputs, &pub_inputs, &vanilla, &pp.vanilla_params, "")?;
+    Ok(Instance {
         circuits,
         public_inputs,
         cache_id: id_of::<Tree>(&pp.vanilla_params),
@@ -176,62 +166,5 @@ pub fn prove_update(
     params_dir: &Path,
     cfg: &ProveConfig,
 ) -> Result<ProofOutput> {
-    fn inner<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
-        input: &UpdateInput,
-        dir: &Path,
-        cfg: &ProveConfig,
-    ) -> Result<ProofOutput> {
-        prove::build_and_prove(
-            &format!("{:?}", input.proof),
-            || {
-                let inst = instance::<Tree>(input)?;
-                Ok(prove::Built {
-                    circuits: inst.circuits,
-                    public_inputs: inst.public_inputs,
-                    cache_id: inst.cache_id,
-                })
-            },
-            dir,
-            cfg,
-        )
-    }
-    with_sector_shape!(
-        u64::from(input.proof.sector_size()),
-        inner,
-        input,
-        params_dir,
-        cfg
-    )
-}
-
-/// TEST parameters for `proof`'s circuit, written into `dir` under filecoin-proofs' names (see
-/// [`prove::setup_circuit`]).
-pub fn setup<R: rand_core::RngCore>(
-    proof: RegisteredUpdateProof,
-    dir: &Path,
-    rng: &mut R,
-    force: bool,
-) -> Result<(CachePaths, SetupReport)> {
-    fn inner<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
-        proof: RegisteredUpdateProof,
-        dir: &Path,
-        rng: &mut dyn rand_core::RngCore,
-        force: bool,
-    ) -> Result<(CachePaths, SetupReport)> {
-        let pp = PublicParams::from_sector_size(u64::from(proof.sector_size()));
-        let id = id_of::<Tree>(&pp);
-        let blank = <EmptySectorUpdateCompound<Tree> as CompoundProof<
-            EmptySectorUpdate<Tree>,
-            EmptySectorUpdateCircuit<Tree>,
-        >>::blank_circuit(&pp);
-        prove::setup_circuit(blank, &id, dir, u64::from(proof.sector_size()), rng, force)
-    }
-    with_sector_shape!(
-        u64::from(proof.sector_size()),
-        inner,
-        proof,
-        dir,
-        rng as &mut dyn rand_core::RngCore,
-        force
-    )
+    kind::prove::<Update>(input, params_dir, cfg)
 }

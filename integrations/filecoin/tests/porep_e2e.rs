@@ -8,8 +8,8 @@
 //! the same partition. The setup is made once per target folder and shared with bellows-serve's
 //! PoRep tests (`common::shared_porep_params`, under a file lock, in `CARGO_TARGET_TMPDIR`). The
 //! parameters are loaded without subgroup checks (they were written by a test a moment earlier;
-//! the checked loads are tested on small files in tests/post.rs and the CLI's tests). What it costs on 2 cores is in docs/filecoin.md
-//! ("Tests"). Set `BELLOWS_FILECOIN_SKIP_E2E=1` to skip it locally; with `CI=true` it always
+//! the checked loads are tested on small files in tests/post.rs and the CLI's tests). What it
+//! costs on 2 cores is in docs/filecoin.md ("Tests"). Set `BELLOWS_FILECOIN_SKIP_E2E=1` to skip it locally; with `CI=true` it always
 //! runs. The C1 error cases (truncated, another sector size or version) are in tests/c1.rs.
 
 mod common;

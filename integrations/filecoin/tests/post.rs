@@ -13,31 +13,15 @@ use bellows_core::groth16::prover::{prove_one_with_randomness, ProvingKey};
 use bellows_core::groth16::Parameters;
 use bellows_filecoin::filecoin_proofs::constants::SectorShape2KiB;
 use bellows_filecoin::filecoin_proofs_api::{
-    post, PrivateReplicaInfo, PublicReplicaInfo, RegisteredPoStProof, SectorId,
+    post, PublicReplicaInfo, RegisteredPoStProof, SectorId,
 };
-use bellows_filecoin::post::{instance, prove_post, setup, PostInput};
+use bellows_filecoin::post::{instance, partition_instance, prove_post, setup};
+use bellows_filecoin::prove::prove_instance;
 use bellows_filecoin::{params, Check, ProveConfig};
 use blstrs::{Bls12, Scalar};
-use common::{params_dir, sealed};
+use common::{params_dir, post_input, sealed, RANDOMNESS};
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
-
-const RANDOMNESS: [u8; 32] = [9u8; 32];
-
-fn vanilla(proof: RegisteredPoStProof) -> PostInput {
-    let s = sealed();
-    let sid = SectorId::from(s.sector_id);
-    let challenges =
-        post::generate_fallback_sector_challenges(proof, &RANDOMNESS, &[sid], s.prover_id).unwrap();
-    let replica = PrivateReplicaInfo::new(proof, s.c1.comm_r, s.cache.clone(), s.replica.clone());
-    let v = post::generate_single_vanilla_proof(proof, sid, &replica, &challenges[&sid]).unwrap();
-    PostInput {
-        proof,
-        randomness: RANDOMNESS,
-        prover_id: s.prover_id,
-        vanilla_proofs: vec![v],
-    }
-}
 
 fn replicas(proof: RegisteredPoStProof) -> BTreeMap<SectorId, PublicReplicaInfo> {
     let s = sealed();
@@ -85,7 +69,7 @@ fn winning_and_window_post_2kib() {
             report.num_inputs,
             report.setup_time
         );
-        let input = vanilla(proof);
+        let input = post_input(proof);
 
         // Bellows' proof through the pipeline, verified by filecoin-proofs.
         let mut cfg = ProveConfig::new(cpu.clone());
@@ -125,6 +109,33 @@ fn winning_and_window_post_2kib() {
             )
             .unwrap();
             assert!(verify(proof, &fp[0].1));
+
+            // One partition as Curio asks for it (generate_single_window_post_with_vanilla):
+            // the same statement as partition 0 of the whole PoSt, and its proof is the
+            // deadline's proof when the deadline has one partition.
+            let part = partition_instance::<SectorShape2KiB>(&input, 0).unwrap();
+            assert_eq!(part.public_inputs, inst.public_inputs);
+            let single = prove_instance(
+                "partition",
+                &part.cache_id,
+                part.circuits,
+                &part.public_inputs,
+                &dir,
+                &cfg,
+                None,
+            )
+            .unwrap();
+            assert!(verify(proof, &single.proof), "a single partition verifies");
+            // WindowPoSt V1_2 challenges do not depend on where the sector sits in the
+            // deadline: partition 3's statement over the same sector is the same.
+            let third = partition_instance::<SectorShape2KiB>(&input, 3).unwrap();
+            assert_eq!(third.public_inputs, inst.public_inputs);
+            let winning = post_input(RegisteredPoStProof::StackedDrgWinning2KiBV1);
+            let e = partition_instance::<SectorShape2KiB>(&winning, 0)
+                .err()
+                .unwrap()
+                .to_string();
+            assert!(e.contains("not a WindowPoSt"), "{e}");
         }
     }
 }
@@ -133,14 +144,14 @@ fn winning_and_window_post_2kib() {
 #[test]
 fn bad_vanilla_proofs_are_named() {
     let proof = RegisteredPoStProof::StackedDrgWinning2KiBV1;
-    let mut input = vanilla(proof);
+    let mut input = post_input(proof);
     input.vanilla_proofs[0].truncate(100);
     let e = instance::<SectorShape2KiB>(&input)
         .err()
         .unwrap()
         .to_string();
     assert!(e.contains("vanilla proof 0"), "{e}");
-    let mut input = vanilla(proof);
+    let mut input = post_input(proof);
     input.randomness = [8u8; 32];
     let e = instance::<SectorShape2KiB>(&input)
         .err()

@@ -15,71 +15,13 @@ use std::sync::Arc;
 use bellows_core::groth16::prover::{prove_one_with_randomness, ProvingKey};
 use bellows_core::groth16::Parameters;
 use bellows_filecoin::filecoin_proofs::constants::SectorShape2KiB;
-use bellows_filecoin::filecoin_proofs_api::{
-    seal, update, RegisteredUpdateProof, UnpaddedBytesAmount,
-};
-use bellows_filecoin::update::{instance, prove_update, setup, UpdateInput};
+use bellows_filecoin::filecoin_proofs_api::update;
+use bellows_filecoin::update::{instance, prove_update, setup};
 use bellows_filecoin::{params, Check, ProveConfig};
 use blstrs::{Bls12, Scalar};
-use common::{params_dir, sealed, work_dir, PROOF};
+use common::{params_dir, updated_sector, UPDATE};
 use rand_chacha::ChaCha20Rng;
-use rand_core::{RngCore, SeedableRng};
-
-const UPDATE: RegisteredUpdateProof = RegisteredUpdateProof::StackedDrg2KiBV1;
-
-fn updated_sector() -> UpdateInput {
-    let s = sealed();
-    let d = work_dir().join("update");
-    std::fs::create_dir_all(d.join("cache")).unwrap();
-    let staged = d.join("staged");
-    let mut data = vec![0u8; 2032];
-    ChaCha20Rng::seed_from_u64(77).fill_bytes(&mut data);
-    let piece = {
-        let mut f = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&staged)
-            .unwrap();
-        seal::add_piece(PROOF, &data[..], &mut f, UnpaddedBytesAmount(2032), &[])
-            .unwrap()
-            .0
-    };
-    let replica = d.join("replica");
-    std::fs::File::create(&replica)
-        .unwrap()
-        .set_len(2048)
-        .unwrap();
-    let enc = update::empty_sector_update_encode_into(
-        UPDATE,
-        &replica,
-        d.join("cache"),
-        &s.replica,
-        &s.cache,
-        &staged,
-        &[piece],
-    )
-    .unwrap();
-    let vanilla = update::generate_partition_proofs(
-        UPDATE,
-        s.c1.comm_r,
-        enc.comm_r_new,
-        enc.comm_d_new,
-        &s.replica,
-        &s.cache,
-        &replica,
-        d.join("cache"),
-    )
-    .unwrap();
-    UpdateInput {
-        proof: UPDATE,
-        vanilla_proofs: vanilla.into_iter().map(|p| p.0).collect(),
-        comm_r_old: s.c1.comm_r,
-        comm_r_new: enc.comm_r_new,
-        comm_d_new: enc.comm_d_new,
-    }
-}
+use rand_core::SeedableRng;
 
 #[test]
 fn snapdeals_update_2kib() {

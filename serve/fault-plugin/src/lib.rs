@@ -14,7 +14,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use bellows_core::{
+use bellows_backend_api::{
     backend::G1PhaseInput, layout::G1Jacobian, Backend, BackendConfig, BackendInfo, Error, Result,
 };
 use bellows_cpu::CpuBackend;
@@ -76,7 +76,7 @@ impl FaultyBackend {
     }
 }
 
-bellows_core::forward_primitives!(FaultyBackend, inner);
+bellows_backend_api::forward_primitives!(FaultyBackend, inner);
 
 impl Backend for FaultyBackend {
     fn info(&self) -> BackendInfo {
@@ -110,4 +110,4 @@ impl Backend for FaultyBackend {
     }
 }
 
-bellows_core::export_backend!(FaultyBackend::with_config);
+bellows_backend_api::export_backend!(FaultyBackend::with_config);

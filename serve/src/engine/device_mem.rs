@@ -103,6 +103,16 @@ impl DeviceMem {
                 .sum::<u64>()
     }
 
+    /// Partitions on this device now that use the parameters with `digest`.
+    pub(crate) fn users(&self, digest: &ParamsDigest) -> usize {
+        self.points.get(digest).map_or(0, |p| p.users)
+    }
+
+    /// Whether this device runs the G2 MSM (its points count b_g2 in G2).
+    pub(crate) fn g2_on_device(&self) -> bool {
+        self.g2_on_device
+    }
+
     /// The most bytes ever held at once.
     pub(crate) fn peak(&self) -> u64 {
         self.peak

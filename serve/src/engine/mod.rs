@@ -37,6 +37,7 @@
 
 mod device_mem;
 mod fleet;
+mod jobs;
 mod queue;
 mod status;
 mod types;
@@ -56,7 +57,6 @@ use bellows_core::{
     pce::Pce,
     pipeline::{partition_bytes_of, ByteBudget},
 };
-use prost::Message;
 
 use crate::{
     error::{Result, ServeError},
@@ -64,13 +64,14 @@ use crate::{
     metrics::Metrics,
     params::{ParamsCache, ParamsEntry},
     proto,
-    store::{JobId, JobRecord, JobState, JobStore, NewJob},
+    store::{JobId, JobRecord, JobState, JobStore},
 };
 
 use queue::Sched;
 
 pub use device_mem::points_bytes;
 pub use fleet::FleetConfig;
+pub use jobs::Submitted;
 pub use types::{DeviceSpec, EngineConfig, Event, JobSnapshot, Observer};
 
 /// A job in the engine.
@@ -82,12 +83,17 @@ pub(crate) struct JobRt {
     /// Set when the job is cancelled or failed: its partitions are dropped.
     pub(crate) stopped: AtomicBool,
     pub(crate) submitted: Instant,
+    /// The identity that submitted it ([`crate::identity`]).
+    pub(crate) owner: String,
+    /// Its partitions' witnesses run on every core: at most two per device are held at once
+    /// (see [`queue::Sched::paced_fits`]).
+    pub(crate) paced: bool,
     progress: Mutex<JobSnapshot>,
     watch: tokio::sync::watch::Sender<JobSnapshot>,
 }
 
 impl JobRt {
-    fn snapshot(&self) -> JobSnapshot {
+    pub(crate) fn snapshot(&self) -> JobSnapshot {
         self.progress
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -106,20 +112,40 @@ pub(crate) struct DeviceRt {
     trim: Mutex<(bool, Instant)>,
     partitions: AtomicU64,
     errors: AtomicU64,
+    /// The jobs of the partitions on the device now (one entry per partition).
+    running: Mutex<Vec<JobId>>,
 }
 
 impl DeviceRt {
-    fn enter(&self) {
+    fn enter(&self, job: JobId) {
         let mut b = self.busy.lock().unwrap_or_else(|e| e.into_inner());
         if b.0 == 0 {
             b.1 = Some(Instant::now());
         }
         b.0 += 1;
         self.trim.lock().unwrap_or_else(|e| e.into_inner()).0 = true;
+        self.running
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(job);
+    }
+
+    /// The jobs with a partition on the device now, oldest first.
+    pub(crate) fn running_jobs(&self) -> Vec<JobId> {
+        self.running
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// Leaves the device; returns the busy seconds to add to the metrics (when it goes idle).
-    fn leave(&self) -> f64 {
+    fn leave(&self, job: JobId) -> f64 {
+        {
+            let mut r = self.running.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(i) = r.iter().position(|j| *j == job) {
+                r.remove(i);
+            }
+        }
         let mut b = self.busy.lock().unwrap_or_else(|e| e.into_inner());
         b.0 = b.0.saturating_sub(1);
         if b.0 == 0 {
@@ -180,6 +206,12 @@ pub(crate) struct Shared {
     pub(crate) started: Instant,
     /// Set when the daemon is a node of a fleet ([`fleet`]).
     pub(crate) fleet: Option<fleet::Fleet>,
+    /// Jobs that ended here but whose end the store has not recorded yet (its write failed:
+    /// a full disk, a store that is down), with that end: what Await and Status report until
+    /// [`Shared::retry_unjournaled`] writes it.
+    pub(crate) unjournaled: Mutex<HashMap<JobId, (JobState, Option<String>)>>,
+    /// Idempotency keys being submitted now ([`jobs::KeysInFlight`]).
+    pub(crate) keys: jobs::KeysInFlight,
 }
 
 /// Host bytes of one partition of a job with parameters `entry` (also what its device
@@ -235,8 +267,8 @@ impl Shared {
                 format!(
                     "{} {} (needs {})",
                     self.devices[i].spec.label,
-                    crate::config::format_bytes(q.mem[i].budget().unwrap_or(u64::MAX)),
-                    crate::config::format_bytes(q.mem[i].need_alone(entry, bytes))
+                    crate::config::format_budget(q.mem[i].budget()),
+                    bellows_core::units::format_bytes(q.mem[i].need_alone(entry, bytes))
                 )
             })
             .collect();
@@ -244,16 +276,33 @@ impl Shared {
             "a partition of this job does not fit any device's memory budget: it needs its \
              data ({}) and its parameters' points on the device; budgets: {} \
              (--device-memory-budget)",
-            crate::config::format_bytes(bytes),
+            bellows_core::units::format_bytes(bytes),
             budgets.join(", ")
         )))
     }
 
-    /// Returns a partition's bytes to the budget and wakes the synthesis workers.
+    /// Returns `bytes` (of partitions already taken off the paced count) to the budget and
+    /// wakes the synthesis workers.
     pub(crate) fn release(&self, bytes: u64) {
         let _g = self.lock_sched();
         self.budget.release(bytes);
         self.syn_cv.notify_all();
+    }
+
+    /// Returns one partition of `job`'s bytes to the budget (and to the paced count) and wakes
+    /// the synthesis workers.
+    pub(crate) fn release_partition(&self, job: &JobRt) {
+        let mut q = self.lock_sched();
+        q.unpace(job);
+        self.budget.release(job.bytes_per_partition);
+        drop(q);
+        self.syn_cv.notify_all();
+    }
+
+    /// Devices that take first attempts (not fallbacks): what a paced job's two partitions per
+    /// device are counted against.
+    pub(crate) fn first_devices(&self) -> usize {
+        self.devices.iter().filter(|d| !d.spec.fallback).count()
     }
 
     pub(crate) fn update_gauges(&self) {
@@ -264,6 +313,8 @@ impl Shared {
             (s.waiting_len(), s.ready_len(), mem)
         };
         self.metrics.set_queued(w, r);
+        self.metrics
+            .set_active_jobs(self.jobs.lock().unwrap_or_else(|e| e.into_inner()).len());
         for (d, (budget, reserved)) in self.devices.iter().zip(mem) {
             self.metrics
                 .set_device_memory(&d.spec.label, budget, reserved);
@@ -297,8 +348,22 @@ impl Shared {
         {
             Ok(r) => r,
             Err(e) => {
+                // The job ended all the same: clients are told so from memory, and the journal
+                // is written again until it takes it (a daemon restarted meanwhile resumes the
+                // job, as the journal still has it unfinished).
                 self.metrics.error("store");
-                tracing::error!("job {}: journaling its end failed: {e}", job.id);
+                tracing::error!(
+                    "job {}: journaling its end failed ({e}); retrying in the background",
+                    job.id
+                );
+                let error = match &error {
+                    Some(m) => format!("{m} (the journal could not record this yet: {e})"),
+                    None => format!("(the journal could not record its end yet: {e})"),
+                };
+                self.unjournaled
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(job.id, (state, Some(error)));
                 true
             }
         };
@@ -321,6 +386,64 @@ impl Shared {
         if recorded {
             self.emit(Event::JobFinished { job: job.id, state });
         }
+    }
+
+    /// The job `id` in memory (queued or running here), if it is.
+    pub(crate) fn live_job(&self, id: JobId) -> Option<Arc<JobRt>> {
+        self.jobs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&id)
+            .cloned()
+    }
+
+    /// A stored job's state and error, or the end it had here when the journal could not
+    /// record it yet.
+    pub(crate) fn end_of(&self, rec: &JobRecord) -> (JobState, Option<String>) {
+        if !rec.state.is_finished() {
+            if let Some(end) = self
+                .unjournaled
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get(&rec.id)
+            {
+                return end.clone();
+            }
+        }
+        (rec.state, rec.error.clone())
+    }
+
+    /// Writes the ends that the journal did not take; returns how many are still missing.
+    pub(crate) fn retry_unjournaled(&self) -> usize {
+        let pending: Vec<(JobId, (JobState, Option<String>))> = self
+            .unjournaled
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .map(|(k, v)| (*k, v.clone()))
+            .collect();
+        for (id, (state, error)) in pending {
+            match self
+                .store
+                .finish_job(id, state, error.as_deref(), unix_now())
+            {
+                Ok(_) => {
+                    tracing::info!("job {id}: its end is journaled now");
+                    self.unjournaled
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .remove(&id);
+                }
+                Err(e) => {
+                    self.metrics.error("store");
+                    tracing::debug!("job {id}: journaling its end failed again: {e}");
+                }
+            }
+        }
+        self.unjournaled
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .len()
     }
 
     /// The local side of a job's end that was recorded elsewhere (by a fleet's store, or
@@ -363,9 +486,11 @@ impl Shared {
         entry: Arc<ParamsEntry>,
         state: JobState,
         done: u32,
-        total: u32,
+        owner: &str,
     ) -> Arc<JobRt> {
+        let total = spec.partitions;
         let bytes = job_partition_bytes(&entry);
+        let paced = spec.kind.witness_on_every_core() && self.cfg.pce_dir.is_some();
         let snap = JobSnapshot {
             id,
             state,
@@ -379,6 +504,8 @@ impl Shared {
             params: entry,
             stopped: AtomicBool::new(false),
             submitted: Instant::now(),
+            owner: owner.to_string(),
+            paced,
             progress: Mutex::new(snap.clone()),
             watch: tokio::sync::watch::Sender::new(snap),
             spec,
@@ -443,6 +570,7 @@ impl Engine {
         }
         let mut mem = Vec::with_capacity(devices.len());
         for (i, d) in devices.iter().enumerate() {
+            metrics.add_device(&d.label);
             let info = d.backend.info();
             let g2_on_device =
                 d.g2.on_backend(&info.capabilities, &info.name)
@@ -475,9 +603,14 @@ impl Engine {
                 trim: Mutex::new((false, Instant::now())),
                 partitions: AtomicU64::new(0),
                 errors: AtomicU64::new(0),
+                running: Mutex::new(Vec::new()),
             })
             .collect();
-        let params = ParamsCache::new(params_budget, cfg.params_dirs.clone());
+        let params = ParamsCache::new(
+            params_budget,
+            crate::params::ParamsDirs::new(&cfg.params_dirs),
+        )
+        .with_check(cfg.params_check);
         let fleet = match &cfg.fleet {
             Some(fc) => Some(fleet::Fleet::new(
                 fc.clone(),
@@ -506,6 +639,8 @@ impl Engine {
             pces: Mutex::new(HashMap::new()),
             shutdown: AtomicBool::new(false),
             started: Instant::now(),
+            unjournaled: Mutex::new(HashMap::new()),
+            keys: jobs::KeysInFlight::default(),
         });
         let (fin_tx, fin_rx) = mpsc::channel();
         let fin_rx = Arc::new(Mutex::new(fin_rx));
@@ -516,19 +651,35 @@ impl Engine {
                 .spawn(f)
                 .map_err(|e| ServeError::io("starting an engine thread", e))
         };
-        for i in 0..shared.cfg.synthesis_workers {
+        // One synthesis worker and one worker per device (of a backend that takes concurrent
+        // calls) more, for CRITICAL partitions only: a WinningPoSt never waits for a worker
+        // busy with a long partition (docs/curio.md, "Priorities").
+        for i in 0..=shared.cfg.synthesis_workers {
+            let urgent = i == shared.cfg.synthesis_workers;
             let s = shared.clone();
             threads.push(spawn(
-                format!("bellows-syn-{i}"),
-                Box::new(move || workers::synthesis_loop(&s)),
+                if urgent {
+                    "bellows-syn-urgent".into()
+                } else {
+                    format!("bellows-syn-{i}")
+                },
+                Box::new(move || workers::synthesis_loop(&s, urgent)),
             )?);
         }
         for d in 0..shared.devices.len() {
-            for w in 0..shared.devices[d].workers {
+            let dev = &shared.devices[d];
+            let urgent_worker =
+                !dev.spec.fallback && dev.spec.backend.info().capabilities.concurrent;
+            for w in 0..dev.workers + usize::from(urgent_worker) {
+                let urgent = w == dev.workers;
                 let (s, tx) = (shared.clone(), fin_tx.clone());
                 threads.push(spawn(
-                    format!("bellows-dev-{d}-{w}"),
-                    Box::new(move || workers::device_loop(&s, d, &tx)),
+                    if urgent {
+                        format!("bellows-dev-{d}-urgent")
+                    } else {
+                        format!("bellows-dev-{d}-{w}")
+                    },
+                    Box::new(move || workers::device_loop(&s, d, &tx, urgent)),
                 )?);
             }
         }
@@ -567,284 +718,6 @@ impl Engine {
     /// The store.
     pub fn store(&self) -> &Arc<dyn JobStore> {
         &self.shared.store
-    }
-
-    /// Checks a request, resolves its parameters (hashing the file the first time), journals it
-    /// and queues its partitions. Returns once the job is durable.
-    pub fn submit(&self, req: &proto::SubmitRequest) -> Result<JobId> {
-        let spec = JobSpec::from_request(req, &self.shared.cfg.limits)?;
-        #[cfg(feature = "filecoin")]
-        if let crate::job::JobKind::Porep(p) = &spec.kind {
-            p.check_params_present()?;
-        }
-        let entry = self
-            .shared
-            .params
-            .resolve(&spec.params_path, spec.params_digest.as_ref())?;
-        spec.check_params(&entry.shape)?;
-        let log_domain = spec.log_domain(&entry.shape);
-        if log_domain > self.shared.cfg.limits.max_log_domain {
-            return Err(ServeError::invalid(format!(
-                "a circuit of domain 2^{log_domain} is above this daemon's limit of 2^{}",
-                self.shared.cfg.limits.max_log_domain
-            )));
-        }
-        self.shared
-            .check_device_fit(&entry, job_partition_bytes(&entry))?;
-        let active = match &self.shared.fleet {
-            // A fleet's limit is the store's: jobs queued or running anywhere.
-            Some(_) => {
-                let c = self.shared.store.counts()?;
-                (c.by_state[0] + c.by_state[1]) as usize
-            }
-            None => self
-                .shared
-                .jobs
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .len(),
-        };
-        if active >= self.shared.cfg.limits.max_active_jobs {
-            return Err(ServeError::Busy(format!(
-                "{active} jobs are queued or running, this daemon's limit"
-            )));
-        }
-        // Journal the request with the digest it was accepted with, so that a restart proves
-        // with the same parameters or fails the job.
-        let mut stored = req.clone();
-        stored.params_digest = entry.digest.to_vec();
-        stored.params_path = entry.path.display().to_string();
-        let bytes = stored.encode_to_vec();
-        let label = spec.label();
-        let id = self.shared.store.insert_job(&NewJob {
-            priority: spec.priority,
-            partitions: spec.partitions,
-            request: &bytes,
-            label: &label,
-            now: unix_now(),
-            kind: spec.kind.name(),
-            params_digest: &entry.digest,
-            log_domain,
-        })?;
-        tracing::info!("job {id} accepted: {label}, priority {}", spec.priority);
-        match &self.shared.fleet {
-            // The fleet's claimers (this node's among them) take it from the store.
-            Some(f) => f.poke(),
-            None => self.enqueue(id, spec, entry, &[]),
-        }
-        Ok(id)
-    }
-
-    /// Queues every unfinished job of the store again (at start): partitions already stored are
-    /// kept, the others run. Returns how many jobs were resumed.
-    pub fn recover(&self) -> Result<usize> {
-        if self.shared.fleet.is_some() {
-            // In a fleet, unfinished jobs are everyone's: nothing to queue here (the claimer
-            // gave back what a previous run of this node held before its first claim).
-            return Ok(0);
-        }
-        let jobs = self.shared.store.unfinished_jobs()?;
-        let n = jobs.len();
-        for rec in jobs {
-            let resumed = (|| -> Result<(JobSpec, Arc<ParamsEntry>, Vec<u32>)> {
-                let req = proto::SubmitRequest::decode(&rec.request[..])
-                    .map_err(|e| ServeError::Store(format!("job {}: request: {e}", rec.id)))?;
-                let spec = JobSpec::from_request(&req, &self.shared.cfg.limits)?;
-                let entry = self
-                    .shared
-                    .params
-                    .resolve(&spec.params_path, spec.params_digest.as_ref())?;
-                spec.check_params(&entry.shape)?;
-                self.shared
-                    .check_device_fit(&entry, job_partition_bytes(&entry))?;
-                let done = self
-                    .shared
-                    .store
-                    .partitions(rec.id)?
-                    .iter()
-                    .map(|p| p.index)
-                    .collect();
-                Ok((spec, entry, done))
-            })();
-            match resumed {
-                Ok((spec, entry, done)) => {
-                    tracing::info!(
-                        "job {} resumed: {} of {} partitions already proved",
-                        rec.id,
-                        done.len(),
-                        spec.partitions
-                    );
-                    self.enqueue(rec.id, spec, entry, &done);
-                }
-                Err(e) => {
-                    tracing::error!("job {} cannot be resumed: {e}", rec.id);
-                    self.shared.store.finish_job(
-                        rec.id,
-                        JobState::Failed,
-                        Some(&format!("cannot be resumed after a restart: {e}")),
-                        unix_now(),
-                    )?;
-                }
-            }
-        }
-        Ok(n)
-    }
-
-    fn enqueue(&self, id: JobId, spec: JobSpec, entry: Arc<ParamsEntry>, done: &[u32]) {
-        let state = if done.is_empty() {
-            JobState::Queued
-        } else {
-            JobState::Running
-        };
-        let total = spec.partitions;
-        let job = self
-            .shared
-            .job_rt(id, spec, entry, state, done.len() as u32, total);
-        self.shared
-            .jobs
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(id, job.clone());
-        if done.len() as u32 >= job.spec.partitions {
-            // Every partition was stored before the crash; only the job's end was not.
-            self.shared.finish(&job, JobState::Done, None);
-            return;
-        }
-        {
-            let mut s = self.shared.lock_sched();
-            for p in 0..job.spec.partitions {
-                if !done.contains(&p) {
-                    s.push_waiting(job.clone(), p, 0, 0);
-                }
-            }
-        }
-        self.shared.syn_cv.notify_all();
-        self.shared.update_gauges();
-    }
-
-    /// Follows job `id`.
-    pub fn watch(&self, id: JobId) -> Result<JobWatch> {
-        if let Some(f) = &self.shared.fleet {
-            return fleet::watch(&self.shared, f, id);
-        }
-        if let Some(j) = self
-            .shared
-            .jobs
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&id)
-        {
-            return Ok(JobWatch::Live(j.watch.subscribe()));
-        }
-        match self.shared.store.job(id)? {
-            Some(r) if r.state.is_finished() => Ok(JobWatch::Finished(r)),
-            // Journaled but not (yet) in memory: only between insert and enqueue of a submit.
-            Some(r) => Ok(JobWatch::Finished(r)),
-            None => Err(ServeError::NoSuchJob(id)),
-        }
-    }
-
-    /// The current progress of job `id` (from memory while it runs, else from the store).
-    pub fn snapshot(&self, id: JobId) -> Result<JobSnapshot> {
-        if self.shared.fleet.is_some() {
-            return fleet::snapshot(&self.shared, id);
-        }
-        if let Some(j) = self
-            .shared
-            .jobs
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&id)
-        {
-            return Ok(j.snapshot());
-        }
-        let r = self
-            .shared
-            .store
-            .job(id)?
-            .ok_or(ServeError::NoSuchJob(id))?;
-        let done = self.shared.store.partitions(id)?.len() as u32;
-        Ok(JobSnapshot {
-            id,
-            state: r.state,
-            done,
-            total: r.partitions,
-            error: r.error,
-        })
-    }
-
-    /// Cancels job `id`; returns its state afterwards (a finished job stays as it was).
-    pub fn cancel(&self, id: JobId) -> Result<JobState> {
-        if let Some(f) = &self.shared.fleet {
-            return fleet::cancel(&self.shared, f, id);
-        }
-        let job = self
-            .shared
-            .jobs
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&id)
-            .cloned();
-        match job {
-            Some(j) => {
-                self.shared.finish(
-                    &j,
-                    JobState::Cancelled,
-                    Some("cancelled by a client".into()),
-                );
-                Ok(self.snapshot(id)?.state)
-            }
-            None => Ok(self
-                .shared
-                .store
-                .job(id)?
-                .ok_or(ServeError::NoSuchJob(id))?
-                .state),
-        }
-    }
-
-    /// Reads a parameters file and makes it resident on every device (not on fallbacks).
-    pub fn preload(&self, path: &std::path::Path, curve_only: bool) -> Result<Arc<ParamsEntry>> {
-        let entry = self.shared.params.resolve(path, None)?;
-        for (i, d) in self.shared.devices.iter().enumerate() {
-            if d.spec.fallback {
-                continue;
-            }
-            // The points count against the device's budget like a partition's would.
-            let evict = self.shared.lock_sched().mem[i].try_reserve(&entry, 0);
-            let Some(evict) = evict else {
-                tracing::warn!(
-                    "parameters {} not preloaded on {}: their points do not fit what is left of \
-                     its memory budget",
-                    entry.path.display(),
-                    d.spec.label
-                );
-                continue;
-            };
-            for e in &evict {
-                self.shared.params.evict_device(e, i);
-            }
-            let key = self
-                .shared
-                .params
-                .key(&entry, curve_only, i, &d.spec.backend, d.spec.g2);
-            self.shared.lock_sched().mem[i].release(&entry.digest, 0);
-            key?;
-        }
-        self.shared.update_gauges();
-        Ok(entry)
-    }
-
-    /// Evicts parameters by digest; returns whether they were known.
-    pub fn evict(&self, digest: &crate::params::ParamsDigest) -> bool {
-        let r = self.shared.params.evict(digest);
-        self.shared.update_gauges();
-        r
-    }
-
-    /// The parameters cache.
-    pub fn params(&self) -> &ParamsCache {
-        &self.shared.params
     }
 
     /// Stops the workers after the partitions they hold (queued work stays journaled and runs

@@ -57,6 +57,8 @@ pub(crate) struct Ready {
     pub(crate) inputs: Vec<Scalar>,
     pub(crate) synthesis_s: f64,
     pub(crate) queued_s: f64,
+    /// Waiting for (or doing) the parameters' decoding before synthesis.
+    pub(crate) params_s: f64,
 }
 
 /// A synthesised partition a device worker took, with what its device holds now.
@@ -68,6 +70,16 @@ pub(crate) struct Taken {
     pub(crate) device_reserved: u64,
 }
 
+/// The next partition to synthesise, as a synthesis worker weighs it.
+pub(crate) struct Next {
+    /// Its host bytes.
+    pub(crate) bytes: u64,
+    /// Its job's priority.
+    pub(crate) priority: i32,
+    /// Its job holds at most two partitions per device at once ([`Sched::paced_fits`]).
+    pub(crate) paced: bool,
+}
+
 /// Both queues (under one lock, with the budgets' reservations: the host's, and each device's
 /// in `mem`, one per engine device).
 #[derive(Default)]
@@ -76,6 +88,8 @@ pub(crate) struct Sched {
     ready: Vec<Ready>,
     seq: u64,
     pub(crate) mem: Vec<DeviceMem>,
+    /// Host bytes held by partitions of paced jobs, from synthesis until they are released.
+    paced_bytes: u64,
 }
 
 impl Sched {
@@ -116,16 +130,40 @@ impl Sched {
         }
     }
 
-    /// The bytes the next partition to synthesise needs, if any.
-    pub(crate) fn next_bytes(&mut self) -> Option<u64> {
+    /// The next partition to synthesise, if any.
+    pub(crate) fn next(&mut self) -> Option<Next> {
         self.skip_stopped();
-        self.waiting.peek().map(|w| w.job.bytes_per_partition)
+        self.waiting.peek().map(|w| Next {
+            bytes: w.job.bytes_per_partition,
+            priority: w.job.spec.priority,
+            paced: w.job.paced,
+        })
     }
 
-    /// Takes the next partition to synthesise (after [`Sched::next_bytes`] said it fits).
+    /// Whether a paced partition of `bytes` may start: the paced partitions held stay within
+    /// `per_device` partitions of that size on each of `devices` devices (one alone always
+    /// may).
+    pub(crate) fn paced_fits(&self, bytes: u64, devices: usize, per_device: u64) -> bool {
+        self.paced_bytes == 0
+            || self.paced_bytes + bytes <= bytes.saturating_mul(per_device * devices.max(1) as u64)
+    }
+
+    /// Takes the next partition to synthesise (after [`Sched::next`] said it may go), counting
+    /// a paced one's bytes.
     pub(crate) fn pop_waiting(&mut self) -> Option<Waiting> {
         self.skip_stopped();
-        self.waiting.pop()
+        let w = self.waiting.pop()?;
+        if w.job.paced {
+            self.paced_bytes += w.job.bytes_per_partition;
+        }
+        Some(w)
+    }
+
+    /// Gives back what [`Sched::pop_waiting`] counted for a partition of `job`.
+    pub(crate) fn unpace(&mut self, job: &JobRt) {
+        if job.paced {
+            self.paced_bytes = self.paced_bytes.saturating_sub(job.bytes_per_partition);
+        }
     }
 
     pub(crate) fn push_ready(&mut self, r: Ready) {
@@ -139,12 +177,21 @@ impl Sched {
     }
 
     /// Takes the first synthesised partition device `device` may run — not one that failed
-    /// there, on a fallback device only partitions that failed elsewhere, and one that fits
-    /// what is left of the device's memory budget — and reserves its device bytes.
-    pub(crate) fn pop_ready(&mut self, device: usize, fallback: bool) -> Option<Taken> {
+    /// there, on a fallback device only partitions that failed elsewhere, for a worker of
+    /// CRITICAL partitions (`urgent`) only those, and one that fits what is left of the device's
+    /// memory budget — and reserves its device bytes.
+    pub(crate) fn pop_ready(
+        &mut self,
+        device: usize,
+        fallback: bool,
+        urgent: bool,
+    ) -> Option<Taken> {
         let mem = &mut self.mem[device];
         let (pos, evict) = self.ready.iter().enumerate().find_map(|(i, r)| {
             if r.w.excluded & (1u64 << device) != 0 || (fallback && r.w.attempt == 0) {
+                return None;
+            }
+            if urgent && r.w.job.spec.priority != crate::cuzk::CRITICAL {
                 return None;
             }
             let job = &r.w.job;
@@ -169,13 +216,18 @@ impl Sched {
     pub(crate) fn remove_job(&mut self, job: JobId) -> u64 {
         self.waiting.retain(|w| w.job.id != job);
         let mut freed = 0;
+        let mut paced = 0;
         self.ready.retain(|r| {
             let keep = r.w.job.id != job;
             if !keep {
                 freed += r.w.job.bytes_per_partition;
+                if r.w.job.paced {
+                    paced += r.w.job.bytes_per_partition;
+                }
             }
             keep
         });
+        self.paced_bytes = self.paced_bytes.saturating_sub(paced);
         freed
     }
 

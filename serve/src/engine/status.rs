@@ -2,20 +2,23 @@
 
 use std::sync::atomic::Ordering;
 
+use std::sync::Arc;
+
 use super::{state_to_proto, Engine};
-use crate::{error::Result, proto};
+use crate::{error::Result, identity::Identity, proto};
 
 impl Engine {
-    /// Status for the Status call.
-    pub fn status(&self, max_jobs: usize) -> Result<proto::StatusReply> {
+    /// Status for the Status call, as `who` may see it: its own jobs only, unless an admin.
+    pub fn status(&self, max_jobs: usize, who: &Identity) -> Result<proto::StatusReply> {
         let (waiting, ready) = {
             let s = self.shared.lock_sched();
             (s.waiting_len() as u64, s.ready_len() as u64)
         };
         let uptime = self.shared.started.elapsed();
         let mut jobs = Vec::new();
-        for r in self.shared.store.recent_jobs(max_jobs)? {
-            let snap = self.snapshot(r.id)?;
+        let only = self.shared.cfg.access.listing_filter(who);
+        for r in self.shared.store.recent_jobs(max_jobs, only)? {
+            let snap = self.progress_of(r.id)?;
             jobs.push(proto::JobSummary {
                 job_id: r.id,
                 state: state_to_proto(snap.state) as i32,
@@ -73,6 +76,7 @@ impl Engine {
                     capacity: n.capacity,
                     held: n.held,
                     silent_s: n.silent_s,
+                    stopped: n.stopped,
                 })
                 .collect(),
             Err(e) => {
@@ -151,8 +155,118 @@ impl Engine {
         (m.budget(), m.reserved(), m.peak())
     }
 
+    /// Sets the gauges that come from the store: partitions waiting (fleet-wide in a fleet's
+    /// store). The daemon calls it on a timer.
+    pub fn update_store_gauges(&self) {
+        match self.shared.store.counts() {
+            Ok(c) => self.shared.metrics.set_pending(c.pending_partitions),
+            Err(e) => {
+                self.shared.metrics.error("store");
+                tracing::debug!("counting the store's pending partitions: {e}");
+            }
+        }
+    }
+
     /// The most bytes the budget ever had reserved, and its capacity.
     pub fn budget_peak(&self) -> (u64, u64) {
         (self.shared.budget.peak(), self.shared.budget.capacity())
+    }
+
+    /// The jobs queued or running here, by kind (the journal's kind name): (kind, queued,
+    /// running), kinds in name order. In a fleet, where this daemon holds only the jobs it has
+    /// partitions of, the fleet's whole queue from the store instead, as one entry `all`.
+    pub fn jobs_by_kind(&self) -> Result<Vec<(String, u32, u32)>> {
+        if self.shared.fleet.is_some() {
+            let c = self.shared.store.counts()?;
+            let n = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
+            return Ok(vec![("all".into(), n(c.by_state[0]), n(c.by_state[1]))]);
+        }
+        let mut by: std::collections::BTreeMap<String, (u32, u32)> = Default::default();
+        let jobs: Vec<_> = self
+            .shared
+            .jobs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .cloned()
+            .collect();
+        for j in jobs {
+            let e = by.entry(j.spec.kind.name().to_string()).or_default();
+            match j.snapshot().state {
+                crate::store::JobState::Queued => e.0 += 1,
+                crate::store::JobState::Running => e.1 += 1,
+                _ => {}
+            }
+        }
+        Ok(by.into_iter().map(|(k, (q, r))| (k, q, r)).collect())
+    }
+
+    /// The jobs with a partition on device `device` now, and each one's kind.
+    pub fn device_jobs(&self, device: usize) -> Vec<(crate::store::JobId, String)> {
+        let Some(d) = self.shared.devices.get(device) else {
+            return Vec::new();
+        };
+        d.running_jobs()
+            .into_iter()
+            .map(|id| {
+                let kind = self
+                    .shared
+                    .live_job(id)
+                    .map(|j| j.spec.kind.name().to_string())
+                    .unwrap_or_default();
+                (id, kind)
+            })
+            .collect()
+    }
+
+    /// The backend of device `device` (its memory, its name).
+    pub fn device_backend(&self, device: usize) -> Option<&Arc<dyn bellows_core::Backend>> {
+        self.shared.devices.get(device).map(|d| &d.spec.backend)
+    }
+
+    /// Partitions on any device using the parameters with `digest` now, and the bytes their
+    /// points take on the devices they are resident on.
+    pub fn params_on_devices(&self, entry: &crate::params::ParamsEntry) -> (usize, u64) {
+        let q = self.shared.lock_sched();
+        let mut users = 0;
+        let mut bytes = 0;
+        for (i, m) in q.mem.iter().enumerate() {
+            users += m.users(&entry.digest);
+            if entry.is_resident_on(i) {
+                bytes += super::points_bytes(&entry.shape, m.g2_on_device());
+            }
+        }
+        (users, bytes)
+    }
+
+    /// Whether device `device` takes first attempts (it is not a fallback).
+    pub fn is_first_device(&self, device: usize) -> bool {
+        self.shared
+            .devices
+            .get(device)
+            .is_some_and(|d| !d.spec.fallback)
+    }
+
+    /// The host byte budget of synthesised partitions: (reserved now, capacity).
+    pub fn partition_memory(&self) -> (u64, u64) {
+        (self.shared.budget.reserved(), self.shared.budget.capacity())
+    }
+
+    /// Jobs queued or running here ahead of job `id`: of a higher priority, or of the same and
+    /// submitted before it.
+    pub fn jobs_ahead(&self, id: crate::store::JobId) -> u32 {
+        let jobs = self.shared.jobs.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(me) = jobs.get(&id) else {
+            return 0;
+        };
+        let p = me.spec.priority;
+        jobs.values()
+            .filter(|j| j.spec.priority > p || (j.spec.priority == p && j.id < id))
+            .count() as u32
+    }
+
+    /// How long the engine has run.
+    pub fn uptime(&self) -> std::time::Duration {
+        self.shared.started.elapsed()
     }
 }

@@ -2,7 +2,10 @@
 
 use std::sync::Arc;
 
-use bellows_core::{groth16::prover::G2Policy, Backend};
+use bellows_core::{
+    groth16::{io::PointCheck, prover::G2Policy},
+    Backend,
+};
 
 use crate::{
     job::Limits,
@@ -30,8 +33,12 @@ pub struct EngineConfig {
     pub pce_dir: Option<std::path::PathBuf>,
     /// Limits on requests.
     pub limits: Limits,
-    /// Only parameters files under these directories are accepted (empty: any). Default: empty.
+    /// Only parameters files inside these directories are read ([`crate::params::dirs`]);
+    /// empty: none. Default: empty (`bellows serve` fills in its defaults).
     pub params_dirs: Vec<std::path::PathBuf>,
+    /// Who may reach which jobs ([`crate::identity::Access`]). Default: no admins, each
+    /// identity reaches its own jobs.
+    pub access: crate::identity::Access,
     /// Called on every scheduling event (tests watch the engine with it). Default: none.
     pub observer: Option<Observer>,
     /// Take part in a fleet: claim work from the shared store instead of queueing what is
@@ -41,6 +48,9 @@ pub struct EngineConfig {
     /// ([`bellows_core::backend::MemoryPool::trim`]: the CUDA backend's pooled device memory and
     /// idle pinned host blocks), once per idle spell. `None`: never. Default: 60 s.
     pub idle_trim: Option<std::time::Duration>,
+    /// How parameters are checked when a job does not ask for curve checks only (the cuzk
+    /// API's jobs never do). Default: [`PointCheck::Batched`].
+    pub params_check: PointCheck,
 }
 
 impl Default for EngineConfig {
@@ -55,9 +65,11 @@ impl Default for EngineConfig {
             pce_dir: None,
             limits: Limits::default(),
             params_dirs: Vec::new(),
+            access: crate::identity::Access::default(),
             observer: None,
             fleet: None,
             idle_trim: Some(std::time::Duration::from_secs(60)),
+            params_check: PointCheck::Batched,
         }
     }
 }

@@ -37,6 +37,17 @@ pub(crate) struct Finishing {
     timings: PartitionTimings,
 }
 
+/// Fails `job` for an error of its partition `index` (an error of the job itself, which
+/// another device would meet too).
+fn fail_job(s: &Shared, job: &Arc<JobRt>, index: u32, e: &dyn std::fmt::Display) {
+    s.metrics.error("job");
+    s.finish(
+        job,
+        JobState::Failed,
+        Some(format!("partition {index}: {e}")),
+    );
+}
+
 /// Whether an error of a device call is the device's fault (worth trying elsewhere), as opposed
 /// to the job's (which fails the same way everywhere).
 fn is_device_fault(e: &Error) -> bool {
@@ -57,7 +68,7 @@ fn pce_for(s: &Shared, job: &JobRt) -> Option<Result<Arc<Pce>, String>> {
     let id = match &job.spec.kind {
         JobKind::Builtin(circuit) => builtin_id(circuit),
         #[cfg(feature = "filecoin")]
-        JobKind::Porep(p) => p.pce_id(),
+        JobKind::Filecoin(f) => f.pce_id(),
     };
     let cell = s
         .pces
@@ -68,22 +79,35 @@ fn pce_for(s: &Shared, job: &JobRt) -> Option<Result<Arc<Pce>, String>> {
         .clone();
     Some(
         cell.get_or_init(|| {
+            let cache = PceCache::new(dir.clone());
+            // A cache entry that is not a regular file (a FIFO, a link to a device) is refused
+            // without being opened, whatever circuit it is for.
+            cache
+                .path(&id)
+                .and_then(|p| crate::files::regular_or_absent(&p, "cache entry"))
+                .map_err(|e| e.to_string())?;
             match &job.spec.kind {
-                JobKind::Builtin(circuit) => PceCache::new(dir.clone())
+                JobKind::Builtin(circuit) => cache
                     .load_or_record(circuit.blank(), &id)
-                    .map(|(p, _)| Arc::new(p)),
+                    .map(|(p, _)| Arc::new(p))
+                    .map_err(|e| e.to_string()),
                 #[cfg(feature = "filecoin")]
-                JobKind::Porep(p) => p.record(dir),
+                JobKind::Filecoin(f) => f.record(dir).map_err(|e| e.to_string()),
             }
-            .map_err(|e| e.to_string())
         })
         .clone(),
     )
 }
 
-/// Synthesis worker: takes the highest-priority partition whose bytes fit the budget,
-/// synthesises it and queues it for the devices.
-pub(crate) fn synthesis_loop(s: &Shared) {
+/// How many partitions of a paced job (one whose witness runs on every core) each device has
+/// in flight at most: one on it, the next being synthesised.
+const PACED_PER_DEVICE: u64 = 2;
+
+/// Synthesis worker: takes the highest-priority partition whose bytes fit the budget (a paced
+/// job's only while it holds fewer than two per device), synthesises it and queues it for the
+/// devices. An `urgent` worker takes CRITICAL partitions only.
+pub(crate) fn synthesis_loop(s: &Shared, urgent: bool) {
+    let devices = s.first_devices();
     loop {
         let (w, reserved) = {
             let mut q = s.lock_sched();
@@ -91,8 +115,10 @@ pub(crate) fn synthesis_loop(s: &Shared) {
                 if s.shutdown.load(Ordering::SeqCst) {
                     return;
                 }
-                if let Some(bytes) = q.next_bytes() {
-                    if s.budget.try_acquire(bytes) {
+                if let Some(next) = q.next() {
+                    let may = (!urgent || next.priority == crate::cuzk::CRITICAL)
+                        && (!next.paced || q.paced_fits(next.bytes, devices, PACED_PER_DEVICE));
+                    if may && s.budget.try_acquire(next.bytes) {
                         // Read under the lock: exactly what is reserved with this partition.
                         break (q.pop_waiting().expect("peeked"), s.budget.reserved());
                     }
@@ -101,7 +127,6 @@ pub(crate) fn synthesis_loop(s: &Shared) {
             }
         };
         let job = w.job.clone();
-        let bytes = job.bytes_per_partition;
         s.emit(Event::SynthesisStarted {
             job: job.id,
             partition: w.index,
@@ -120,11 +145,14 @@ pub(crate) fn synthesis_loop(s: &Shared) {
             });
         }
         let t = Instant::now();
+        let mut params_s = 0.0;
         let result = catch_unwind(AssertUnwindSafe(|| -> Result<_, String> {
             // The parameters are decoded by the first partition that needs them.
+            let tp = Instant::now();
             s.params
                 .params(&job.params, job.spec.curve_only)
                 .map_err(|e| e.to_string())?;
+            params_s = tp.elapsed().as_secs_f64();
             let pce = pce_for(s, &job)
                 .transpose()
                 .map_err(|e| format!("pre-compiled constraint system: {e}"))?;
@@ -139,14 +167,15 @@ pub(crate) fn synthesis_loop(s: &Shared) {
                     }
                 }
                 #[cfg(feature = "filecoin")]
-                JobKind::Porep(p) => p.synthesize(w.index, pce.as_deref(), host),
+                JobKind::Filecoin(f) => f.synthesize(w.index, pce.as_deref(), host),
             }
             .map_err(|e| e.to_string())?;
             Ok(synthesized)
         }))
         .unwrap_or_else(|p| Err(format!("synthesis panicked: {}", panic_message(&*p))));
-        let synthesis_s = t.elapsed().as_secs_f64();
+        let synthesis_s = (t.elapsed().as_secs_f64() - params_s).max(0.0);
         s.metrics.phase("queued", queued_s);
+        s.metrics.phase("params", params_s);
         s.metrics.phase("synthesis", synthesis_s);
         match result {
             Ok(synthesized) => {
@@ -155,7 +184,7 @@ pub(crate) fn synthesis_loop(s: &Shared) {
                 let mut q = s.lock_sched();
                 if job.stopped.load(Ordering::SeqCst) {
                     drop(q);
-                    s.release(bytes);
+                    s.release_partition(&job);
                 } else {
                     q.push_ready(Ready {
                         w,
@@ -163,6 +192,7 @@ pub(crate) fn synthesis_loop(s: &Shared) {
                         inputs,
                         synthesis_s,
                         queued_s,
+                        params_s,
                     });
                     drop(q);
                     s.dev_cv.notify_all();
@@ -175,22 +205,18 @@ pub(crate) fn synthesis_loop(s: &Shared) {
                 });
             }
             Err(e) => {
-                s.release(bytes);
-                s.metrics.error("job");
-                s.finish(
-                    &job,
-                    JobState::Failed,
-                    Some(format!("partition {}: {e}", w.index)),
-                );
+                s.release_partition(&job);
+                fail_job(s, &job, w.index, &e);
             }
         }
         s.update_gauges();
     }
 }
 
-/// Device worker of device `d`: takes synthesised partitions it may run, runs the device part of
-/// the proof, and hands the pending proof to the finalisers (never waiting for them).
-pub(crate) fn device_loop(s: &Shared, d: usize, fin: &mpsc::Sender<Finishing>) {
+/// Device worker of device `d`: takes synthesised partitions it may run (an `urgent` worker:
+/// CRITICAL ones only), runs the device part of the proof, and hands the pending proof to the
+/// finalisers (never waiting for them).
+pub(crate) fn device_loop(s: &Shared, d: usize, fin: &mpsc::Sender<Finishing>, urgent: bool) {
     let dev = &s.devices[d];
     loop {
         let taken = {
@@ -199,7 +225,7 @@ pub(crate) fn device_loop(s: &Shared, d: usize, fin: &mpsc::Sender<Finishing>) {
                 if s.shutdown.load(Ordering::SeqCst) {
                     return;
                 }
-                if let Some(t) = q.pop_ready(d, dev.spec.fallback) {
+                if let Some(t) = q.pop_ready(d, dev.spec.fallback, urgent) {
                     break t;
                 }
                 let due = match s.cfg.idle_trim {
@@ -238,6 +264,7 @@ pub(crate) fn device_loop(s: &Shared, d: usize, fin: &mpsc::Sender<Finishing>) {
                     inputs,
                     synthesis_s,
                     queued_s,
+                    params_s,
                 },
             evict,
             device_reserved,
@@ -256,7 +283,7 @@ pub(crate) fn device_loop(s: &Shared, d: usize, fin: &mpsc::Sender<Finishing>) {
         s.update_gauges();
         if job.stopped.load(Ordering::SeqCst) {
             s.release_device(d, &job);
-            s.release(job.bytes_per_partition);
+            s.release_partition(&job);
             continue;
         }
         s.emit(Event::DeviceStarted {
@@ -264,9 +291,11 @@ pub(crate) fn device_loop(s: &Shared, d: usize, fin: &mpsc::Sender<Finishing>) {
             partition: w.index,
             device: d,
         });
-        dev.enter();
+        dev.enter(job.id);
         let t = Instant::now();
+        let mut key_s = 0.0;
         let result = catch_unwind(AssertUnwindSafe(|| {
+            let tk = Instant::now();
             let key = s
                 .params
                 .key(
@@ -280,6 +309,7 @@ pub(crate) fn device_loop(s: &Shared, d: usize, fin: &mpsc::Sender<Finishing>) {
                     crate::error::ServeError::Core(c) => c,
                     other => Error::Pipeline(other.to_string()),
                 })?;
+            key_s = tk.elapsed().as_secs_f64();
             let mut rng = partition_rng(job.spec.seed, u64::from(w.index), 0);
             prover::start(&key, vec![synthesized], &mut rng)
         }))
@@ -289,9 +319,9 @@ pub(crate) fn device_loop(s: &Shared, d: usize, fin: &mpsc::Sender<Finishing>) {
                 reason: format!("panic: {}", panic_message(&*p)),
             })
         });
-        let device_s = t.elapsed().as_secs_f64();
+        let device_s = (t.elapsed().as_secs_f64() - key_s).max(0.0);
         s.release_device(d, &job);
-        let busy = dev.leave();
+        let busy = dev.leave(job.id);
         s.metrics.device_busy(&dev.spec.label, busy);
         s.emit(Event::DeviceDone {
             job: job.id,
@@ -301,12 +331,16 @@ pub(crate) fn device_loop(s: &Shared, d: usize, fin: &mpsc::Sender<Finishing>) {
         });
         match result {
             Ok(pending) => {
+                if key_s > 0.0 {
+                    s.metrics.phase("params", key_s);
+                }
                 let timings = PartitionTimings {
                     queued_s,
                     synthesis_s,
                     g1_phase_s: device_s,
                     device: d as u32,
                     attempts: w.attempt + 1,
+                    params_s: params_s + key_s,
                     ..Default::default()
                 };
                 // The finalisers outlive the device workers; a send fails only at shutdown.
@@ -317,22 +351,17 @@ pub(crate) fn device_loop(s: &Shared, d: usize, fin: &mpsc::Sender<Finishing>) {
                     device: d,
                     timings,
                 }) {
-                    s.release(f.w.job.bytes_per_partition);
+                    s.release_partition(&f.w.job);
                     return;
                 }
             }
             Err(e) => {
-                s.release(job.bytes_per_partition);
+                s.release_partition(&job);
                 dev.errors.fetch_add(1, Ordering::Relaxed);
                 if is_device_fault(&e) {
                     retry(s, w, d, &e);
                 } else {
-                    s.metrics.error("job");
-                    s.finish(
-                        &job,
-                        JobState::Failed,
-                        Some(format!("partition {}: {e}", w.index)),
-                    );
+                    fail_job(s, &job, w.index, &e);
                 }
             }
         }
@@ -400,16 +429,11 @@ pub(crate) fn finalise_loop(s: &Shared, rx: &Mutex<mpsc::Receiver<Finishing>>) {
                     panic_message(&*p)
                 )))
             });
-        s.release(job.bytes_per_partition);
+        s.release_partition(&job);
         let (mut proofs, pt) = match result {
             Ok(v) => v,
             Err(e) => {
-                s.metrics.error("job");
-                s.finish(
-                    &job,
-                    JobState::Failed,
-                    Some(format!("partition {}: {e}", f.w.index)),
-                );
+                fail_job(s, &job, f.w.index, &e);
                 continue;
             }
         };
@@ -435,15 +459,13 @@ pub(crate) fn finalise_loop(s: &Shared, rx: &Mutex<mpsc::Receiver<Finishing>>) {
             inputs: encode_inputs(&f.inputs),
             timings: timings.encode_to_vec(),
         };
+        // Every proof is checked before it is stored (a fleet's store finishes the job in the
+        // transaction that commits its last partition, so this is its last check there).
+        if let Err(e) = check_proofs(s, &job, Some(&rec)) {
+            fail_job(s, &job, f.w.index, &e);
+            continue;
+        }
         if s.fleet.is_some() {
-            // A fleet's store finishes the job in the transaction that commits its last
-            // partition, so what `check_proofs` checks at the end is checked here, partition by
-            // partition, before the commit.
-            if let Err(e) = check_proofs(s, &job, Some(&rec)) {
-                s.metrics.error("job");
-                s.finish(&job, JobState::Failed, Some(e));
-                continue;
-            }
             // A fleet's store takes it under this node's claim (engine/fleet.rs).
             super::fleet::commit(s, &job, rec, f.device);
             s.update_gauges();
@@ -485,40 +507,61 @@ pub(crate) fn finalise_loop(s: &Shared, rx: &Mutex<mpsc::Receiver<Finishing>>) {
     }
 }
 
-/// The check a job's proofs pass before they are returned: a PoRep C2 job's partitions are
-/// verified against the verifying key (as `bellows porep c2` and filecoin-proofs do), all of
-/// them before the job is reported done (`part` None) or, in a fleet, whose store finishes the
-/// job in the transaction that commits its last partition, `part` alone before it is
-/// committed. Built-in jobs have none.
-fn check_proofs(s: &Shared, job: &JobRt, part: Option<&PartitionRecord>) -> Result<(), String> {
+/// The check every proof passes before it is returned: verified against the verifying key of
+/// the job's parameters (a few pairings; a PoRep C2 partition against the proof type's key and
+/// the public inputs storage-proofs-porep generates, as `bellows porep c2` and filecoin-proofs
+/// check). `part` alone before it is stored, or (`None`) every stored partition of the job
+/// before it is reported done. A proof that does not verify (parameters of another circuit
+/// with the same shape, a damaged pre-compiled constraint system) fails the job instead of
+/// being returned. Benchmark-only parameters make proofs that never verify: they are returned
+/// unchecked, with a warning.
+pub(crate) fn check_proofs(
+    s: &Shared,
+    job: &JobRt,
+    part: Option<&PartitionRecord>,
+) -> Result<(), String> {
+    let t = Instant::now();
+    let stored;
+    let parts: &[PartitionRecord] = match part {
+        Some(p) => std::slice::from_ref(p),
+        None => {
+            stored = s.store.partitions(job.id).map_err(|e| e.to_string())?;
+            &stored
+        }
+    };
+    let refused = |e: String| format!("the proof does not verify, so it is not returned: {e}");
     match &job.spec.kind {
         JobKind::Builtin(_) => {
-            let _ = (s, part);
-            Ok(())
+            let pvk = s
+                .params
+                .verifying_key(&job.params, job.spec.curve_only)
+                .map_err(|e| e.to_string())?;
+            if pvk.kind() == bellows_core::groth16::ParamsKind::BenchmarkOnly {
+                tracing::warn!(
+                    "job {}: benchmark-only parameters: its proofs never verify and are returned \
+                     unchecked",
+                    job.id
+                );
+                return Ok(());
+            }
+            crate::verify::verify_records(&pvk, parts).map_err(refused)?;
         }
         #[cfg(feature = "filecoin")]
-        JobKind::Porep(p) => {
-            let t = Instant::now();
-            let params = s
-                .params
-                .params(&job.params, job.spec.curve_only)
-                .map_err(|e| e.to_string())?;
-            let checked = match part {
-                Some(rec) => p.verify_partition(rec, &params.vk).map(|()| 1),
-                None => s
-                    .store
-                    .partitions(job.id)
-                    .and_then(|parts| p.verify(&parts, &params.vk).map(|_| parts.len())),
+        JobKind::Filecoin(f) => {
+            // The folder's `.vk`, else the parameters' own key (read alone from the file).
+            let own = || s.params.vk(&job.params, job.spec.curve_only);
+            match part {
+                Some(rec) => f.verify_partition(rec, &own),
+                None => f.verify(parts, &own).map(|_| ()),
             }
-            .map_err(|e| format!("the proof does not verify, so it is not returned: {e}"))?;
-            tracing::info!(
-                "job {}: {} partition proof(s) of {} verified in {:.2} s",
-                job.id,
-                checked,
-                p.proof_name(),
-                t.elapsed().as_secs_f64()
-            );
-            Ok(())
+            .map_err(|e| refused(e.to_string()))?;
         }
     }
+    tracing::info!(
+        "job {}: {} partition proof(s) verified in {:.1} ms",
+        job.id,
+        parts.len(),
+        t.elapsed().as_secs_f64() * 1e3
+    );
+    Ok(())
 }

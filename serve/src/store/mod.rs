@@ -120,6 +120,9 @@ pub struct JobRecord {
     pub error: Option<String>,
     /// Unix seconds a client first fetched its results, if one has.
     pub fetched_at: Option<u64>,
+    /// The identity that submitted it (its owner; empty for a job journaled before owners
+    /// were recorded).
+    pub submitted_by: String,
 }
 
 /// A job to store.
@@ -141,6 +144,13 @@ pub struct NewJob<'a> {
     pub params_digest: &'a [u8],
     /// log2 of the circuit's domain: claims filter on it.
     pub log_domain: u32,
+    /// The identity that submits it (its owner).
+    pub submitted_by: &'a str,
+    /// The submitter's idempotency key (the cuzk API's `request_id`), if any.
+    pub key: Option<&'a str>,
+    /// SHA-256 of what the request asks to be proved (with a key: the same key and digest
+    /// submitted again find this job, [`JobStore::find_key`]).
+    pub request_digest: Option<&'a [u8]>,
 }
 
 /// One proved partition.
@@ -163,6 +173,9 @@ pub struct PartitionRecord {
 pub struct StoreCounts {
     /// Jobs in each state: queued, running, done, failed, cancelled.
     pub by_state: [u64; 5],
+    /// Partitions of unfinished jobs that no node holds and none has stored: the work waiting
+    /// (fleet-wide in a shared store).
+    pub pending_partitions: u64,
 }
 
 /// What a node can prove; [`JobStore::claim`] takes only partitions that fit.
@@ -263,6 +276,8 @@ pub struct NodeRecord {
     pub held: u32,
     /// Seconds since its last heartbeat (the store's clock).
     pub silent_s: f64,
+    /// It stopped cleanly (SIGTERM) after its last heartbeat.
+    pub stopped: bool,
 }
 
 /// A job's progress, as watchers need it.
@@ -286,21 +301,41 @@ pub trait JobStore: Send + Sync + std::fmt::Debug {
     fn insert_job(&self, job: &NewJob<'_>) -> Result<JobId>;
     /// The job `id`, if stored.
     fn job(&self, id: JobId) -> Result<Option<JobRecord>>;
-    /// Up to `limit` jobs, newest first.
-    fn recent_jobs(&self, limit: usize) -> Result<Vec<JobRecord>>;
+    /// Up to `limit` jobs, newest first: every job, or those `submitted_by` submitted.
+    fn recent_jobs(&self, limit: usize, submitted_by: Option<&str>) -> Result<Vec<JobRecord>>;
     /// Every job not finished (queued or running), oldest first: what a restart resumes.
     fn unfinished_jobs(&self) -> Result<Vec<JobRecord>>;
     /// Marks a queued job running (no effect on any other state).
     fn mark_running(&self, id: JobId) -> Result<()>;
     /// Stores a proved partition; durable when it returns. Returns `false` (and keeps the first)
-    /// when the partition was already stored.
+    /// when the partition was already stored. A partition index the job does not have is an
+    /// error.
     fn put_partition(&self, p: &PartitionRecord) -> Result<bool>;
-    /// The stored partitions of a job, in index order.
+    /// The stored partitions of a job, in index order (only indices the job has).
     fn partitions(&self, id: JobId) -> Result<Vec<PartitionRecord>>;
     /// Moves an unfinished job to a finished `state` (with `error` for failed or cancelled).
     /// Returns `false`, changing nothing, when the job was already finished or does not exist.
-    fn finish_job(&self, id: JobId, state: JobState, error: Option<&str>, now: u64)
-        -> Result<bool>;
+    /// An unfinished `state` is refused here, for every store; the store's own part is
+    /// [`JobStore::write_end`].
+    fn finish_job(
+        &self,
+        id: JobId,
+        state: JobState,
+        error: Option<&str>,
+        now: u64,
+    ) -> Result<bool> {
+        if !state.is_finished() {
+            return Err(ServeError::Store(format!(
+                "finish_job({id}) with unfinished state {}",
+                state.as_str()
+            )));
+        }
+        self.write_end(id, state, error, now)
+    }
+    /// The store's part of [`JobStore::finish_job`], with `state` a finished one: records the
+    /// end of an unfinished job (and voids its claims) in one transaction; `false` when the job
+    /// was already finished or does not exist.
+    fn write_end(&self, id: JobId, state: JobState, error: Option<&str>, now: u64) -> Result<bool>;
     /// Records that a client fetched a finished job's results (the first time counts).
     fn mark_fetched(&self, id: JobId, now: u64) -> Result<()>;
     /// Deletes finished jobs fetched before `fetched_before`, or finished before
@@ -310,6 +345,10 @@ pub trait JobStore: Send + Sync + std::fmt::Debug {
     fn counts(&self) -> Result<StoreCounts>;
     /// The progress of each of `ids` that exists.
     fn progress(&self, ids: &[JobId]) -> Result<Vec<JobProgress>>;
+    /// The newest job `owner` submitted under the idempotency key `key`. With `digest`, only a
+    /// job of that same request (same [`NewJob::request_digest`]) that did not fail and was not
+    /// cancelled — a request submitted again after its job failed is a new job; without, any.
+    fn find_key(&self, owner: &str, key: &str, digest: Option<&[u8]>) -> Result<Option<JobId>>;
 
     // --- claims (a fleet of nodes on one store) ---
 
@@ -346,6 +385,8 @@ pub trait JobStore: Send + Sync + std::fmt::Debug {
     /// Gives back every partition `node` holds (a node restarting under the same id, or
     /// stopping); returns how many.
     fn release_node(&self, node: &str) -> Result<usize>;
+    /// Records that `node` stopped cleanly (its next heartbeat clears it).
+    fn node_stopped(&self, node: &str) -> Result<()>;
     /// The nodes that sent a heartbeat, most recent first.
     fn nodes(&self) -> Result<Vec<NodeRecord>>;
 }

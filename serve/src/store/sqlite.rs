@@ -60,6 +60,14 @@ const MIGRATIONS: &[&str] = &[
         capacity INTEGER NOT NULL,
         heartbeat_ms INTEGER NOT NULL
     );",
+    // 3: who submitted each job (its owner), and nodes that stopped cleanly.
+    "ALTER TABLE jobs ADD COLUMN submitted_by TEXT NOT NULL DEFAULT '';
+    ALTER TABLE nodes ADD COLUMN stopped INTEGER NOT NULL DEFAULT 0;",
+    // 4: idempotency keys (the cuzk API's request_id) and the digest of what was asked.
+    "ALTER TABLE jobs ADD COLUMN request_key TEXT;
+    ALTER TABLE jobs ADD COLUMN request_digest BLOB;
+    CREATE INDEX jobs_request_key ON jobs(submitted_by, request_key)
+        WHERE request_key IS NOT NULL;",
 ];
 
 /// Milliseconds since the Unix epoch (the lease clock of the one host that opens the file).
@@ -78,6 +86,20 @@ fn fits(serves: &Serves, kind: &str, digest: &[u8], log_domain: u32) -> bool {
             .as_ref()
             .is_none_or(|ps| ps.iter().any(|p| p[..] == *digest))
         && !serves.excluded.iter().any(|p| p[..] == *digest)
+}
+
+/// The refusal of a result whose index its job does not have.
+fn index_error(p: &PartitionRecord, total: Option<u32>) -> ServeError {
+    ServeError::Store(match total {
+        Some(n) => format!(
+            "partition {} of job {}, which has {n} partitions: not stored",
+            p.index, p.job
+        ),
+        None => format!(
+            "partition {} of job {}, which is not stored",
+            p.index, p.job
+        ),
+    })
 }
 
 /// The embedded job store (see the module docs).
@@ -105,11 +127,13 @@ fn record(row: &Row<'_>) -> rusqlite::Result<JobRecord> {
         finished_at: row.get::<_, Option<i64>>(7)?.map(|v| v as u64),
         error: row.get(8)?,
         fetched_at: row.get::<_, Option<i64>>(9)?.map(|v| v as u64),
+        submitted_by: row.get(10)?,
     })
 }
 
 const COLUMNS: &str =
-    "id, state, priority, partitions, request, label, submitted_at, finished_at, error, fetched_at";
+    "id, state, priority, partitions, request, label, submitted_at, finished_at, \
+                       error, fetched_at, submitted_by";
 
 impl SqliteStore {
     /// Opens (creating if needed) the store at `path` and applies pending migrations.
@@ -163,8 +187,9 @@ impl JobStore for SqliteStore {
         let c = self.conn();
         c.execute(
             "INSERT INTO jobs (state, priority, partitions, request, label, submitted_at, kind,
-                               params_digest, log_domain)
-             VALUES ('queued', ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                               params_digest, log_domain, submitted_by, request_key,
+                               request_digest)
+             VALUES ('queued', ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
             params![
                 job.priority,
                 job.partitions,
@@ -173,10 +198,28 @@ impl JobStore for SqliteStore {
                 job.now as i64,
                 job.kind,
                 job.params_digest,
-                job.log_domain
+                job.log_domain,
+                job.submitted_by,
+                job.key,
+                job.request_digest
             ],
         )?;
         Ok(c.last_insert_rowid() as u64)
+    }
+
+    fn find_key(&self, owner: &str, key: &str, digest: Option<&[u8]>) -> Result<Option<JobId>> {
+        Ok(self
+            .conn()
+            .query_row(
+                "SELECT id FROM jobs WHERE submitted_by = ?1 AND request_key = ?2
+                   AND (?3 IS NULL OR (request_digest = ?3
+                                       AND state NOT IN ('failed', 'cancelled')))
+                 ORDER BY id DESC LIMIT 1",
+                params![owner, key, digest],
+                |r| r.get::<_, i64>(0),
+            )
+            .optional()?
+            .map(|id| id as u64))
     }
 
     fn job(&self, id: JobId) -> Result<Option<JobRecord>> {
@@ -190,12 +233,13 @@ impl JobStore for SqliteStore {
             .optional()?)
     }
 
-    fn recent_jobs(&self, limit: usize) -> Result<Vec<JobRecord>> {
+    fn recent_jobs(&self, limit: usize, submitted_by: Option<&str>) -> Result<Vec<JobRecord>> {
         let c = self.conn();
         let mut st = c.prepare(&format!(
-            "SELECT {COLUMNS} FROM jobs ORDER BY id DESC LIMIT ?1"
+            "SELECT {COLUMNS} FROM jobs WHERE ?2 IS NULL OR submitted_by = ?2
+             ORDER BY id DESC LIMIT ?1"
         ))?;
-        let rows = st.query_map([limit as i64], record)?;
+        let rows = st.query_map(params![limit as i64, submitted_by], record)?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
@@ -217,7 +261,19 @@ impl JobStore for SqliteStore {
     }
 
     fn put_partition(&self, p: &PartitionRecord) -> Result<bool> {
-        let n = self.conn().execute(
+        let c = self.conn();
+        let total: Option<u32> = c
+            .query_row(
+                "SELECT partitions FROM jobs WHERE id = ?1",
+                [p.job as i64],
+                |r| r.get(0),
+            )
+            .optional()?;
+        match total {
+            Some(n) if p.index < n => {}
+            _ => return Err(index_error(p, total)),
+        }
+        let n = c.execute(
             "INSERT OR IGNORE INTO partitions (job, idx, proof, inputs, timings)
              VALUES (?1, ?2, ?3, ?4, ?5)",
             params![p.job as i64, p.index, p.proof, p.inputs, p.timings],
@@ -227,8 +283,10 @@ impl JobStore for SqliteStore {
 
     fn partitions(&self, id: JobId) -> Result<Vec<PartitionRecord>> {
         let c = self.conn();
+        // Rows of indices the job does not have (a damaged journal) are not its partitions.
         let mut st = c.prepare(
-            "SELECT job, idx, proof, inputs, timings FROM partitions WHERE job = ?1 ORDER BY idx",
+            "SELECT job, idx, proof, inputs, timings FROM partitions
+             WHERE job = ?1 AND idx < (SELECT partitions FROM jobs WHERE id = ?1) ORDER BY idx",
         )?;
         let rows = st.query_map([id as i64], |r| {
             Ok(PartitionRecord {
@@ -242,19 +300,7 @@ impl JobStore for SqliteStore {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
-    fn finish_job(
-        &self,
-        id: JobId,
-        state: JobState,
-        error: Option<&str>,
-        now: u64,
-    ) -> Result<bool> {
-        if !state.is_finished() {
-            return Err(ServeError::Store(format!(
-                "finish_job({id}) with unfinished state {}",
-                state.as_str()
-            )));
-        }
+    fn write_end(&self, id: JobId, state: JobState, error: Option<&str>, now: u64) -> Result<bool> {
         let c = self.conn();
         let n = c.execute(
             "UPDATE jobs SET state = ?2, error = ?3, finished_at = ?4
@@ -304,14 +350,28 @@ impl JobStore for SqliteStore {
             };
             counts.by_state[i] = n as u64;
         }
+        // Partitions of unfinished jobs neither stored nor claimed.
+        counts.pending_partitions = c
+            .query_row(
+                "SELECT COALESCE(SUM(partitions), 0)
+                    - (SELECT COUNT(*) FROM partitions p JOIN jobs j ON j.id = p.job
+                       WHERE j.state IN ('queued', 'running') AND p.idx < j.partitions)
+                    - (SELECT COUNT(*) FROM claims c JOIN jobs j ON j.id = c.job
+                       WHERE j.state IN ('queued', 'running') AND c.node IS NOT NULL)
+             FROM jobs WHERE state IN ('queued', 'running')",
+                [],
+                |r| r.get::<_, i64>(0),
+            )?
+            .max(0) as u64;
         Ok(counts)
     }
 
     fn progress(&self, ids: &[JobId]) -> Result<Vec<JobProgress>> {
         let c = self.conn();
         let mut st = c.prepare(
-            "SELECT id, state, (SELECT COUNT(*) FROM partitions WHERE job = jobs.id), partitions,
-                    error
+            "SELECT id, state,
+                    (SELECT COUNT(*) FROM partitions WHERE job = jobs.id AND idx < jobs.partitions),
+                    partitions, error
              FROM jobs WHERE id = ?1",
         )?;
         let mut out = Vec::with_capacity(ids.len());
@@ -465,7 +525,7 @@ impl JobStore for SqliteStore {
              VALUES (?1, ?2, ?3, ?4, ?5)
              ON CONFLICT (id) DO UPDATE SET address = excluded.address,
                 serves = excluded.serves, capacity = excluded.capacity,
-                heartbeat_ms = excluded.heartbeat_ms",
+                heartbeat_ms = excluded.heartbeat_ms, stopped = 0",
             params![beat.node, beat.address, beat.serves, beat.capacity, now],
         )?;
         tx.commit()?;
@@ -528,7 +588,8 @@ impl JobStore for SqliteStore {
         let job_done = tx.execute(
             "UPDATE jobs SET state = 'done', finished_at = ?2
              WHERE id = ?1 AND state IN ('queued', 'running')
-               AND (SELECT COUNT(*) FROM partitions WHERE job = ?1) >= partitions",
+               AND (SELECT COUNT(*) FROM partitions WHERE job = ?1 AND idx < jobs.partitions)
+                   >= partitions",
             params![claim.job as i64, now as i64],
         )? == 1;
         tx.commit()?;
@@ -556,11 +617,18 @@ impl JobStore for SqliteStore {
         )?)
     }
 
+    fn node_stopped(&self, node: &str) -> Result<()> {
+        self.conn()
+            .execute("UPDATE nodes SET stopped = 1 WHERE id = ?1", [node])?;
+        Ok(())
+    }
+
     fn nodes(&self) -> Result<Vec<NodeRecord>> {
         let c = self.conn();
         let mut st = c.prepare(
             "SELECT id, address, serves, capacity,
-                    (SELECT COUNT(*) FROM claims WHERE claims.node = nodes.id), heartbeat_ms
+                    (SELECT COUNT(*) FROM claims WHERE claims.node = nodes.id), heartbeat_ms,
+                    stopped
              FROM nodes ORDER BY heartbeat_ms DESC",
         )?;
         let now = now_ms();
@@ -572,6 +640,7 @@ impl JobStore for SqliteStore {
                 capacity: r.get(3)?,
                 held: r.get(4)?,
                 silent_s: (now - r.get::<_, i64>(5)?).max(0) as f64 / 1e3,
+                stopped: r.get::<_, i64>(6)? != 0,
             })
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)

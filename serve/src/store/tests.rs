@@ -12,7 +12,55 @@ fn new_job<'a>(priority: i32, request: &'a [u8], now: u64) -> NewJob<'a> {
         kind: "synthetic",
         params_digest: &[7; 32],
         log_domain: 6,
+        submitted_by: "token:alice",
+        key: None,
+        request_digest: None,
     }
+}
+
+/// Idempotency keys: a key finds its owner's newest job of the same request that did not fail;
+/// another owner's key, another request, or a failed job are not found.
+fn keys_find_their_jobs(s: &dyn JobStore) {
+    let keyed = |owner, digest: &'static [u8]| NewJob {
+        submitted_by: owner,
+        key: Some("porep-1000-7"),
+        request_digest: Some(digest),
+        ..new_job(0, b"req", 10)
+    };
+    assert_eq!(
+        s.find_key("token:alice", "porep-1000-7", None).unwrap(),
+        None
+    );
+    let a = s.insert_job(&keyed("token:alice", b"d1")).unwrap();
+    let bob = s.insert_job(&keyed("token:bob", b"d1")).unwrap();
+    let find = |owner, d: Option<&[u8]>| s.find_key(owner, "porep-1000-7", d).unwrap();
+    assert_eq!(find("token:alice", Some(b"d1")), Some(a));
+    assert_eq!(
+        find("token:bob", Some(b"d1")),
+        Some(bob),
+        "keys are per owner"
+    );
+    assert_eq!(find("token:alice", Some(b"d2")), None, "another request");
+    assert_eq!(find("token:carol", None), None);
+    // Once failed, the same request under the same key is a new job; any job still answers
+    // to the key alone, newest first.
+    assert!(s.finish_job(a, JobState::Failed, Some("x"), 11).unwrap());
+    assert_eq!(find("token:alice", Some(b"d1")), None);
+    assert_eq!(find("token:alice", None), Some(a));
+    let again = s.insert_job(&keyed("token:alice", b"d1")).unwrap();
+    assert_eq!(find("token:alice", Some(b"d1")), Some(again));
+    assert_eq!(find("token:alice", None), Some(again));
+    // Done jobs are found (their proofs are returned again).
+    assert!(s.finish_job(again, JobState::Done, None, 12).unwrap());
+    assert_eq!(find("token:alice", Some(b"d1")), Some(again));
+    // A job without a key is not found by any.
+    let plain = s.insert_job(&new_job(0, b"req", 13)).unwrap();
+    assert_ne!(find("token:alice", None), Some(plain));
+}
+
+#[test]
+fn sqlite_keys_find_their_jobs() {
+    keys_find_their_jobs(&SqliteStore::in_memory().unwrap());
 }
 
 fn part(job: JobId, index: u32, byte: u8) -> PartitionRecord {
@@ -25,24 +73,28 @@ fn part(job: JobId, index: u32, byte: u8) -> PartitionRecord {
     }
 }
 
-#[test]
-fn jobs_survive_reopening_and_resume_with_their_partitions() {
-    let dir = std::env::temp_dir().join(format!("bellows-store-test-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("jobs.sqlite");
-    let (a, b) = {
-        let s = SqliteStore::open(&path).unwrap();
-        let a = s.insert_job(&new_job(0, b"req-a", 100)).unwrap();
-        let b = s.insert_job(&new_job(5, b"req-b", 101)).unwrap();
-        assert!(b > a && a > 0);
-        s.mark_running(a).unwrap();
-        assert!(s.put_partition(&part(a, 1, 7)).unwrap());
-        // A second result for the same partition is refused; the first stays.
-        assert!(!s.put_partition(&part(a, 1, 9)).unwrap());
-        (a, b)
-    };
-    let s = SqliteStore::open(&path).unwrap();
+/// Two jobs, the first running with partition 1 stored (a second result for it refused).
+fn write_two_jobs(s: &dyn JobStore) -> (JobId, JobId) {
+    let a = s.insert_job(&new_job(0, b"req-a", 100)).unwrap();
+    let b = s
+        .insert_job(&NewJob {
+            submitted_by: "token:bob",
+            ..new_job(5, b"req-b", 101)
+        })
+        .unwrap();
+    assert!(b > a && a > 0);
+    s.mark_running(a).unwrap();
+    assert!(s.put_partition(&part(a, 1, 7)).unwrap());
+    // A second result for the same partition is refused; the first stays.
+    assert!(!s.put_partition(&part(a, 1, 9)).unwrap());
+    // An index the job does not have (it has 2 partitions) is refused.
+    let e = s.put_partition(&part(a, 2, 7)).unwrap_err().to_string();
+    assert!(e.contains("which has 2 partitions"), "{e}");
+    (a, b)
+}
+
+/// What [`write_two_jobs`] wrote is read back, and each job finishes once.
+fn read_back_and_finish(s: &dyn JobStore, a: JobId, b: JobId) {
     let unfinished = s.unfinished_jobs().unwrap();
     assert_eq!(
         unfinished.iter().map(|j| j.id).collect::<Vec<_>>(),
@@ -51,10 +103,20 @@ fn jobs_survive_reopening_and_resume_with_their_partitions() {
     assert_eq!(unfinished[0].state, JobState::Running);
     assert_eq!(unfinished[1].request, b"req-b");
     assert_eq!(unfinished[1].priority, 5);
-    let parts = s.partitions(a).unwrap();
-    assert_eq!(parts, vec![part(a, 1, 7)]);
+    assert_eq!(s.partitions(a).unwrap(), vec![part(a, 1, 7)]);
+    assert_eq!(unfinished[0].submitted_by, "token:alice");
+    let of_bob: Vec<JobId> = s
+        .recent_jobs(10, Some("token:bob"))
+        .unwrap()
+        .iter()
+        .map(|j| j.id)
+        .collect();
+    assert_eq!(of_bob, vec![b]);
+    // a lacks partition 0, b both of its own.
+    assert_eq!(s.counts().unwrap().pending_partitions, 3);
 
-    // Finishing happens once.
+    // Finishing happens once, and only into a finished state.
+    assert!(s.finish_job(a, JobState::Running, None, 199).is_err());
     assert!(s.finish_job(a, JobState::Done, None, 200).unwrap());
     assert!(!s
         .finish_job(a, JobState::Failed, Some("late"), 201)
@@ -74,7 +136,7 @@ fn jobs_survive_reopening_and_resume_with_their_partitions() {
     assert!(s.unfinished_jobs().unwrap().is_empty());
     assert_eq!(s.counts().unwrap().by_state, [0, 0, 1, 0, 1]);
     assert_eq!(
-        s.recent_jobs(10)
+        s.recent_jobs(10, None)
             .unwrap()
             .iter()
             .map(|j| j.id)
@@ -82,7 +144,22 @@ fn jobs_survive_reopening_and_resume_with_their_partitions() {
         vec![b, a]
     );
     assert!(s.job(9999).unwrap().is_none());
-    drop(s);
+}
+
+/// A fresh folder `bellows-store-NAME-PID` under the temporary folder, and a journal's path in it.
+fn journal_path(name: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    let dir = std::env::temp_dir().join(format!("bellows-store-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("jobs.sqlite");
+    (dir, path)
+}
+
+#[test]
+fn jobs_survive_reopening_and_resume_with_their_partitions() {
+    let (dir, path) = journal_path("test");
+    let (a, b) = write_two_jobs(&SqliteStore::open(&path).unwrap());
+    read_back_and_finish(&SqliteStore::open(&path).unwrap(), a, b);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -115,10 +192,7 @@ fn purge_keeps_unfetched_results_until_they_expire() {
 
 #[test]
 fn a_newer_schema_is_refused() {
-    let dir = std::env::temp_dir().join(format!("bellows-store-schema-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("jobs.sqlite");
+    let (dir, path) = journal_path("schema");
     {
         let c = rusqlite::Connection::open(&path).unwrap();
         c.pragma_update(None, "user_version", 99).unwrap();
@@ -150,6 +224,17 @@ fn claim_req<'a>(node: &'a str, serves: &'a Serves, max: usize, lease_ms: u64) -
     }
 }
 
+/// A heartbeat of `node` (nothing else said of it) holding `held`, leases of an hour: the
+/// claims it still holds.
+fn beat(s: &dyn JobStore, node: &str, held: &[Claim]) -> Vec<Claim> {
+    let beat = NodeBeat {
+        node,
+        ..Default::default()
+    };
+    let lease = std::time::Duration::from_millis(HOUR_MS);
+    s.heartbeat(&beat, held, lease).unwrap()
+}
+
 fn job_of<'a>(
     priority: i32,
     partitions: u32,
@@ -166,6 +251,8 @@ fn job_of<'a>(
         kind,
         params_digest: digest,
         log_domain,
+        submitted_by: "token:alice",
+        ..Default::default()
     }
 }
 
@@ -175,19 +262,15 @@ const HOUR_MS: u64 = 3_600_000;
 /// per claim token, and the last one finishes the job in the same transaction.
 fn claims_and_commits(s: &dyn JobStore) {
     let syn = serves(&["synthetic"]);
-    let low = s
-        .insert_job(&job_of(0, 3, "synthetic", &[1; 32], 8))
-        .unwrap();
-    let high = s
-        .insert_job(&job_of(5, 2, "synthetic", &[1; 32], 8))
-        .unwrap();
-    let sha = s.insert_job(&job_of(9, 1, "sha256", &[1; 32], 8)).unwrap();
-    let big = s
-        .insert_job(&job_of(9, 1, "synthetic", &[1; 32], 21))
-        .unwrap();
-    let other = s
-        .insert_job(&job_of(9, 1, "synthetic", &[2; 32], 8))
-        .unwrap();
+    let insert = |priority, partitions, kind, digest: [u8; 32], log_domain| {
+        let job = job_of(priority, partitions, kind, &digest, log_domain);
+        s.insert_job(&job).unwrap()
+    };
+    let low = insert(0, 3, "synthetic", [1; 32], 8);
+    let high = insert(5, 2, "synthetic", [1; 32], 8);
+    let sha = insert(9, 1, "sha256", [1; 32], 8);
+    let big = insert(9, 1, "synthetic", [1; 32], 21);
+    let other = insert(9, 1, "synthetic", [2; 32], 8);
 
     // Node a: only parameters [1; 32]: the high-priority job first; never sha256, never 2^21.
     let mut only1 = syn.clone();
@@ -240,9 +323,16 @@ fn claims_and_commits(s: &dyn JobStore) {
     let nodes = s.nodes().unwrap();
     let na = nodes.iter().find(|n| n.node == "a").expect("node a listed");
     assert_eq!(
-        (na.held, na.capacity, na.address.as_str()),
-        (3, 3, "127.0.0.1:1")
+        (na.held, na.capacity, na.address.as_str(), na.stopped),
+        (3, 3, "127.0.0.1:1", false)
     );
+    // A node that stops cleanly is listed as stopped, not as silent.
+    s.node_stopped("a").unwrap();
+    assert!(s
+        .nodes()
+        .unwrap()
+        .iter()
+        .any(|n| n.node == "a" && n.stopped));
 
     // Commits: a wrong node or token is stale; the right one stores once; a repeat of a stored
     // commit (a lost reply) is answered Stored again and changes nothing.
@@ -293,16 +383,7 @@ fn claims_and_commits(s: &dyn JobStore) {
         s.commit_partition("b", &lb, &rec(&lb, 3), 301).unwrap(),
         Commit::Stale
     );
-    let held_b = s
-        .heartbeat(
-            &NodeBeat {
-                node: "b",
-                ..Default::default()
-            },
-            &b,
-            std::time::Duration::from_millis(HOUR_MS),
-        )
-        .unwrap();
+    let held_b = beat(s, "b", &b);
     assert_eq!(
         held_b.iter().map(|c| c.job).collect::<Vec<_>>(),
         vec![other]
@@ -333,16 +414,7 @@ fn leases_expire(s: &dyn JobStore) {
     assert_eq!(first.len(), 1);
     // A heartbeat that does not list the claim (its reply was lost: the node does not know it
     // holds it) does not renew it.
-    let none = s
-        .heartbeat(
-            &NodeBeat {
-                node: "a",
-                ..Default::default()
-            },
-            &[],
-            std::time::Duration::from_millis(HOUR_MS),
-        )
-        .unwrap();
+    let none = beat(s, "a", &[]);
     assert!(none.is_empty());
     // The lease (1 ms) must pass: waiting for time is what is tested here.
     std::thread::sleep(std::time::Duration::from_millis(30));
@@ -355,16 +427,7 @@ fn leases_expire(s: &dyn JobStore) {
             .unwrap(),
         Commit::Stale
     );
-    let held = s
-        .heartbeat(
-            &NodeBeat {
-                node: "a",
-                ..Default::default()
-            },
-            &first,
-            std::time::Duration::from_millis(HOUR_MS),
-        )
-        .unwrap();
+    let held = beat(s, "a", &first);
     assert!(held.is_empty());
     assert_eq!(
         s.commit_partition("b", &second[0], &part(j, 0, 2), 11)
@@ -494,36 +557,9 @@ fn postgres_keeps_the_store_contract_and_migrates_once() {
         t.join().unwrap().unwrap();
     }
     let s = PgStore::connect(&db, None).unwrap();
-    let a = s.insert_job(&new_job(0, b"req-a", 100)).unwrap();
-    let b = s.insert_job(&new_job(5, b"req-b", 101)).unwrap();
-    assert!(b > a && a > 0);
-    s.mark_running(a).unwrap();
-    assert!(s.put_partition(&part(a, 1, 7)).unwrap());
-    assert!(!s.put_partition(&part(a, 1, 9)).unwrap());
-    let unfinished = s.unfinished_jobs().unwrap();
-    assert_eq!(
-        unfinished.iter().map(|j| j.id).collect::<Vec<_>>(),
-        vec![a, b]
-    );
-    assert_eq!(unfinished[0].state, JobState::Running);
-    assert_eq!(unfinished[1].request, b"req-b");
-    assert_eq!(s.partitions(a).unwrap(), vec![part(a, 1, 7)]);
-    assert!(s.finish_job(a, JobState::Done, None, 200).unwrap());
-    assert!(!s
-        .finish_job(a, JobState::Failed, Some("late"), 201)
-        .unwrap());
-    assert!(s
-        .finish_job(b, JobState::Cancelled, Some("by client"), 202)
-        .unwrap());
-    assert_eq!(s.counts().unwrap().by_state, [0, 0, 1, 0, 1]);
-    assert_eq!(
-        s.recent_jobs(10)
-            .unwrap()
-            .iter()
-            .map(|j| j.id)
-            .collect::<Vec<_>>(),
-        vec![b, a]
-    );
+    let (a, b) = write_two_jobs(&s);
+    read_back_and_finish(&s, a, b);
+    keys_find_their_jobs(&s);
     s.mark_fetched(a, 300).unwrap();
     s.mark_fetched(a, 400).unwrap();
     assert_eq!(s.job(a).unwrap().unwrap().fetched_at, Some(300));
@@ -541,6 +577,15 @@ fn postgres_keeps_the_store_contract_and_migrates_once() {
         .unwrap();
     let e = PgStore::connect(&db, None).unwrap_err().to_string();
     assert!(e.contains("schema version 99"), "{e}");
+}
+
+#[test]
+fn a_url_asking_for_tls_is_refused_with_the_reason() {
+    // #43 item 11: before, the driver's "server does not support TLS".
+    let e = PgStore::connect("postgres://u:pw@127.0.0.1:1/db?sslmode=require", None)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("client has no TLS") && !e.contains("pw@"), "{e}");
 }
 
 #[test]

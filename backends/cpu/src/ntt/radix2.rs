@@ -57,27 +57,15 @@ impl Stages for Shifted<'_> {
     }
 }
 
-/// One DIF stage over `lo`/`hi` (the two halves of a block), twiddles `t[j]`.
-#[inline]
-fn dif_stage(lo: &mut [Scalar], hi: &mut [Scalar], t: &[Scalar], unit_first: bool) {
-    let start = if unit_first {
-        field::unit(&mut lo[0], &mut hi[0]);
-        1
-    } else {
-        0
-    };
-    for ((a, b), w) in lo[start..]
-        .iter_mut()
-        .zip(&mut hi[start..])
-        .zip(&t[start..])
-    {
-        field::dif(a, b, w);
-    }
-}
+/// A radix-2 butterfly on `(u, v)` with twiddle `t`, in place: [`field::dif`] or [`field::dit`].
+/// The kernels take it as a generic (a function item, never a pointer), so each is compiled for
+/// one butterfly with the call inlined, as if written out.
+trait Butterfly: Fn(&mut Scalar, &mut Scalar, &Scalar) + Copy + Sync {}
+impl<B: Fn(&mut Scalar, &mut Scalar, &Scalar) + Copy + Sync> Butterfly for B {}
 
-/// One DIT stage over `lo`/`hi`, twiddles `t[j]`.
+/// One stage over `lo`/`hi` (the two halves of a block), twiddles `t[j]`.
 #[inline]
-fn dit_stage(lo: &mut [Scalar], hi: &mut [Scalar], t: &[Scalar], unit_first: bool) {
+fn stage(lo: &mut [Scalar], hi: &mut [Scalar], t: &[Scalar], unit_first: bool, bf: impl Butterfly) {
     let start = if unit_first {
         field::unit(&mut lo[0], &mut hi[0]);
         1
@@ -89,38 +77,28 @@ fn dit_stage(lo: &mut [Scalar], hi: &mut [Scalar], t: &[Scalar], unit_first: boo
         .zip(&mut hi[start..])
         .zip(&t[start..])
     {
-        field::dit(a, b, w);
+        bf(a, b, w);
     }
 }
 
 /// Top stage of a block of size `2h`, split across threads when large.
-fn stage_par(x: &mut [Scalar], t: &[Scalar], dif: bool, unit_first: bool) {
+fn stage_par(x: &mut [Scalar], t: &[Scalar], unit_first: bool, bf: impl Butterfly) {
     use rayon::prelude::*;
     let n = x.len();
     let (lo, hi) = x.split_at_mut(n / 2);
     if n < PAR_MIN {
-        if dif {
-            dif_stage(lo, hi, t, unit_first)
-        } else {
-            dit_stage(lo, hi, t, unit_first)
-        }
+        stage(lo, hi, t, unit_first, bf);
         return;
     }
     lo.par_chunks_mut(PAR_CHUNK)
         .zip(hi.par_chunks_mut(PAR_CHUNK))
         .zip(t.par_chunks(PAR_CHUNK))
         .enumerate()
-        .for_each(|(i, ((l, h), t))| {
-            if dif {
-                dif_stage(l, h, t, unit_first && i == 0)
-            } else {
-                dit_stage(l, h, t, unit_first && i == 0)
-            }
-        });
+        .for_each(|(i, ((l, h), t))| stage(l, h, t, unit_first && i == 0, bf));
 }
 
 /// The h = 1 stage: `(u, v) → (u + v, u − v)` (times `t` on the difference or on v).
-fn pairs<S: Stages>(x: &mut [Scalar], tw: &S, dif: bool) {
+fn pairs<S: Stages>(x: &mut [Scalar], tw: &S, bf: impl Butterfly) {
     if S::UNIT_FIRST {
         for p in x.chunks_exact_mut(2) {
             let [u, v] = p else { unreachable!() };
@@ -130,11 +108,7 @@ fn pairs<S: Stages>(x: &mut [Scalar], tw: &S, dif: bool) {
         let t = &tw.stage(1)[0];
         for p in x.chunks_exact_mut(2) {
             let [u, v] = p else { unreachable!() };
-            if dif {
-                field::dif(u, v, t);
-            } else {
-                field::dit(u, v, t);
-            }
+            bf(u, v, t);
         }
     }
 }
@@ -146,26 +120,26 @@ fn dif_iter<S: Stages>(x: &mut [Scalar], tw: &S) {
         let t = tw.stage(h);
         for blk in x.chunks_exact_mut(2 * h) {
             let (lo, hi) = blk.split_at_mut(h);
-            dif_stage(lo, hi, t, S::UNIT_FIRST);
+            stage(lo, hi, t, S::UNIT_FIRST, field::dif);
         }
         h /= 2;
     }
     if n >= 2 {
-        pairs(x, tw, true);
+        pairs(x, tw, field::dif);
     }
 }
 
 fn dit_iter<S: Stages>(x: &mut [Scalar], tw: &S) {
     let n = x.len();
     if n >= 2 {
-        pairs(x, tw, false);
+        pairs(x, tw, field::dit);
     }
     let mut h = 2;
     while h < n {
         let t = tw.stage(h);
         for blk in x.chunks_exact_mut(2 * h) {
             let (lo, hi) = blk.split_at_mut(h);
-            dit_stage(lo, hi, t, S::UNIT_FIRST);
+            stage(lo, hi, t, S::UNIT_FIRST, field::dit);
         }
         h *= 2;
     }
@@ -179,7 +153,7 @@ pub(crate) fn dif<S: Stages>(x: &mut [Scalar], tw: &S) {
     if n <= 1 << ITER_MAX_LOG {
         return dif_iter(x, tw);
     }
-    stage_par(x, tw.stage(n / 2), true, S::UNIT_FIRST);
+    stage_par(x, tw.stage(n / 2), S::UNIT_FIRST, field::dif);
     let (lo, hi) = x.split_at_mut(n / 2);
     if n >= PAR_MIN {
         rayon::join(|| dif(lo, tw), || dif(hi, tw));
@@ -205,5 +179,5 @@ pub(crate) fn dit<S: Stages>(x: &mut [Scalar], tw: &S) {
             dit(hi, tw);
         }
     }
-    stage_par(x, tw.stage(n / 2), false, S::UNIT_FIRST);
+    stage_par(x, tw.stage(n / 2), S::UNIT_FIRST, field::dit);
 }

@@ -40,7 +40,7 @@ pub(crate) enum Dir {
     Inv = 1,
 }
 
-pub(crate) use bellows_core::backend::ntt::omega;
+pub(crate) use bellows_backend_api::backend::ntt::omega;
 
 /// `bitrev_bits(i)`: the low `bits` bits of `i` in reverse order.
 #[inline]
@@ -175,7 +175,7 @@ impl Plan {
     pub(crate) fn coset(&self, dir: Dir) -> &CosetStages {
         self.coset[dir as usize].get_or_init(|| {
             use rayon::prelude::*;
-            let mut g = bellows_core::backend::ntt::coset_generator();
+            let mut g = bellows_backend_api::backend::ntt::coset_generator();
             if dir == Dir::Inv {
                 g = g.invert().expect("g = 7 is invertible");
             }

@@ -1,9 +1,9 @@
 //! The Bellows CUDA backend as a dynamic plugin: `libbellows_backend_cuda.so`.
 //!
-//! [`bellows_cuda::CudaBackend`] exported through the plugin interface ([`bellows_core::plugin`]).
+//! [`bellows_cuda::CudaBackend`] exported through the plugin interface ([`bellows_backend_api::plugin`]).
 //! `cargo build --release` at the workspace root puts the file in `target/release/`, beside the
 //! `bellows` binary, where `--backend cuda` finds it with no environment set. On a machine
 //! without an NVIDIA driver or GPU the plugin still loads, and creating the backend fails with an
 //! error that says why (no driver, no device, a GPU older than Hopper).
 
-bellows_core::export_backend!(bellows_cuda::CudaBackend::with_config);
+bellows_backend_api::export_backend!(bellows_cuda::CudaBackend::with_config);

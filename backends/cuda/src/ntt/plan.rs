@@ -13,7 +13,7 @@
 //! g^−i over a coset) of an inverse transform as the last pass stores, so scaling never costs a
 //! pass of its own.
 
-use bellows_core::backend::ntt::{NttConfig, NttDirection, Ordering};
+use bellows_backend_api::backend::ntt::{NttConfig, NttDirection, Ordering};
 use cudarc::driver::DeviceRepr;
 
 /// Largest transform the device supports: 2^27 elements (4 GiB per vector).
@@ -26,7 +26,7 @@ pub const MAX_TILE_BITS: u32 = 11;
 /// Threads per block of a pass (at most).
 pub const PASS_THREADS: u32 = 256;
 
-/// log2 of the side of the tiles of the tiled bit reversal (kernels/ntt.cuh).
+/// log2 of the side of the tiles of the tiled bit reversal (kernels/ntt/ntt.cuh).
 pub const BITREV_TILE_BITS: u32 = 4;
 
 /// Whether the bit reversal of 2^log_n elements uses the tiled kernel (else the simple one).
@@ -34,7 +34,7 @@ pub fn tiled_bitrev(log_n: u32) -> bool {
     log_n >= 2 * BITREV_TILE_BITS
 }
 
-/// Pass flags (kernels/ntt.cuh).
+/// Pass flags (kernels/ntt/ntt.cuh).
 pub mod flags {
     /// Cooley–Tukey butterflies (bit-reversed input); else Gentleman–Sande.
     pub const DIT: u32 = 1 << 0;
@@ -180,7 +180,7 @@ pub fn plan_with_tiles(log_n: u32, cfg: &NttConfig, max_tile_bits: u32) -> Plan 
     }
 }
 
-/// The kernel argument of one pass (kernels/ntt.cuh `NttPass`), passed by value.
+/// The kernel argument of one pass (kernels/ntt/ntt.cuh `NttPass`), passed by value.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct NttPassArgs {
@@ -260,29 +260,10 @@ impl NttPassArgs {
 mod tests {
     use super::*;
 
-    fn all_configs() -> Vec<NttConfig> {
-        let mut v = Vec::new();
-        for inverse in [false, true] {
-            for coset in [false, true] {
-                for input in [Ordering::Natural, Ordering::BitReversed] {
-                    for output in [Ordering::Natural, Ordering::BitReversed] {
-                        let c = if inverse {
-                            NttConfig::inverse()
-                        } else {
-                            NttConfig::forward()
-                        };
-                        v.push(c.with_coset(coset).with_orders(input, output));
-                    }
-                }
-            }
-        }
-        v
-    }
-
     #[test]
     fn passes_cover_every_bit_once() {
         for log_n in 1..=MAX_LOG_N {
-            for cfg in all_configs() {
+            for cfg in NttConfig::all() {
                 let p = plan(log_n, &cfg);
                 let mut bits = vec![0u32; log_n as usize];
                 for pass in &p.passes {

@@ -6,7 +6,7 @@
 //! computed here: `T[e] = HI[e >> b]·LO[e mod 2^b]` with `LO[j] = ω^j` and `HI[j] = ω^(j·2^b)`.
 //! ω_N = ROOT_OF_UNITY^(2^(32 − log N)), blstrs' (and bellperson's) choice of root.
 
-use bellows_core::layout::Fr;
+use bellows_backend_api::layout::Fr;
 use ff::Field;
 use rayon::prelude::*;
 
@@ -16,7 +16,7 @@ type Scalar = blstrs::Scalar;
 pub const COSET_TABLE_BITS: u32 = 14;
 
 /// ω_n and the coset generator g: the conventions shared by every backend (core's `ntt` module).
-pub use bellows_core::backend::ntt::{coset_generator, omega};
+pub use bellows_backend_api::backend::ntt::{coset_generator, omega};
 
 /// [1, base, base², …] (count entries), computed in parallel chunks.
 pub fn powers(base: Scalar, count: usize) -> Vec<Scalar> {

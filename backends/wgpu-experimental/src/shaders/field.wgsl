@@ -18,7 +18,7 @@
 // kernel with all calls inlined, in time that grows faster than linearly with its size; see
 // docs/wgpu.md): the linear-time operations (add, subtract, negate, compare, reduce) are
 // generated in Rust as straight-line code on `let` values, with no array variables, which
-// compiles about 15 times faster than loops over array variables; the multiplication's limb
+// compiles many times faster than loops over array variables; the multiplication's limb
 // loops have constant bounds, which compilers unroll into registers.
 
 alias $T = array<u32, $N>;

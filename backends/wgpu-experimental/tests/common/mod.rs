@@ -2,6 +2,17 @@
 
 use bellows_wgpu::WgpuBackend;
 
+/// `n` random scalars from `seed`.
+#[allow(dead_code)]
+pub fn scalars(n: usize, seed: u64) -> Vec<bellows_core::layout::Fr> {
+    use ff::Field;
+    use rand::SeedableRng;
+    let mut r = rand_chacha::ChaCha20Rng::seed_from_u64(seed);
+    (0..n)
+        .map(|_| blstrs::Scalar::random(&mut r).into())
+        .collect()
+}
+
 /// Whether this run must not skip for want of an adapter: in CI (`CI` set to anything but
 /// `false`/`0`), or when `BELLOWS_WGPU_REQUIRED=1`. .ci/run installs Mesa's lavapipe, a software
 /// Vulkan adapter, so that these tests always have one there.

@@ -68,14 +68,33 @@ impl std::fmt::Display for PointDefect {
 
 /// A curve point with an uncompressed file encoding.
 pub trait UncompressedPoint:
-    crate::groth16::subgroup::SubgroupPoint + Copy + Send + Sync + Sized + 'static
+    crate::groth16::subgroup::SubgroupPoint + PrimeCurveAffine + Copy + Send + Sync + Sized + 'static
 {
     /// Encoded size in bytes.
     const SIZE: usize;
     /// Group name for messages (`"G1"`, `"G2"`).
     const GROUP: &'static str;
+
+    /// blst's decoding of exactly [`Self::SIZE`] bytes whose flag bits were checked: the
+    /// encoding and the curve equation, not the subgroup.
+    fn deserialize(bytes: &[u8]) -> Result<Self, PointDefect>;
+
     /// Decodes one point; `bytes.len() == Self::SIZE`.
-    fn decode(bytes: &[u8], check: PointCheck, allow_identity: bool) -> Result<Self, PointDefect>;
+    fn decode(bytes: &[u8], check: PointCheck, allow_identity: bool) -> Result<Self, PointDefect> {
+        assert_eq!(
+            bytes.len(),
+            Self::SIZE,
+            "caller passes exactly one encoded point"
+        );
+        check_flags(bytes[0])?;
+        finish(
+            Self::deserialize(bytes)?,
+            check,
+            allow_identity,
+            Self::in_subgroup,
+        )
+    }
+
     /// Encodes one point into `out` (`out.len() == Self::SIZE`).
     fn encode(&self, out: &mut [u8]);
 }
@@ -103,17 +122,11 @@ impl UncompressedPoint for G1Affine {
     const SIZE: usize = 96;
     const GROUP: &'static str = "G1";
 
-    fn decode(bytes: &[u8], check: PointCheck, allow_identity: bool) -> Result<Self, PointDefect> {
-        assert_eq!(
-            bytes.len(),
-            Self::SIZE,
-            "caller passes exactly one encoded point"
-        );
-        check_flags(bytes[0])?;
+    fn deserialize(bytes: &[u8]) -> Result<Self, PointDefect> {
         let mut out = G1Affine::identity();
-        // SAFETY: `bytes` holds 96 readable bytes (asserted above), blst reads exactly 96 for an
-        // uncompressed point (the compression flag was rejected above). `out` is a blstrs G1Affine,
-        // `#[repr(transparent)]` over `blst_p1_affine` (size and alignment asserted in
+        // SAFETY: `decode` passes 96 readable bytes (asserted there), blst reads exactly 96 for an
+        // uncompressed point (`decode` rejected the compression flag). `out` is a blstrs
+        // G1Affine, `#[repr(transparent)]` over `blst_p1_affine` (size and alignment asserted in
         // `crate::layout`), so the cast pointer is valid for blst's write.
         let code = unsafe {
             blst::blst_p1_deserialize(
@@ -121,10 +134,7 @@ impl UncompressedPoint for G1Affine {
                 bytes.as_ptr(),
             )
         };
-        blst_code(code)?;
-        finish(out, check, allow_identity, |p| {
-            bool::from(p.is_torsion_free())
-        })
+        blst_code(code).map(|()| out)
     }
 
     fn encode(&self, out: &mut [u8]) {
@@ -136,13 +146,7 @@ impl UncompressedPoint for G2Affine {
     const SIZE: usize = 192;
     const GROUP: &'static str = "G2";
 
-    fn decode(bytes: &[u8], check: PointCheck, allow_identity: bool) -> Result<Self, PointDefect> {
-        assert_eq!(
-            bytes.len(),
-            Self::SIZE,
-            "caller passes exactly one encoded point"
-        );
-        check_flags(bytes[0])?;
+    fn deserialize(bytes: &[u8]) -> Result<Self, PointDefect> {
         let mut out = G2Affine::identity();
         // SAFETY: as for G1: 192 readable bytes, blst reads 192 for an uncompressed point, and
         // blstrs' G2Affine is `#[repr(transparent)]` over `blst_p2_affine`.
@@ -152,10 +156,7 @@ impl UncompressedPoint for G2Affine {
                 bytes.as_ptr(),
             )
         };
-        blst_code(code)?;
-        finish(out, check, allow_identity, |p| {
-            bool::from(p.is_torsion_free())
-        })
+        blst_code(code).map(|()| out)
     }
 
     fn encode(&self, out: &mut [u8]) {
@@ -210,13 +211,34 @@ pub fn decode_section_with_progress<P: UncompressedPoint>(
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Vec<P>, (usize, PointDefect)> {
     debug_assert_eq!(bytes.len() % P::SIZE, 0);
-    let n = bytes.len() / P::SIZE;
     // `Batched`: on the curve point by point, then the subgroup for the whole section at once.
     let (check, batched) = match check {
         PointCheck::Batched => (PointCheck::CurveOnly, true),
         other => (other, false),
     };
-    let mut out = vec![identity; n];
+    let mut out = vec![identity; bytes.len() / P::SIZE];
+    decode_into(bytes, &mut out, check, allow_identity, progress)?;
+    if batched {
+        if let Some((_, i)) = crate::groth16::subgroup::first_outside(&[&out[..]]) {
+            return Err((i, PointDefect::NotInSubgroup));
+        }
+    }
+    Ok(out)
+}
+
+/// Decodes the consecutive points of `bytes` into `out` (`out.len() == bytes.len() / P::SIZE`)
+/// in parallel, each with `check` alone (`Batched` is checked per point here, as `Full`: a
+/// caller that batches the subgroup test decodes with `CurveOnly` and tests the points after).
+/// On failure returns the lowest failing index and its defect; `progress(k)` is called (from
+/// any thread) as each run of `k` points is decoded.
+pub(crate) fn decode_into<P: UncompressedPoint>(
+    bytes: &[u8],
+    out: &mut [P],
+    check: PointCheck,
+    allow_identity: bool,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<(), (usize, PointDefect)> {
+    debug_assert_eq!(bytes.len(), out.len() * P::SIZE);
     let first_bad = out
         .par_chunks_mut(CHUNK)
         .zip(bytes.par_chunks(CHUNK * P::SIZE))
@@ -232,15 +254,10 @@ pub fn decode_section_with_progress<P: UncompressedPoint>(
             None
         })
         .min_by_key(|(i, _)| *i);
-    if let Some(bad) = first_bad {
-        return Err(bad);
+    match first_bad {
+        Some(bad) => Err(bad),
+        None => Ok(()),
     }
-    if batched {
-        if let Some((_, i)) = crate::groth16::subgroup::first_outside(&[&out[..]]) {
-            return Err((i, PointDefect::NotInSubgroup));
-        }
-    }
-    Ok(out)
 }
 
 /// Encodes points into `out` (`out.len() == points.len() * P::SIZE`) in parallel.

@@ -1,5 +1,6 @@
 //! Shared test circuit: a small chain with every density case (an input used in B, an aux
-//! variable used only in C, aux variables in A and B).
+//! variable used only in C, aux variables in A and B); and the comparisons of syntheses and
+//! parameter sets the tests share.
 
 #![allow(dead_code)]
 
@@ -8,12 +9,12 @@ pub mod points;
 
 use bellows_core::groth16::{
     prover::{self, ProvingKey},
-    synthesis::synthesize,
-    Proof,
+    synthesis::{synthesize, Synthesized},
+    Parameters, Proof,
 };
 use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
 use blstrs::Scalar;
-use ff::Field;
+use ff::{Field, PrimeField};
 
 /// x_{i+1} = x_i² + x_i for `rounds` rounds; public inputs: the last value and 7·x_0.
 #[derive(Clone, Debug)]
@@ -89,14 +90,12 @@ impl Circuit<Scalar> for ChainCircuit {
         let out = cs.alloc_input(|| "out", || xv.ok_or(SynthesisError::AssignmentMissing))?;
         cs.enforce(|| "out", |lc| lc + x, |lc| lc + CS::one(), |lc| lc + out);
         // Public 7·x0, used in B (input density in B).
-        let seven = cs.alloc_input(
-            || "7x0",
-            || {
-                x0_val
-                    .map(|v| v * Scalar::from(7u64))
-                    .ok_or(SynthesisError::AssignmentMissing)
-            },
-        )?;
+        let times_x0 = |k: u64| {
+            x0_val
+                .map(|v| v * Scalar::from(k))
+                .ok_or(SynthesisError::AssignmentMissing)
+        };
+        let seven = cs.alloc_input(|| "7x0", || times_x0(7))?;
         cs.enforce(
             || "seven",
             |lc| lc + CS::one(),
@@ -104,14 +103,7 @@ impl Circuit<Scalar> for ChainCircuit {
             |lc| lc + (Scalar::from(7u64), x0),
         );
         // An aux variable that occurs only in C: t = 3·x0.
-        let t = cs.alloc(
-            || "t",
-            || {
-                x0_val
-                    .map(|v| v * Scalar::from(3u64))
-                    .ok_or(SynthesisError::AssignmentMissing)
-            },
-        )?;
+        let t = cs.alloc(|| "t", || times_x0(3))?;
         cs.enforce(
             || "t",
             |lc| lc + (Scalar::from(3u64), CS::one()),
@@ -149,4 +141,41 @@ impl Circuit<Scalar> for Squarings {
         cs.enforce(|| "k", |lc| lc + CS::one(), |lc| lc + k, |lc| lc + x);
         Ok(())
     }
+}
+
+/// Asserts two syntheses are identical, field by field, in canonical bytes.
+pub fn assert_identical(direct: &Synthesized, pce: &Synthesized, what: &str) {
+    let bytes = |v: &[Scalar]| -> Vec<[u8; 32]> { v.iter().map(|s| s.to_repr()).collect() };
+    let vectors = |s: &Synthesized| {
+        let [a, b, c, aux] = [&s.a, &s.b, &s.c, &s.aux_assignment].map(|v| bytes(v));
+        [
+            ("a", a),
+            ("b", b),
+            ("c", c),
+            ("inputs", bytes(&s.input_assignment)),
+            ("aux", aux),
+        ]
+    };
+    for ((name, d), (_, p)) in vectors(direct).into_iter().zip(vectors(pce)) {
+        assert_eq!(d, p, "{what}: {name}");
+    }
+    let (d, p) = (direct, pce);
+    let densities = [
+        ("A density", &d.a_aux_density, &p.a_aux_density),
+        ("B input density", &d.b_input_density, &p.b_input_density),
+        ("B aux density", &d.b_aux_density, &p.b_aux_density),
+    ];
+    for (name, d, p) in densities {
+        assert_eq!(d, p, "{what}: {name}");
+    }
+}
+
+/// Asserts two parameter sets hold the same keys and points.
+pub fn assert_same_params(a: &Parameters, b: &Parameters) {
+    assert_eq!(a.vk, b.vk);
+    assert_eq!(*a.h, *b.h);
+    assert_eq!(*a.l, *b.l);
+    assert_eq!(*a.a, *b.a);
+    assert_eq!(*a.b_g1, *b.b_g1);
+    assert_eq!(*a.b_g2, *b.b_g2);
 }

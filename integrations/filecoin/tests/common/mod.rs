@@ -5,9 +5,13 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use bellows_filecoin::filecoin_proofs_api::RegisteredSealProof;
+use bellows_filecoin::filecoin_proofs_api::{
+    RegisteredPoStProof, RegisteredSealProof, RegisteredUpdateProof,
+};
+use bellows_filecoin::post::PostInput;
 use bellows_filecoin::testing::cpu_seconds;
 use bellows_filecoin::testing::{init_filecoin_env, seal_sector, SealedSector};
+use bellows_filecoin::update::UpdateInput;
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
 
@@ -17,12 +21,18 @@ pub const PROOF: RegisteredSealProof = RegisteredSealProof::StackedDrg2KiBV1_1;
 pub const MINER: u64 = 1000;
 pub const SECTOR: u64 = 7;
 
-/// The process's work folder (kept until the process ends; under the system temp folder).
+/// The prefix of the work folders under the system temp folder.
+const WORK_PREFIX: &str = "bellows-filecoin-test-";
+
+/// The process's work folder (under the system temp folder). Nothing runs when a test process
+/// ends, so the folders of processes that are gone (sectors, trees, parameters: up to hundreds
+/// of MB each) are removed by the next test process that makes its own.
 pub fn work_dir() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
+        remove_folders_of_ended_processes();
         let d = std::env::temp_dir().join(format!(
-            "bellows-filecoin-test-{}-{}",
+            "{WORK_PREFIX}{}-{}",
             std::process::id(),
             std::thread::current()
                 .name()
@@ -33,6 +43,29 @@ pub fn work_dir() -> &'static Path {
         std::fs::create_dir_all(&d).expect("work folder");
         d
     })
+}
+
+/// Removes the work folders of test processes that no longer run (Linux: /proc tells).
+fn remove_folders_of_ended_processes() {
+    if !Path::new("/proc/self").exists() {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name
+            .strip_prefix(WORK_PREFIX)
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if !Path::new("/proc").join(pid.to_string()).exists() {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
 }
 
 /// The parameter folder filecoin-proofs reads in this process.
@@ -77,6 +110,26 @@ pub fn sealed() -> &'static SealedSector {
         )
         .expect("sealing a 2 KiB sector")
     })
+}
+
+/// The PoSt challenge randomness the tests use.
+pub const RANDOMNESS: [u8; 32] = [9u8; 32];
+
+/// A PoSt of `proof` over the sealed sector, from its vanilla proof as filecoin-proofs-api's
+/// `generate_single_vanilla_proof` makes it (what lotus and Curio send a SNARK prover).
+pub fn post_input(proof: RegisteredPoStProof) -> PostInput {
+    bellows_filecoin::testing::post_vanilla(proof, sealed(), RANDOMNESS).unwrap()
+}
+
+/// The update proof type of the sealed sector.
+pub const UPDATE: RegisteredUpdateProof = RegisteredUpdateProof::StackedDrg2KiBV1;
+
+/// The sealed sector updated with new data by filecoin-proofs (encode_into), and its vanilla
+/// partition proofs (generate_partition_proofs): a SnapDeals proof to make.
+pub fn updated_sector() -> UpdateInput {
+    let d = work_dir().join("update");
+    let mut rng = ChaCha20Rng::seed_from_u64(77);
+    bellows_filecoin::testing::update_sector(sealed(), PROOF, UPDATE, &d, &mut rng).unwrap()
 }
 
 /// Prints the wall and process CPU time of each phase of a test (with `--nocapture`), so that

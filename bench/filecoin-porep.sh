@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine (the device tool, kind nvidia-h200), from the repository root, with the
+# `bellows` CLI (feature filecoin) and its CUDA plugin in $BIN (default .carry/bin, from
+# bench/filecoin-build.sh) and filecoin-proofs' own C2 built with SupraSeal in $PEER (default
+# .carry/fc2/filecoin-c2-cuda-supraseal, from ../shared/peers/filecoin-c2/build.sh). No Rust there.
+#
+# The real PoRep C2 on synthetic C1 outputs (`bellows porep synth-c1`: consistent, made without
+# sealing; they prove nothing about stored data), in STEPS:
+#   small   for each size in SMALL (default "2KiB 8MiB"): synth-c1, Bellows' setup, then in one
+#           run Bellows' C2 on CUDA (REPS proofs in one process) and filecoin-proofs' C2 with
+#           SupraSeal on the same C1 and parameters (REPS proofs); both checked by verify_seal.
+#   setup32 synth-c1 of a 32 GiB sector, then Bellows' setup of the 32 GiB partition circuit in
+#           the background (setsid: it outlives the call; its log is $WORK/setup32.log), its peak
+#           memory polled. A 10-minute call may end before it does: the next step waits for it.
+#   c2-32   waits for setup32, then `porep c2 --reps REPS32` on the 32 GiB C1 (all ten
+#           partitions, each proof verified), with its peak RSS and the GPU's busy share, and
+#           filecoin-proofs' verify_seal on the proof written.
+#   peer32  filecoin-proofs' C2 with SupraSeal on the same 32 GiB C1 and parameters (its memory
+#           polled; the host may be too small for it).
+#   daemon32 several sectors in a row through the daemon: `bellows serve --backend cuda` on the
+#           32 GiB parameters, SECTORS32 (default 3) synthetic C1 outputs of different sector
+#           numbers submitted at once (`porep c2 --daemon --submit`), each awaited; the seconds
+#           between consecutive proofs (the steady state), the daemon's peak RSS, GPU busy.
+#
+#   STEPS="small setup32" bash bench/filecoin-porep.sh     # then, in the next call (the machine
+#   STEPS=c2-32 bash bench/filecoin-porep.sh               # must still be warm: $WORK survives)
+#
+# $WORK (default /root/bellows-porep; parameters, C1 files, the PCE folder) is kept between
+# calls while the machine stays warm; $OUT gets summary.txt and logs.tgz.
+set -u -o pipefail
+out=${OUT:-/tmp/bellows-porep-out}
+work=${WORK:-/root/bellows-porep}
+logs="$work/logs"
+mkdir -p "$out" "$work" "$logs"
+B=${BIN:-.carry/bin}
+PEER=${PEER:-.carry/fc2/filecoin-c2-cuda-supraseal}
+steps=${STEPS:-small}
+reps=${REPS:-3}
+reps32=${REPS32:-3}
+backend=${BACKEND:-cuda}
+summary="$out/summary.txt"
+touch "$summary"
+fail=0
+has() { case " $steps " in *" $1 "*) return 0;; *) return 1;; esac; }
+note() { echo "$*" | tee -a "$summary"; }
+export BELLOWS_PLUGIN_PATH="$PWD/$B" RUST_BACKTRACE=1 RUST_LOG=${RUST_LOG:-info}
+export FIL_PROOFS_PARENT_CACHE="$work/parents" FIL_PROOFS_VERIFY_PRODUCTION_PARAMS=false
+export FIL_PROOFS_USE_MULTICORE_SDR=false BELLOWS_PCE_DIR="$work/pce"
+mkdir -p "$FIL_PROOFS_PARENT_CACHE" "$BELLOWS_PCE_DIR"
+
+# watch NAME CMD...: runs CMD, polling its peak resident memory (VmHWM of the process tree's
+# largest member) and the GPU's busy share each second; appends "NAME: rc, wall, peak RSS, GPU
+# busy" to the summary. Output in $logs/NAME.{log,err}.
+watch() {
+  local name=$1; shift
+  local t0; t0=$(date +%s%N)
+  "$@" > "$logs/$name.log" 2> "$logs/$name.err" &
+  local pid=$! peak=0 busy=0 samples=0 q
+  while kill -0 "$pid" 2>/dev/null; do
+    for q in $pid $(pgrep -P "$pid" 2>/dev/null); do
+      local hwm; hwm=$(awk '/VmHWM/ {print $2}' "/proc/$q/status" 2>/dev/null)
+      [ -n "$hwm" ] && [ "$hwm" -gt "$peak" ] && peak=$hwm
+    done
+    local u; u=$(nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits 2>/dev/null | head -n1)
+    [ -n "$u" ] && busy=$((busy + u)) && samples=$((samples + 1))
+    sleep 1
+  done
+  wait "$pid"; local rc=$?
+  local wall=$(( ($(date +%s%N) - t0) / 1000000 ))
+  [ "$rc" -ne 0 ] && fail=1
+  note "$name: exit $rc, wall $((wall / 1000)).$(printf %03d $((wall % 1000))) s, peak RSS $((peak / 1024)) MiB, GPU busy $([ $samples -gt 0 ] && echo $((busy / samples)) || echo -) % over $samples s"
+  [ "$rc" -ne 0 ] && tail -n 5 "$logs/$name.err" | sed "s/^/  $name: /" | tee -a "$summary"
+  return $rc
+}
+
+{ nvidia-smi; nproc; free -g; df -h "$work"; } > "$logs/machine.txt" 2>&1
+note "steps: $steps; $(nproc) cores; $(free -g | awk '/Mem/ {print $2}') GiB; disk free $(df -BG --output=avail "$work" | tail -n1)"
+
+if has small; then
+  for s in ${SMALL:-2KiB 8MiB}; do
+    p="$work/params-$s"; c1="$work/c1-$s.json"; mkdir -p "$p"
+    "$B/bellows" porep synth-c1 --sector-size "$s" --seed 7 --out "$c1" --force > "$logs/synth-$s.log" 2>&1 || { note "synth-c1 $s failed"; fail=1; continue; }
+    watch "setup-$s" "$B/bellows" porep setup --proof "StackedDrg${s}V1_1" --params-dir "$p" --force
+    watch "bellows-c2-$s" "$B/bellows" porep c2 --backend "$backend" --c1 "$c1" --params-dir "$p" --out "$work/b-$s.proof" --force --reps "$reps" --check curve-only --json
+    grep -h "steady state\|wrote" "$logs/bellows-c2-$s.err" | sed "s/^/  /" | tee -a "$summary"
+    watch "verify-$s" "$B/bellows" porep verify --c1 "$c1" --proof "$work/b-$s.proof" --params-dir "$p" --miner 1000
+    FIL_PROOFS_PARAMETER_CACHE="$p" watch "supraseal-c2-$s" "$PEER" --c1 "$c1" --reps "$reps" --out "$work/s-$s.proof"
+    grep -h "RESULT\|verify_seal" "$logs/supraseal-c2-$s.log" | sed "s/^/  /" | tee -a "$summary"
+  done
+fi
+
+big=${BIG:-32GiB}  # the large size (BIG=2KiB BACKEND=cpu dry-runs the 32 GiB steps anywhere)
+p32="$work/params-$big"; c32="$work/c1-$big.json"
+if has setup32; then
+  mkdir -p "$p32"
+  watch synth-32 "$B/bellows" porep synth-c1 --sector-size "$big" --seed 7 --out "$c32" --force
+  ls -la "$c32" >> "$summary"
+  # In the background, in a session of its own, so that it outlives this call.
+  setsid bash -c "cd '$PWD'; OUT='$work/setup32-out' STEPS=setup32-run bash bench/filecoin-porep.sh" > "$work/setup32.log" 2>&1 < /dev/null &
+  note "setup32: started in the background ($work/setup32.log)"
+fi
+if has setup32-run; then
+  rm -f "$work/setup32.done"
+  watch setup-32 "$B/bellows" porep setup --proof "StackedDrg${big}V1_1" --params-dir "$p32" --force
+  echo $? > "$work/setup32.done"
+  exit 0
+fi
+
+if has c2-32; then
+  while [ ! -e "$work/setup32.done" ]; do sleep 5; done
+  note "setup32: exit $(cat "$work/setup32.done")"; cat "$work/setup32-out/summary.txt" >> "$summary"
+  grep -h "setup \|domain" "$logs/setup-32.err" | tail -n 3 | tee -a "$summary"
+  ls -la "$p32" "$BELLOWS_PCE_DIR" >> "$summary"; df -h "$work" >> "$summary"
+  watch bellows-c2-32 "$B/bellows" porep c2 --backend "$backend" --c1 "$c32" --params-dir "$p32" --out "$work/b-32.proof" --force --reps "$reps32" --check curve-only --json
+  grep -h "steady state\|wrote\|partition" "$logs/bellows-c2-32.err" | tail -n 5 | sed "s/^/  /" | tee -a "$summary"
+  cat "$logs/bellows-c2-32.log" >> "$summary"
+  watch verify-32 "$B/bellows" porep verify --c1 "$c32" --proof "$work/b-32.proof" --params-dir "$p32" --miner 1000
+  tail -n 2 "$logs/verify-32.log" | tee -a "$summary"
+fi
+
+if has peer32; then
+  FIL_PROOFS_PARAMETER_CACHE="$p32" watch supraseal-c2-32 timeout "${PEER32_TIMEOUT:-500}" "$PEER" --c1 "$c32" --reps 1 --out "$work/s-32.proof"
+  grep -h "RESULT\|verify_seal" "$logs/supraseal-c2-32.log" | tee -a "$summary"
+fi
+
+if has daemon32; then
+  while [ ! -e "$work/setup32.done" ]; do sleep 5; done
+  n=${SECTORS32:-3}; st="$work/serve32"; rm -rf "$st"; mkdir -p "$st"
+  for i in $(seq 1 "$n"); do
+    [ -e "$work/c1-$big-$i.json" ] || "$B/bellows" porep synth-c1 --sector-size "$big" --seed 7 --sector "$i" --out "$work/c1-$big-$i.json" --force > "$logs/synth-32-$i.log" 2>&1
+  done
+  "$B/bellows" -v serve --backend "$backend" --state-dir "$st" --params-dir "$p32" --listen "unix:$st/sock" --params-check curve-only > "$logs/serve32.log" 2> "$logs/serve32.err" &
+  spid=$!
+  for _ in $(seq 1 60); do [ -S "$st/sock" ] && break; sleep 1; done
+  # The daemon's peak RSS and the GPU's busy share while the sectors prove.
+  ( peak=0; busy=0; k=0
+    while kill -0 "$spid" 2>/dev/null; do
+      h=$(awk '/VmHWM/ {print $2}' "/proc/$spid/status" 2>/dev/null); [ -n "$h" ] && [ "$h" -gt "$peak" ] && peak=$h
+      u=$(nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits 2>/dev/null | head -n1)
+      [ -n "$u" ] && busy=$((busy + u)) && k=$((k + 1))
+      echo "$((peak / 1024)) $([ $k -gt 0 ] && echo $((busy / k)) || echo -)" > "$work/serve32.poll"; sleep 1
+    done ) &
+  t0=$(date +%s%N); jobs=()
+  for i in $(seq 1 "$n"); do
+    jobs+=("$("$B/bellows" porep c2 --daemon "unix:$st/sock" --submit --c1 "$work/c1-$big-$i.json" --params-dir "$p32" --out "$work/d-32-$i.proof" --force 2>> "$logs/daemon32.err" | tail -n1)")
+  done
+  prev=""
+  for i in $(seq 1 "$n"); do
+    "$B/bellows" await --force --daemon "unix:$st/sock" "${jobs[$((i - 1))]}" >> "$logs/daemon32.log" 2>> "$logs/daemon32.err"
+    rc=$?; t=$(( ($(date +%s%N) - t0) / 1000000 ))
+    [ "$rc" -ne 0 ] && fail=1
+    note "daemon32 sector $i (job ${jobs[$((i - 1))]}): exit $rc, done at $((t / 1000)).$(printf %03d $((t % 1000))) s$([ -n "$prev" ] && echo ", $(( (t - prev) / 1000 )).$(printf %03d $(( (t - prev) % 1000 ))) s after the previous")"
+    prev=$t
+  done
+  note "daemon32: peak RSS MiB, GPU busy %: $(cat "$work/serve32.poll" 2>/dev/null)"
+  kill "$spid" 2>/dev/null; wait "$spid" 2>/dev/null
+  watch verify-d32 "$B/bellows" porep verify --c1 "$work/c1-$big-$n.json" --proof "$work/d-32-$n.proof" --params-dir "$p32" --miner 1000
+fi
+
+tar czf "$out/logs.tgz" -C "$work" logs 2>/dev/null
+exit $fail

@@ -1,0 +1,192 @@
+//! How long one PoRep partition's witness takes: one challenge natively against the library's
+//! circuit, both on one thread; then the whole partition challenge by challenge in parallel
+//! (`bellows_filecoin::partition`), and with `--sequential` the library's circuit of the whole
+//! partition on one thread. The host side of a C2, without parameters, a recording or a GPU.
+//!
+//! ```text
+//! cargo run --release -p bellows-filecoin --example partition_witness -- \
+//!     --sector 32GiB [--c1 FILE] [--partition 0] [--challenge 0] [--path native] \
+//!     [--sequential] [--threads N]
+//! ```
+//!
+//! Without `--c1`, a synthetic C1 output of the sector size is made first (`synth_c1`, seed 0).
+//! Prints the partition's shape; the one-thread time of challenge `--challenge`'s witness
+//! natively and by the library's circuit, checked equal value for value; the parallel witness's
+//! wall time with the challenges computed by `--path` (`native`, `checked` or `library`; the
+//! values collected in allocation order, as the pre-compiled synthesis receives them) and, with
+//! `--sequential`, the library's one-thread witness of the same partition, checked equal.
+
+use std::time::Instant;
+
+use bellows_core::groth16::constraint_system::Cs;
+use bellows_filecoin::filecoin_proofs::constants::{
+    SectorShape2KiB, SectorShape32GiB, SectorShape512MiB, SectorShape64GiB, SectorShape8MiB,
+};
+use bellows_filecoin::filecoin_proofs::types::MerkleTreeTrait;
+use bellows_filecoin::filecoin_proofs_api::RegisteredSealProof;
+use bellows_filecoin::partition::{Values, WitnessPath};
+use bellows_filecoin::{porep, read_c1, synth_c1, C1Output, SynthOptions};
+use bellpepper_core::Circuit;
+
+/// What to measure.
+struct Opts {
+    k: usize,
+    challenge: usize,
+    path: WitnessPath,
+    sequential: bool,
+}
+
+fn synthesis(e: impl std::fmt::Display) -> bellows_core::Error {
+    bellows_core::Error::Synthesis(e.to_string())
+}
+
+fn run<Tree: 'static + MerkleTreeTrait>(c1: &C1Output, o: &Opts) -> bellows_core::Result<()> {
+    let k = o.k;
+    let t = Instant::now();
+    let inst = porep::instance::<Tree>(c1)?;
+    let part = inst
+        .circuits
+        .get(k)
+        .ok_or_else(|| bellows_core::Error::invalid(format!("no partition {k}")))?
+        .clone()
+        .with_witness_path(o.path);
+    eprintln!(
+        "partition {k} of {}: {} challenges (circuits built and vanilla proofs checked in {:.2} s)",
+        inst.circuits.len(),
+        part.challenges(),
+        t.elapsed().as_secs_f64()
+    );
+
+    // One challenge on this thread, each way; the native one three times into the same
+    // buffers (as the partition reuses its buffers), the best reported.
+    let i = o.challenge;
+    let (mut inputs, mut aux) = (Vec::new(), Vec::new());
+    let mut native_s = f64::INFINITY;
+    for _ in 0..3 {
+        inputs.clear();
+        aux.clear();
+        let t = Instant::now();
+        part.challenge_values_into(i, WitnessPath::Native, &mut inputs, &mut aux)?;
+        native_s = native_s.min(t.elapsed().as_secs_f64());
+    }
+    let t = Instant::now();
+    let library = part.challenge_values(i, WitnessPath::Library)?;
+    let library_s = t.elapsed().as_secs_f64();
+    let same = (&inputs, &aux) == (&library.0, &library.1);
+    println!(
+        "RESULT challenge={i} native_s={native_s:.4} library_s={library_s:.3} speedup={:.1} \
+         aux={} same_values={same}",
+        library_s / native_s,
+        aux.len(),
+    );
+    if !same {
+        return Err(bellows_core::Error::invalid(
+            "the native challenge witness differs from the library's",
+        ));
+    }
+    drop((inputs, aux, library));
+
+    // The partition twice into the same values (the pre-compiled synthesis writes into buffers
+    // it reuses): the first run pays for the fresh memory, the second is the steady state.
+    let mut par = Cs(Values::default());
+    let mut times = Vec::new();
+    for _ in 0..2 {
+        par.0.clear();
+        let t = Instant::now();
+        part.clone().synthesize(&mut par).map_err(synthesis)?;
+        times.push(t.elapsed().as_secs_f64());
+    }
+    println!(
+        "RESULT parallel_witness_s={:.3} first_s={:.3} path={:?} inputs={} aux={} threads={}",
+        times[1],
+        times[0],
+        o.path,
+        par.0.input_values().len(),
+        par.0.aux_values().len(),
+        rayon::current_num_threads()
+    );
+    if o.sequential {
+        let t = Instant::now();
+        let mut seq = Cs(Values::default());
+        part.whole()
+            .and_then(|c| c.synthesize(&mut seq))
+            .map_err(synthesis)?;
+        let seq_s = t.elapsed().as_secs_f64();
+        let same = seq.0.input_values() == par.0.input_values()
+            && seq.0.aux_values() == par.0.aux_values();
+        println!("RESULT sequential_witness_s={seq_s:.3} same_values={same}");
+        if !same {
+            return Err(bellows_core::Error::invalid(
+                "the parallel witness differs from the sequential one",
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn main() {
+    let mut sector = "32GiB".to_string();
+    let mut c1_path = None;
+    let mut o = Opts {
+        k: 0,
+        challenge: 0,
+        path: WitnessPath::Native,
+        sequential: false,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(a) = it.next() {
+        let mut v = || it.next().unwrap_or_else(|| panic!("{a} needs a value"));
+        match a.as_str() {
+            "--sector" => sector = v(),
+            "--c1" => c1_path = Some(v()),
+            "--partition" => o.k = v().parse().expect("--partition N"),
+            "--challenge" => o.challenge = v().parse().expect("--challenge I"),
+            "--path" => {
+                o.path = match v().as_str() {
+                    "native" => WitnessPath::Native,
+                    "checked" => WitnessPath::Checked,
+                    "library" => WitnessPath::Library,
+                    other => panic!("--path {other}: native, checked or library"),
+                }
+            }
+            "--sequential" => o.sequential = true,
+            "--threads" => {
+                let n: usize = v().parse().expect("--threads N");
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(n)
+                    .build_global()
+                    .expect("thread pool");
+            }
+            other => panic!("unknown argument {other}"),
+        }
+    }
+    let bytes = bellows_core::units::parse_bytes(&sector).expect("--sector SIZE");
+    let proof =
+        bellows_filecoin::synth_c1::proof_for_sector_size(bytes).expect("a PoRep sector size");
+    let c1 = match c1_path {
+        Some(p) => read_c1(p).expect("C1 file"),
+        None => {
+            let t = Instant::now();
+            let out = synth_c1(proof, &SynthOptions::default()).expect("synthetic C1");
+            eprintln!(
+                "synthetic {sector} C1 output in {:.2} s",
+                t.elapsed().as_secs_f64()
+            );
+            C1Output {
+                phase1: out,
+                sector_num: None,
+            }
+        }
+    };
+    let r = match proof {
+        RegisteredSealProof::StackedDrg2KiBV1_1 => run::<SectorShape2KiB>(&c1, &o),
+        RegisteredSealProof::StackedDrg8MiBV1_1 => run::<SectorShape8MiB>(&c1, &o),
+        RegisteredSealProof::StackedDrg512MiBV1_1 => run::<SectorShape512MiB>(&c1, &o),
+        RegisteredSealProof::StackedDrg32GiBV1_1 => run::<SectorShape32GiB>(&c1, &o),
+        _ => run::<SectorShape64GiB>(&c1, &o),
+    };
+    if let Err(e) = r {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    }
+}

@@ -1,0 +1,521 @@
+//! Parameters kept resident across jobs, keyed by the SHA-256 digest of their file.
+//!
+//! A file is read only inside the configured directories ([`dirs`]), with core's reader
+//! ([`ParamsFile`]: positional reads, never a memory map, so a file truncated or rewritten
+//! underneath fails the job that reads it, it cannot kill the daemon with SIGBUS). Its length
+//! fields and the first point of each section are checked, and the caller's shape check made,
+//! before the file is hashed, so a wrong or sparse file costs a few small reads. The digest is computed once (later requests for the same unchanged file — same
+//! device, inode, length and modification time — reuse it), and the points are decoded the
+//! first time a partition needs them. Each device that proves with the parameters gets its own
+//! [`ProvingKey`] (the bases made resident there), created on first use and kept. Decoded
+//! parameters count against the parameters budget: when a load would exceed it, the least
+//! recently used others are evicted (their memory is freed as soon as no partition in flight
+//! holds them), and a client can evict a file explicitly.
+
+pub mod dirs;
+
+use std::{
+    collections::HashMap,
+    path::{Path, PathBuf},
+    sync::{
+        atomic::{AtomicU64, Ordering},
+        Arc, Mutex, OnceLock,
+    },
+};
+
+use bellows_core::{
+    groth16::{
+        io::{FileVersion, ParamsFile, ParamsShape, PointCheck},
+        prover::{G2Policy, ProvingKey},
+        verifier::{prepare_verifying_key, PreparedVerifyingKey},
+        Parameters, VerifyingKey,
+    },
+    Backend,
+};
+
+use crate::error::{Result, ServeError};
+pub use dirs::ParamsDirs;
+use sha2::{Digest, Sha256};
+
+/// A parameters file's SHA-256.
+pub type ParamsDigest = [u8; 32];
+
+/// The SHA-256 of the whole parameters file `file` (after its first points are checked, so a
+/// file of zeros costs a few small reads, not a hash of its length).
+pub fn file_digest(file: &ParamsFile) -> Result<ParamsDigest> {
+    file.check_first_points()?;
+    let mut h = Sha256::new();
+    file.for_each_piece(&mut |piece| h.update(piece))?;
+    Ok(h.finalize().into())
+}
+
+/// Lower-case hex of a digest.
+pub fn hex(d: &[u8]) -> String {
+    d.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The decoded parameters and the point check they were read with.
+struct Loaded {
+    params: Arc<Parameters>,
+    full_check: bool,
+}
+
+/// One parameters file known to the daemon.
+pub struct ParamsEntry {
+    /// SHA-256 of the file.
+    pub digest: ParamsDigest,
+    /// The file (canonical path).
+    pub path: PathBuf,
+    /// Its length fields.
+    pub shape: ParamsShape,
+    version: FileVersion,
+    loaded: Mutex<Option<Loaded>>,
+    /// The verifying key, prepared once for the checks made before a job is done (kept when
+    /// the points are evicted).
+    pvk: OnceLock<Arc<PreparedVerifyingKey>>,
+    keys: Mutex<HashMap<usize, Arc<ProvingKey>>>,
+    /// Bit d: a proving key for device d exists (its bases are resident there). Read without a
+    /// lock by the per-device memory accounting ([`crate::engine`]).
+    resident_on: AtomicU64,
+    last_used: AtomicU64,
+    decodes: AtomicU64,
+}
+
+impl std::fmt::Debug for ParamsEntry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ParamsEntry")
+            .field("digest", &hex(&self.digest))
+            .field("path", &self.path)
+            .finish()
+    }
+}
+
+impl ParamsEntry {
+    /// Whether the points are decoded (resident in host memory).
+    pub fn is_loaded(&self) -> bool {
+        self.loaded
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_some()
+    }
+
+    /// How many times the file was decoded (once, unless evicted and needed again).
+    pub fn decodes(&self) -> u64 {
+        self.decodes.load(Ordering::Relaxed)
+    }
+
+    /// Whether its bases are resident on device `device` (a proving key exists there).
+    pub fn is_resident_on(&self, device: usize) -> bool {
+        device < 64 && self.resident_on.load(Ordering::SeqCst) & (1u64 << device) != 0
+    }
+
+    /// The devices (indices) it is resident on.
+    pub fn devices(&self) -> Vec<usize> {
+        let mut v: Vec<usize> = self
+            .keys
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .keys()
+            .copied()
+            .collect();
+        v.sort_unstable();
+        v
+    }
+}
+
+/// The daemon's parameters (see the module docs).
+#[derive(Debug)]
+pub struct ParamsCache {
+    entries: Mutex<HashMap<ParamsDigest, Arc<ParamsEntry>>>,
+    by_file: Mutex<HashMap<(PathBuf, FileVersion), ParamsDigest>>,
+    budget: u64,
+    dirs: ParamsDirs,
+    tick: AtomicU64,
+    /// The check of loads that ask for more than curve checks.
+    check: PointCheck,
+}
+
+impl ParamsCache {
+    /// A cache whose decoded parameters may hold `budget` bytes, of files inside `dirs` only.
+    pub fn new(budget: u64, dirs: ParamsDirs) -> Self {
+        Self {
+            entries: Mutex::new(HashMap::new()),
+            by_file: Mutex::new(HashMap::new()),
+            budget,
+            dirs,
+            tick: AtomicU64::new(0),
+            check: PointCheck::Batched,
+        }
+    }
+
+    /// The same cache, whose loads that ask for more than curve checks check points with
+    /// `check` (default [`PointCheck::Batched`]: every point in the subgroup, except with
+    /// probability at most 2^−128, at a fraction of [`PointCheck::Full`]'s cost).
+    pub fn with_check(mut self, check: PointCheck) -> Self {
+        self.check = check;
+        self
+    }
+
+    /// The budget of decoded parameters, in bytes.
+    pub fn budget(&self) -> u64 {
+        self.budget
+    }
+
+    /// The directories parameters are read from.
+    pub fn dirs(&self) -> &ParamsDirs {
+        &self.dirs
+    }
+
+    /// The entry of the file at `path` (inside the directories): its layout walked and checked
+    /// with `check_shape`, then hashed, the first time (or after the file changed). `expect`
+    /// is a digest the file must have.
+    pub fn resolve(
+        &self,
+        path: &Path,
+        expect: Option<&ParamsDigest>,
+        check_shape: &dyn Fn(&ParamsShape) -> Result<()>,
+    ) -> Result<Arc<ParamsEntry>> {
+        let canon = self.dirs.resolve(path)?;
+        let version = FileVersion::of_path(&canon)?;
+        let known = self
+            .by_file
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&(canon.clone(), version))
+            .copied();
+        let known_entry = known.and_then(|d| {
+            self.entries
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get(&d)
+                .cloned()
+        });
+        let (digest, shape) = match known_entry {
+            Some(e) => {
+                check_shape(&e.shape)?;
+                (e.digest, e.shape)
+            }
+            None => {
+                let file = ParamsFile::open(&canon)?;
+                let shape = file.shape();
+                check_shape(&shape)?;
+                let d = match known {
+                    Some(d) => d,
+                    None => file_digest(&file)?,
+                };
+                if file.version() != version {
+                    return Err(ServeError::invalid(format!(
+                        "parameters file {} changed while it was being read",
+                        path.display()
+                    )));
+                }
+                self.by_file
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert((canon.clone(), version), d);
+                (d, shape)
+            }
+        };
+        if let Some(want) = expect {
+            if want != &digest {
+                // The file's own digest is not sent back: only that it is not the one asked for.
+                return Err(ServeError::invalid(format!(
+                    "parameters file {} does not have the digest the request names (it changed \
+                     since, or it is another file)",
+                    path.display()
+                )));
+            }
+        }
+        let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(e) = entries.get(&digest) {
+            return Ok(e.clone());
+        }
+        let e = Arc::new(ParamsEntry {
+            digest,
+            path: canon,
+            shape,
+            version,
+            loaded: Mutex::new(None),
+            pvk: OnceLock::new(),
+            keys: Mutex::new(HashMap::new()),
+            resident_on: AtomicU64::new(0),
+            last_used: AtomicU64::new(self.tick.fetch_add(1, Ordering::Relaxed)),
+            decodes: AtomicU64::new(0),
+        });
+        entries.insert(digest, e.clone());
+        Ok(e)
+    }
+
+    /// The prepared verifying key of `entry` (read alone from the file when its parameters are
+    /// not decoded).
+    pub fn verifying_key(
+        &self,
+        entry: &Arc<ParamsEntry>,
+        curve_only: bool,
+    ) -> Result<Arc<PreparedVerifyingKey>> {
+        if let Some(k) = entry.pvk.get() {
+            return Ok(k.clone());
+        }
+        let vk = self.vk(entry, curve_only)?;
+        Ok(entry
+            .pvk
+            .get_or_init(|| Arc::new(prepare_verifying_key(&vk)))
+            .clone())
+    }
+
+    /// The verifying key of `entry`: the decoded parameters' when they are, else read alone
+    /// from the file (a few kilobytes, of the version that was accepted).
+    pub fn vk(&self, entry: &Arc<ParamsEntry>, curve_only: bool) -> Result<VerifyingKey> {
+        let loaded = entry
+            .loaded
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .map(|l| l.params.clone());
+        if let Some(p) = loaded {
+            return Ok(p.vk.clone());
+        }
+        let file = ParamsFile::open(&entry.path)?;
+        if file.version() != entry.version {
+            return Err(ServeError::invalid(format!(
+                "parameters file {} changed since it was accepted",
+                entry.path.display()
+            )));
+        }
+        let check = if curve_only {
+            PointCheck::CurveOnly
+        } else {
+            PointCheck::Full
+        };
+        Ok(file.decode_verifying_key(check)?)
+    }
+
+    /// The decoded parameters of `entry`, decoding them now if needed (with full point checks
+    /// unless `curve_only`; parameters read with curve checks only are read again when full
+    /// checks are asked for). May evict others to stay within the budget.
+    pub fn params(&self, entry: &Arc<ParamsEntry>, curve_only: bool) -> Result<Arc<Parameters>> {
+        entry
+            .last_used
+            .store(self.tick.fetch_add(1, Ordering::Relaxed), Ordering::Relaxed);
+        let mut loaded = entry.loaded.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(l) = loaded.as_ref() {
+            if l.full_check || curve_only {
+                return Ok(l.params.clone());
+            }
+        }
+        let file = ParamsFile::open(&entry.path)?;
+        if file.version() != entry.version {
+            return Err(ServeError::invalid(format!(
+                "parameters file {} changed since it was accepted (digest {})",
+                entry.path.display(),
+                hex(&entry.digest)
+            )));
+        }
+        let check = if curve_only {
+            PointCheck::CurveOnly
+        } else {
+            self.check
+        };
+        let t = std::time::Instant::now();
+        let params = Arc::new(file.decode(check)?);
+        entry.decodes.fetch_add(1, Ordering::Relaxed);
+        tracing::info!(
+            "parameters {} ({}) decoded in {:.2?}",
+            entry.path.display(),
+            &hex(&entry.digest)[..16],
+            t.elapsed()
+        );
+        *loaded = Some(Loaded {
+            params: params.clone(),
+            full_check: !curve_only,
+        });
+        // Keys made from the previous decoding (if any) hold other point vectors.
+        entry.keys.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        entry.resident_on.store(0, Ordering::SeqCst);
+        drop(loaded);
+        self.enforce_budget(&entry.digest);
+        Ok(params)
+    }
+
+    /// The proving key of `entry` on device `device` (its bases made resident there on first
+    /// use), with the parameters decoded if needed.
+    pub fn key(
+        &self,
+        entry: &Arc<ParamsEntry>,
+        curve_only: bool,
+        device: usize,
+        backend: &Arc<dyn Backend>,
+        g2: G2Policy,
+    ) -> Result<Arc<ProvingKey>> {
+        let params = self.params(entry, curve_only)?;
+        let mut keys = entry.keys.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(k) = keys.get(&device) {
+            if Arc::ptr_eq(k.params(), &params) {
+                return Ok(k.clone());
+            }
+        }
+        let k = Arc::new(ProvingKey::with_g2_policy(params, backend.clone(), g2)?);
+        keys.insert(device, k.clone());
+        if device < 64 {
+            entry.resident_on.fetch_or(1u64 << device, Ordering::SeqCst);
+        }
+        Ok(k)
+    }
+
+    /// Drops the proving key of `entry` on device `device` only (its bases there are freed once
+    /// no partition in flight holds the key); the decoded parameters stay.
+    pub fn evict_device(&self, entry: &ParamsEntry, device: usize) {
+        let removed = entry
+            .keys
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&device)
+            .is_some();
+        if device < 64 {
+            entry
+                .resident_on
+                .fetch_and(!(1u64 << device), Ordering::SeqCst);
+        }
+        if removed {
+            tracing::info!(
+                "parameters {} evicted from device {device} (its memory budget)",
+                entry.path.display()
+            );
+        }
+    }
+
+    /// Bytes of decoded parameters held now.
+    pub fn resident_bytes(&self) -> u64 {
+        self.entries
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .filter(|e| e.is_loaded())
+            .map(|e| e.shape.decoded_bytes)
+            .sum()
+    }
+
+    /// Every known entry.
+    pub fn entries(&self) -> Vec<Arc<ParamsEntry>> {
+        let mut v: Vec<_> = self
+            .entries
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .cloned()
+            .collect();
+        v.sort_by(|a, b| a.path.cmp(&b.path));
+        v
+    }
+
+    /// Drops the decoded parameters and device keys of the entry with `digest` (memory is freed
+    /// once no partition in flight holds them). Returns whether there was such an entry.
+    pub fn evict(&self, digest: &ParamsDigest) -> bool {
+        let e = self
+            .entries
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(digest)
+            .cloned();
+        match e {
+            Some(e) => {
+                Self::unload(&e);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The digest of a known file by path (as given, or canonical; inside the directories).
+    pub fn digest_of_path(&self, path: &Path) -> Option<ParamsDigest> {
+        let canon = self.dirs.resolve(path).ok()?;
+        self.entries
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .find(|e| e.path == canon)
+            .map(|e| e.digest)
+    }
+
+    fn unload(e: &ParamsEntry) {
+        e.keys.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        e.resident_on.store(0, Ordering::SeqCst);
+        *e.loaded.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        tracing::info!("parameters {} evicted", e.path.display());
+    }
+
+    /// Evicts least recently used entries other than `keep` while over the budget.
+    fn enforce_budget(&self, keep: &ParamsDigest) {
+        loop {
+            if self.resident_bytes() <= self.budget {
+                return;
+            }
+            let victim = self
+                .entries
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .values()
+                .filter(|e| &e.digest != keep && e.is_loaded())
+                .min_by_key(|e| e.last_used.load(Ordering::Relaxed))
+                .cloned();
+            match victim {
+                Some(v) => Self::unload(&v),
+                None => return, // only `keep` is loaded: it is allowed alone
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bellows_core::{
+        circuits::{CircuitOptions, CircuitSpec},
+        groth16::{io, setup::generate_random_parameters},
+        rng::ProofRng,
+    };
+
+    /// The digest is the SHA-256 of the whole file; a sparse file of zeros with plausible lengths
+    /// is refused by its first points, before anything is hashed.
+    #[test]
+    fn the_digest_is_the_files_sha256_and_a_file_of_zeros_is_refused_before_hashing() {
+        let d = std::env::temp_dir().join(format!("bellows-digest-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        let spec = CircuitSpec::new("synthetic", &CircuitOptions::with_log_size(6)).unwrap();
+        let params = generate_random_parameters(spec.blank(), &mut ProofRng::seeded(3)).unwrap();
+        let p = d.join("p.params");
+        io::write_parameters_file(&params, &p).unwrap();
+        let bytes = std::fs::read(&p).unwrap();
+        let file = ParamsFile::open(&p).unwrap();
+        assert_eq!(
+            file_digest(&file).unwrap(),
+            <[u8; 32]>::from(Sha256::digest(&bytes))
+        );
+
+        // The same lengths, every point zero.
+        let mut zeros = bytes.clone();
+        let fixed = io::VK_FIXED_BYTES;
+        zeros[..fixed].fill(0);
+        let shape = file.shape();
+        let mut at = fixed;
+        for (count, size) in [
+            (shape.num_inputs, 96),
+            (shape.domain_size - 1, 96),
+            (shape.num_aux, 96),
+            (shape.a_len, 96),
+            (shape.b_len, 96),
+            (shape.b_len, 192),
+        ] {
+            zeros[at + 4..at + 4 + count * size].fill(0);
+            at += 4 + count * size;
+        }
+        let z = d.join("zeros.params");
+        std::fs::write(&z, &zeros).unwrap();
+        let e = file_digest(&ParamsFile::open(&z).unwrap())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("section ic, point 0"), "{e}");
+        let _ = std::fs::remove_dir_all(&d);
+    }
+}
