@@ -34,7 +34,7 @@ out=${OUT:-/tmp/bellows-filecoin-out}
 work=${WORK:-/tmp/bellows-filecoin-work}
 logs="$work/logs"
 mkdir -p "$out" "$work" "$logs"
-B=${BIN:-.carry/bin}
+B=$(cd "${BIN:-.carry/bin}" && pwd) || { echo "no folder ${BIN:-.carry/bin}"; exit 1; }
 steps=${STEPS:-c2}
 sectors=${SECTORS:-2KiB 8MiB}
 summary="$out/summary.txt"
@@ -69,7 +69,7 @@ run() {
 for f in bellows libbellows_backend_cuda.so libbellows_backend_cpu.so c2_bench load_bench setup_bench; do
   [ -e "$B/$f" ] || { echo "missing $B/$f: run bench/filecoin-build.sh here first and carry .carry/bin" | tee -a "$summary"; exit 1; }
 done
-export BELLOWS_PLUGIN_PATH="$PWD/$B" RUST_BACKTRACE=0
+export BELLOWS_PLUGIN_PATH="$B" RUST_BACKTRACE=0
 { nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; nproc; free -g; } > "$logs/machine.txt" 2>&1
 "$B/bellows" backends >> "$logs/machine.txt" 2>&1
 echo "steps: $steps; $(nproc) cores; $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1)" >> "$summary"

@@ -32,7 +32,7 @@ out=${OUT:-/tmp/bellows-porep-out}
 work=${WORK:-/root/bellows-porep}
 logs="$work/logs"
 mkdir -p "$out" "$work" "$logs"
-B=${BIN:-.carry/bin}
+B=$(cd "${BIN:-.carry/bin}" && pwd) || { echo "no folder ${BIN:-.carry/bin}"; exit 1; }
 PEER=${PEER:-.carry/fc2/filecoin-c2-cuda-supraseal}
 steps=${STEPS:-small}
 reps=${REPS:-3}
@@ -43,7 +43,7 @@ touch "$summary"
 fail=0
 has() { case " $steps " in *" $1 "*) return 0;; *) return 1;; esac; }
 note() { echo "$*" | tee -a "$summary"; }
-export BELLOWS_PLUGIN_PATH="$PWD/$B" RUST_BACKTRACE=1 RUST_LOG=${RUST_LOG:-info}
+export BELLOWS_PLUGIN_PATH="$B" RUST_BACKTRACE=1 RUST_LOG=${RUST_LOG:-info}
 export FIL_PROOFS_PARENT_CACHE="$work/parents" FIL_PROOFS_VERIFY_PRODUCTION_PARAMS=false
 export FIL_PROOFS_USE_MULTICORE_SDR=false BELLOWS_PCE_DIR="$work/pce"
 mkdir -p "$FIL_PROOFS_PARENT_CACHE" "$BELLOWS_PCE_DIR"

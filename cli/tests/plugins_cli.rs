@@ -143,6 +143,20 @@ fn backends_survives_an_aborting_plugin_and_skips_folders() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A candidate plugin file whose Debug form is its length and SHA-256, not its bytes: a failure
+/// report must show why `bellows backends` failed, not megabytes of a shrunk library.
+#[derive(Clone)]
+struct Mutant(Vec<u8>);
+
+impl std::fmt::Debug for Mutant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use sha2::Digest;
+        let digest = sha2::Sha256::digest(&self.0);
+        let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
+        write!(f, "{} bytes, sha256 {hex}…", self.0.len())
+    }
+}
+
 /// Issue 9, item 6: plugin headers. Arbitrary bytes, and truncations and corruptions of a real
 /// plugin, placed on the plugin path: `bellows backends` always finishes (exit 0) and lists the
 /// file, whatever the loader makes of it (each file is loaded in a child process). Bounded for
@@ -162,7 +176,7 @@ fn backends_survives_arbitrary_plugin_files() {
         ..ProptestConfig::default()
     });
     let strategy = prop_oneof![
-        proptest::collection::vec(any::<u8>(), 0..4096),
+        proptest::collection::vec(any::<u8>(), 0..4096).prop_map(Mutant),
         (
             any::<usize>(),
             proptest::collection::vec((any::<usize>(), any::<u8>()), 0..8)
@@ -174,17 +188,30 @@ fn backends_survives_arbitrary_plugin_files() {
                     v[i] = b;
                 }
                 v.truncate(cut % (v.len() + 1));
-                v
+                Mutant(v)
             }),
     ];
-    runner
-        .run(&strategy, |bytes| {
-            std::fs::write(dir.join("libbellows_backend_fuzz.so"), &bytes).unwrap();
-            let (code, out, err) = bellows(&["backends"], Some(&dir));
-            prop_assert_eq!(code, 0, "stdout:\n{}\nstderr:\n{}", out, err);
-            prop_assert!(out.contains("libbellows_backend_fuzz.so"), "{}", out);
-            Ok(())
-        })
-        .unwrap();
+    let file = dir.join("libbellows_backend_fuzz.so");
+    let result = runner.run(&strategy, |Mutant(bytes)| {
+        std::fs::write(&file, &bytes).unwrap();
+        let (code, out, err) = bellows(&["backends"], Some(&dir));
+        prop_assert_eq!(code, 0, "stdout:\n{}\nstderr:\n{}", out, err);
+        prop_assert!(out.contains("libbellows_backend_fuzz.so"), "{}", out);
+        Ok(())
+    });
+    match result {
+        Ok(()) => {}
+        Err(proptest::test_runner::TestError::Fail(why, Mutant(bytes))) => {
+            // The shrunk file is kept for a look: the report itself shows only its digest.
+            let kept = std::env::temp_dir().join("bellows-fuzz-failing-plugin.so");
+            let _ = std::fs::write(&kept, &bytes);
+            panic!(
+                "{why}\n(the failing file, {} bytes, is kept at {})",
+                bytes.len(),
+                kept.display()
+            );
+        }
+        Err(e) => panic!("{e}"),
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
