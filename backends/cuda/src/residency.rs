@@ -134,9 +134,12 @@ pub(crate) fn load<G: MsmGroup>(
         None
     };
     // A table where the whole set is resident and the table (with its build scratch and the
-    // bases it is built from) still leaves the work reserve, and room for the sets a key loads
-    // after this one (a Groth16 key has at most four more, each about this size or smaller in
-    // bytes): tables are on by default, and must never push a later set off the device.
+    // bases it is built from) still leaves the whole work reserve (not the half of a small
+    // room the tiers settle for: under a tight budget the MSMs' scratch needs all of it), and
+    // room for the sets a key loads after this one (a Groth16 key has at most four more, each
+    // about this size or smaller in bytes): tables are on by default, and must never push a
+    // later set off the device or a concurrent call's scratch out of the budget.
+    let reserve = WORK_RESERVE * streams as u64;
     let mut table = None;
     if let (Some(c), Tier::Full, Some(d)) = (precompute, tier, device.as_ref()) {
         let bytes = PrecomputedTable::<T<G>>::bytes_for(len, size, c);

@@ -82,6 +82,9 @@ pub struct Pce {
     /// Per row block, what the witness must have produced before the block can be evaluated
     /// (a running maximum; computed on first use).
     needs: OnceLock<Vec<eval::Need>>,
+    /// Where each row the witness compares with the circuit starts, per matrix (computed on
+    /// first use; see [`witness::sample_index`]).
+    samples: OnceLock<witness::SampleIndex>,
 }
 
 impl std::fmt::Debug for Pce {
@@ -296,6 +299,7 @@ impl Pce {
             header,
             coeffs,
             needs: OnceLock::new(),
+            samples: OnceLock::new(),
         })
     }
 
@@ -435,6 +439,17 @@ impl Pce {
         self.needs.get().expect("set above or by another thread")
     }
 
+    /// Where the rows the witness samples start ([`witness::sample_index`]); computed once, on
+    /// every core, as [`Pce::needs`] is (racing callers may each compute it).
+    fn samples(&self) -> &witness::SampleIndex {
+        if let Some(s) = self.samples.get() {
+            return s;
+        }
+        let computed = witness::sample_index(self);
+        let _ = self.samples.set(computed);
+        self.samples.get().expect("set above or by another thread")
+    }
+
     /// Synthesises a batch of circuits of this shape in parallel (one rayon task per circuit,
     /// each with its own parallel products).
     pub fn synthesize_batch<C: Circuit<Scalar> + Send>(
@@ -450,7 +465,9 @@ impl Pce {
         circuits: Vec<C>,
         backend: Option<&Arc<dyn Backend>>,
     ) -> Result<Vec<Synthesized>> {
-        self.needs(); // once, before the parallel syntheses
+        // Once, before the parallel syntheses.
+        self.needs();
+        self.samples();
         circuits
             .into_par_iter()
             .map(|c| self.synthesize_for(c, backend))

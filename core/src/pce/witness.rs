@@ -73,7 +73,7 @@ impl WitnessCs<'_> {
         let pce = self.pce;
         let n_in = pce.num_inputs() as u64;
         for (m, lc) in lcs.into_iter().enumerate() {
-            let recorded = recorded_row(pce, m, j, self.block_rows);
+            let recorded = recorded_row(pce, pce.samples(), m, j);
             let actual = lc
                 .iter_inputs()
                 .map(|(&i, c)| (i as u64, c))
@@ -94,16 +94,55 @@ impl WitnessCs<'_> {
     }
 }
 
-/// The (column, coefficient id) terms of row `j` in matrix `m` (rows of `block_rows` per block:
-/// the block index gives where its block starts, the row lengths before it within the block
-/// are skipped).
-fn recorded_row(pce: &Pce, m: usize, j: usize, block_rows: usize) -> Vec<(u64, usize)> {
-    let (lens, blocks) = pce.lens_and_blocks(m);
-    let block = j / block_rows;
-    let (mut e0, mut pos) = (blocks[2 * block] as usize, blocks[2 * block + 1] as usize);
-    for _ in 0..j % block_rows {
-        e0 += format::read_varint(lens, &mut pos).unwrap_or(0) as usize;
-    }
+/// Where each sampled row starts in the three matrices: for sample `k` (row `k · stride`),
+/// per matrix, the index of its first entry and the offset of its length in the lengths
+/// section. Built once per recording on every core, so that the witness thread (the
+/// synthesis's critical path) reads a sampled row directly instead of stepping over the
+/// lengths of the rows before it in its block.
+pub(super) struct SampleIndex {
+    stride: usize,
+    starts: [Vec<(u64, u64)>; 3],
+}
+
+/// Rows between two sampled rows in a recording of `block_rows` rows a block.
+fn sample_stride(block_rows: usize) -> usize {
+    (block_rows / SAMPLES_PER_BLOCK).max(1)
+}
+
+/// The [`SampleIndex`] of `pce` (one pass over the lengths sections, blocks in parallel).
+pub(super) fn sample_index(pce: &Pce) -> SampleIndex {
+    use rayon::prelude::*;
+    let block_rows = pce.header.block_rows as usize;
+    let stride = sample_stride(block_rows);
+    let rows = pce.num_constraints();
+    let starts = [0, 1, 2].map(|m| {
+        let (lens, blocks) = pce.lens_and_blocks(m);
+        let nblocks = rows.div_ceil(block_rows.max(1));
+        (0..nblocks)
+            .into_par_iter()
+            .flat_map_iter(|block| {
+                let first = block * block_rows;
+                let end = (first + block_rows).min(rows);
+                let (mut e0, mut pos) = (blocks[2 * block], blocks[2 * block + 1] as usize);
+                let mut out = Vec::new();
+                for j in first..end {
+                    if j % stride == 0 {
+                        out.push((e0, pos as u64));
+                    }
+                    e0 += format::read_varint(lens, &mut pos).unwrap_or(0);
+                }
+                out
+            })
+            .collect()
+    });
+    SampleIndex { stride, starts }
+}
+
+/// The (column, coefficient id) terms of sampled row `j` in matrix `m`.
+fn recorded_row(pce: &Pce, index: &SampleIndex, m: usize, j: usize) -> Vec<(u64, usize)> {
+    let (lens, _) = pce.lens_and_blocks(m);
+    let (e0, pos) = index.starts[m][j / index.stride];
+    let (e0, mut pos) = (e0 as usize, pos as usize);
     let len = format::read_varint(lens, &mut pos).unwrap_or(0) as usize;
     let col_bits = pce.header.col_bits;
     let split = |e: u64| (e & ((1u64 << col_bits) - 1), (e >> col_bits) as usize);
@@ -134,7 +173,7 @@ impl Record for WitnessCs<'_> {
         let j = self.constraints;
         self.constraints += 1;
         if j == self.next_sample {
-            self.next_sample += (self.block_rows / SAMPLES_PER_BLOCK).max(1);
+            self.next_sample += sample_stride(self.block_rows);
             if j >= self.pce.num_constraints() || self.mismatch.is_some() {
                 return;
             }
