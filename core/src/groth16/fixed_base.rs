@@ -181,10 +181,8 @@ where
                 for i in 0..nw {
                     for (j, d) in digits.iter().skip(i).step_by(nw).enumerate() {
                         if *d != 0 {
-                            let (x, y) = self
-                                .entry(i, *d)
-                                .xy()
-                                .expect("table points are not the identity");
+                            // k·2^{w·i}·G: never the identity (r, an odd prime above k, cannot divide k·2^{w·i}).
+                            let (x, y) = self.entry(i, *d).xy_finite();
                             sums.add(j, x, y, *d < 0);
                         }
                     }
