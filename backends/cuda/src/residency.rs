@@ -139,7 +139,7 @@ pub(crate) fn load<G: MsmGroup>(
     // room for the sets a key loads after this one (a Groth16 key has at most four more, each
     // about this size or smaller in bytes): tables are on by default, and must never push a
     // later set off the device or a concurrent call's scratch out of the budget.
-    let reserve = WORK_RESERVE * streams as u64;
+    let table_reserve = WORK_RESERVE * streams as u64;
     let mut table = None;
     if let (Some(c), Tier::Full, Some(d)) = (precompute, tier, device.as_ref()) {
         let bytes = PrecomputedTable::<T<G>>::bytes_for(len, size, c);
@@ -153,7 +153,7 @@ pub(crate) fn load<G: MsmGroup>(
                  points at most); loaded without it",
                 dev.label()
             );
-        } else if free >= bytes + scratch + reserve + later_sets {
+        } else if free >= bytes + scratch + table_reserve + later_sets {
             let t0 = std::time::Instant::now();
             match msm.precompute_table::<G>(dev, d, c) {
                 Ok(t) => {

@@ -423,31 +423,16 @@ impl Pce {
         ))
     }
 
-    /// Per row block, the running maximum of the variables its rows reference.
-    ///
-    /// Not `OnceLock::get_or_init`: the computation runs on rayon, and a rayon worker waiting
-    /// inside it may steal another synthesis of this recording, whose call here would then wait
-    /// for an initialisation its own thread is running — a deadlock (a batch of eight proofs
-    /// hung so). Racing callers may each compute the (identical) table; the first stored
-    /// is kept.
+    /// Per row block, the running maximum of the variables its rows reference (computed on
+    /// first use, [`init_racing`]).
     fn needs(&self) -> &[eval::Need] {
-        if let Some(n) = self.needs.get() {
-            return n;
-        }
-        let computed = eval::prefix_needs(self);
-        let _ = self.needs.set(computed);
-        self.needs.get().expect("set above or by another thread")
+        init_racing(&self.needs, || eval::prefix_needs(self)).as_slice()
     }
 
-    /// Where the rows the witness samples start ([`witness::sample_index`]); computed once, on
-    /// every core, as [`Pce::needs`] is (racing callers may each compute it).
+    /// Where the rows the witness samples start ([`witness::sample_index`]; computed on first
+    /// use, [`init_racing`]).
     fn samples(&self) -> &witness::SampleIndex {
-        if let Some(s) = self.samples.get() {
-            return s;
-        }
-        let computed = witness::sample_index(self);
-        let _ = self.samples.set(computed);
-        self.samples.get().expect("set above or by another thread")
+        init_racing(&self.samples, || witness::sample_index(self))
     }
 
     /// Synthesises a batch of circuits of this shape in parallel (one rayon task per circuit,
@@ -533,6 +518,20 @@ impl Pce {
         cast_words::<T>(self.section(format::sec_entries(m)))
             .expect("entry alignment checked at load")
     }
+}
+
+/// The value of `cell`, computed by `compute` if it is not there yet.
+///
+/// Not `OnceLock::get_or_init`: the computations run on rayon, and a rayon worker waiting inside
+/// one may steal another synthesis of the same recording, whose call here would then wait for an
+/// initialisation its own thread is running — a deadlock (a batch of eight proofs hung so).
+/// Racing callers may each compute the (identical) value; the first stored is kept.
+fn init_racing<T>(cell: &OnceLock<T>, compute: impl FnOnce() -> T) -> &T {
+    if let Some(v) = cell.get() {
+        return v;
+    }
+    let _ = cell.set(compute());
+    cell.get().expect("set above or by another thread")
 }
 
 /// The whole of the regular file `path` (`what` in messages) in 8-byte words (the last one
