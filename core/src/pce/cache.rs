@@ -214,16 +214,30 @@ impl PceCache {
             .map_err(|e| Error::io(format!("creating the folder {}", self.dir.display()), e))?;
         let mut key = [0u8; 32];
         rand_core::RngCore::fill_bytes(&mut rand_core::OsRng, &mut key);
+        // Written whole under a name of this call's own, then linked into place: a reader never
+        // sees a key file still being written (it did, empty, under concurrent writers), and
+        // the link fails where another writer published its key first.
+        let tmp = self.dir.join(format!(
+            "{KEY_FILE}.{}.{:016x}.tmp",
+            std::process::id(),
+            rand_core::RngCore::next_u64(&mut rand_core::OsRng)
+        ));
         let mut opts = std::fs::OpenOptions::new();
         opts.write(true).create_new(true);
         #[cfg(unix)]
         std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
-        match opts.open(&path) {
-            Ok(mut f) => {
-                std::io::Write::write_all(&mut f, &key).map_err(|e| io("writing", e))?;
-                f.sync_all().map_err(|e| io("writing", e))?;
-                Ok(Some(key))
-            }
+        let written = opts.open(&tmp).and_then(|mut f| {
+            std::io::Write::write_all(&mut f, &key)?;
+            f.sync_all()
+        });
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(io("writing", e));
+        }
+        let linked = std::fs::hard_link(&tmp, &path);
+        let _ = std::fs::remove_file(&tmp);
+        match linked {
+            Ok(()) => Ok(Some(key)),
             // Another process made it first: use theirs.
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => self.key(false),
             Err(e) => Err(io("creating", e)),
