@@ -57,7 +57,7 @@ backend=${BACKEND:-cuda}
 post_size=${POST_SIZE:-2KiB}
 post=${POST_DIR:-$work/post-$post_size}
 post_peer=${POST_PEER:-$B/kinds_bench post-peer}
-params="$work/params"
+params=${PARAMS:-$work/params}   # shared with bench/filecoin-porep.sh when both are given one
 sock="$work/cuzk.sock"
 summary="$out/summary.txt"
 : > "$summary"

@@ -26,12 +26,15 @@
 #   STEPS=c2-32 bash bench/filecoin-porep.sh               # must still be warm: $WORK survives)
 #
 # $WORK (default /root/bellows-porep; parameters, C1 files, the PCE folder) is kept between
-# calls while the machine stays warm; $OUT gets summary.txt and logs.tgz.
+# calls while the machine stays warm; $OUT gets summary.txt and logs.tgz. The small sizes' test
+# parameters go to $PARAMS (default $WORK/params), made once there (a `made-SIZE` mark):
+# bench/curio-api.sh takes the same variable, so one setup serves both scripts in one session.
 set -u -o pipefail
 out=${OUT:-/tmp/bellows-porep-out}
 work=${WORK:-/root/bellows-porep}
 logs="$work/logs"
-mkdir -p "$out" "$work" "$logs"
+params=${PARAMS:-$work/params}
+mkdir -p "$out" "$work" "$logs" "$params"
 B=$(cd "${BIN:-.carry/bin}" && pwd) || { echo "no folder ${BIN:-.carry/bin}"; exit 1; }
 PEER=${PEER:-.carry/fc2/filecoin-c2-cuda-supraseal}
 steps=${STEPS:-small}
@@ -78,9 +81,12 @@ note "steps: $steps; $(nproc) cores; $(free -g | awk '/Mem/ {print $2}') GiB; di
 
 if has small; then
   for s in ${SMALL:-2KiB 8MiB}; do
-    p="$work/params-$s"; c1="$work/c1-$s.json"; mkdir -p "$p"
+    p="$params"; c1="$work/c1-$s.json"
     "$B/bellows" porep synth-c1 --sector-size "$s" --seed 7 --out "$c1" --force > "$logs/synth-$s.log" 2>&1 || { note "synth-c1 $s failed"; fail=1; continue; }
-    watch "setup-$s" "$B/bellows" porep setup --proof "StackedDrg${s}V1_1" --params-dir "$p" --force
+    if [ ! -e "$p/made-$s" ]; then
+      watch "setup-$s" "$B/bellows" porep setup --proof "StackedDrg${s}V1_1" --params-dir "$p" --force \
+        && touch "$p/made-$s" || continue
+    fi
     watch "bellows-c2-$s" "$B/bellows" porep c2 --backend "$backend" --c1 "$c1" --params-dir "$p" --out "$work/b-$s.proof" --force --reps "$reps" --check curve-only --json
     grep -h "steady state\|wrote" "$logs/bellows-c2-$s.err" | sed "s/^/  /" | tee -a "$summary"
     watch "verify-$s" "$B/bellows" porep verify --c1 "$c1" --proof "$work/b-$s.proof" --params-dir "$p" --miner 1000

@@ -5,7 +5,11 @@
 //! lengths start in each matrix), computes ⟨A_j,w⟩, ⟨B_j,w⟩, ⟨C_j,w⟩ for its rows, writes them
 //! into its chunk of the output buffers, and compares A·B with C; the first unsatisfied row of
 //! the whole system is the minimum over the blocks. Coefficient ids 0 and 1 (1 and −1, most
-//! terms) cost an addition or a subtraction, other coefficients a multiplication.
+//! terms) cost an addition or a subtraction, other coefficients a multiplication unless the
+//! value is 0 or 1: most of those terms are bits packed into words (SHA-256's, with powers of
+//! two), and most rows' check has a bit on one side (boolean constraints, bit selections), so
+//! both are decided by comparisons. Branching on witness values is what the MSMs' 0-and-1 path
+//! does too: the prover's timing is not meant to hide its witness.
 
 use std::mem::MaybeUninit;
 
@@ -101,17 +105,44 @@ impl Ctx<'_> {
         let mut acc = match id {
             0 => *v,
             1 => -v,
-            id => *v * self.coeffs[id as usize],
+            id => times(v, &self.coeffs[id as usize]),
         };
         for &e in rest {
             let (v, id) = self.value(e);
             match id {
                 0 => acc += v,
                 1 => acc -= v,
-                id => acc += *v * self.coeffs[id as usize],
+                id => acc += times(v, &self.coeffs[id as usize]),
             }
         }
         acc
+    }
+}
+
+/// v·c, without a multiplication when v is 0 or 1 (field elements are kept reduced, so the
+/// comparisons are exact).
+#[inline(always)]
+fn times(v: &Scalar, c: &Scalar) -> Scalar {
+    if *v == Scalar::ZERO {
+        Scalar::ZERO
+    } else if *v == Scalar::ONE {
+        *c
+    } else {
+        *v * c
+    }
+}
+
+/// Whether a·b = c, without a multiplication when a or b is 0 or 1.
+#[inline(always)]
+fn holds(a: &Scalar, b: &Scalar, c: &Scalar) -> bool {
+    if *a == Scalar::ZERO || *b == Scalar::ZERO {
+        *c == Scalar::ZERO
+    } else if *a == Scalar::ONE {
+        b == c
+    } else if *b == Scalar::ONE {
+        a == c
+    } else {
+        *a * b == *c
     }
 }
 
@@ -164,7 +195,7 @@ impl Ctx<'_> {
                     let va = self.dot(ca.next_row());
                     let vb = self.dot(cb.next_row());
                     let vc = self.dot(cc.next_row());
-                    if bad.is_none() && va * vb != vc {
+                    if bad.is_none() && !holds(&va, &vb, &vc) {
                         bad = Some(k * block_rows + r);
                     }
                     a.write(va);
@@ -219,4 +250,29 @@ pub(super) fn prefix_needs(pce: &Pce) -> Vec<Need> {
         *n = run;
     }
     needs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shortcuts_agree_with_the_field() {
+        let any = || Scalar::random(&mut rand_core::OsRng);
+        let vals = [Scalar::ZERO, Scalar::ONE, -Scalar::ONE, Scalar::from(2u64), any(), any()];
+        let c = any();
+        for v in &vals {
+            assert_eq!(times(v, &c), *v * c);
+            for w in &vals {
+                let p = *v * w;
+                assert!(holds(v, w, &p));
+                // Any other c is refused, whichever shortcut decides.
+                for other in [p + Scalar::ONE, Scalar::ZERO, Scalar::ONE, *v, *w] {
+                    if other != p {
+                        assert!(!holds(v, w, &other), "{v:?}·{w:?} = {other:?} accepted");
+                    }
+                }
+            }
+        }
+    }
 }

@@ -7,6 +7,8 @@
 //! cargo run --release -p bellows-filecoin --example partition_witness -- \
 //!     --sector 32GiB [--c1 FILE] [--partition 0] [--challenge 0] [--path native] \
 //!     [--sequential] [--threads N]
+//! cargo run --release -p bellows-filecoin --example partition_witness -- \
+//!     --sector 32GiB --pce DIR [--reps N] [--direct] [--products N] [--threads N]
 //! ```
 //!
 //! Without `--c1`, a synthetic C1 output of the sector size is made first (`synth_c1`, seed 0).
@@ -34,6 +36,120 @@ struct Opts {
     challenge: usize,
     path: WitnessPath,
     sequential: bool,
+    pce: Option<std::path::PathBuf>,
+    direct: bool,
+    reps: usize,
+    products: usize,
+}
+
+/// The process's peak resident set so far (VmHWM), in GB.
+fn peak_rss_gb() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
+        })
+        .map_or(f64::NAN, |kb| kb * 1024.0 / 1e9)
+}
+
+/// SHA-256 over a synthesis's a, b, c, inputs and aux assignment, in that order.
+fn digest(s: &bellows_core::groth16::synthesis::Synthesized) -> String {
+    use ff::PrimeField;
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    for v in [&s.a[..], &s.b[..], &s.c[..], &s.input_assignment[..], &s.aux_assignment[..]] {
+        h.update((v.len() as u64).to_le_bytes());
+        for x in v {
+            h.update(x.to_repr());
+        }
+    }
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// `--pce`: the recording, then the pre-compiled synthesis (and with `--direct` the direct one).
+fn run_pce<Tree: 'static + MerkleTreeTrait>(
+    part: bellows_filecoin::partition::StackedPartition<Tree>,
+    cache_id: &str,
+    dir: &std::path::Path,
+    o: &Opts,
+) -> bellows_core::Result<()> {
+    let t = Instant::now();
+    let pce = bellows_filecoin::prove::pce_for(dir, cache_id, part.clone())?;
+    println!(
+        "RESULT recording_s={:.1} constraints={} aux={} nnz={:?} bytes={} bytes_per_nnz={:.2} \
+         peak_rss_gb={:.2}",
+        t.elapsed().as_secs_f64(),
+        pce.num_constraints(),
+        pce.num_aux(),
+        pce.nnz(),
+        pce.size_bytes(),
+        pce.bytes_per_nonzero(),
+        peak_rss_gb()
+    );
+    let mut replayed = String::new();
+    let mut witness = None;
+    for rep in 0..o.reps.max(1) {
+        let t = Instant::now();
+        let (mut s, timings) = pce.synthesize_timed(part.clone(), None)?;
+        let wall = t.elapsed().as_secs_f64();
+        println!(
+            "RESULT rep={rep} pce_synthesis_s={wall:.2} witness_s={:.2} products_after_s={:.2} \
+             threads={} peak_rss_gb={:.2}",
+            timings.witness.as_secs_f64(),
+            timings.products.as_secs_f64(),
+            rayon::current_num_threads(),
+            peak_rss_gb()
+        );
+        if rep == 0 && o.direct {
+            replayed = digest(&s);
+        }
+        if rep + 1 == o.reps.max(1) && o.products > 0 {
+            witness = Some((
+                std::mem::take(&mut s.input_assignment),
+                std::mem::take(&mut s.aux_assignment),
+            ));
+        }
+    }
+    // The products alone, into buffers allocated once (as the pinned pool of a device backend
+    // lends them): what the rows cost without the witness and fresh memory.
+    if let Some((inputs, aux)) = witness {
+        let n = pce.num_constraints();
+        let mut abc: [Vec<std::mem::MaybeUninit<blstrs::Scalar>>; 3] =
+            std::array::from_fn(|_| (0..n).map(|_| std::mem::MaybeUninit::uninit()).collect());
+        let mut best = f64::INFINITY;
+        for _ in 0..o.products {
+            let [a, b, c] = &mut abc;
+            let t = Instant::now();
+            pce.evaluate_into(&inputs, &aux, a, b, c)?;
+            best = best.min(t.elapsed().as_secs_f64());
+        }
+        let nnz: u64 = pce.nnz().iter().sum();
+        println!(
+            "RESULT products_s={best:.3} ns_per_nonzero_per_thread={:.1} threads={} reps={}",
+            best * 1e9 * rayon::current_num_threads() as f64 / nnz as f64,
+            rayon::current_num_threads(),
+            o.products
+        );
+    }
+    if o.direct {
+        let t = Instant::now();
+        let s = bellows_core::groth16::synthesis::synthesize(part)?;
+        let direct_s = t.elapsed().as_secs_f64();
+        let same = digest(&s) == replayed;
+        println!(
+            "RESULT direct_synthesis_s={direct_s:.1} same_as_pce={same} digest={replayed} \
+             peak_rss_gb={:.2}",
+            peak_rss_gb()
+        );
+        if !same {
+            return Err(bellows_core::Error::invalid(
+                "the pre-compiled synthesis differs from the direct one",
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn synthesis(e: impl std::fmt::Display) -> bellows_core::Error {
@@ -56,6 +172,9 @@ fn run<Tree: 'static + MerkleTreeTrait>(c1: &C1Output, o: &Opts) -> bellows_core
         part.challenges(),
         t.elapsed().as_secs_f64()
     );
+    if let Some(dir) = &o.pce {
+        return run_pce(part, &inst.cache_id, dir, o);
+    }
 
     // One challenge on this thread, each way; the native one three times into the same
     // buffers (as the partition reuses its buffers), the best reported.
@@ -132,6 +251,10 @@ fn main() {
         challenge: 0,
         path: WitnessPath::Native,
         sequential: false,
+        pce: None,
+        direct: false,
+        reps: 1,
+        products: 0,
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
@@ -150,6 +273,10 @@ fn main() {
                 }
             }
             "--sequential" => o.sequential = true,
+            "--pce" => o.pce = Some(v().into()),
+            "--direct" => o.direct = true,
+            "--reps" => o.reps = v().parse().expect("--reps N"),
+            "--products" => o.products = v().parse().expect("--products N"),
             "--threads" => {
                 let n: usize = v().parse().expect("--threads N");
                 rayon::ThreadPoolBuilder::new()
