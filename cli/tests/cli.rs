@@ -344,6 +344,7 @@ fn bench_json_has_every_phase() {
     assert_eq!(v["threads"], 1);
     assert_eq!(v["params_kind"], "benchmark-only");
     assert_eq!(v["g2_on"], "cpu");
+    assert!(v["host_reserve_s"].as_f64().is_some_and(|s| s >= 0.0));
     for phase in [
         "synthesis",
         "batch_buffers",

@@ -192,6 +192,10 @@ fn prove_batches(
     let mut proofs = Vec::with_capacity(seeds.len());
     let mut inputs = Vec::with_capacity(seeds.len());
     let batches = seeds.len().div_ceil(batch);
+    if batches > 1 && pce.is_some() {
+        // Batch after batch of one shape: their host memory made ready once, up front.
+        bellows_core::groth16::reserve_batch(key, batch)?;
+    }
     for (b, chunk) in seeds.chunks(batch).enumerate() {
         let phase = |p: &str| {
             pb.set_message(if batches == 1 {

@@ -41,7 +41,8 @@ pub mod verifier;
 pub use params::{Parameters, ParamsKind, VerifyingKey};
 pub use proof::Proof;
 pub use prover::{
-    prove, prove_one, prove_one_with_randomness, prove_with_randomness, PendingProofs, ProvingKey,
+    prove, prove_one, prove_one_with_randomness, prove_with_randomness, reserve_batch,
+    PendingProofs, ProvingKey,
 };
 pub use synthesis::UnsatisfiedConstraint;
 pub use verifier::{

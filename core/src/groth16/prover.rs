@@ -89,6 +89,27 @@ fn scalars_b(s: &Synthesized) -> Vec<Scalar> {
     v
 }
 
+/// Gets `key`'s backend ready to lend the host memory of batches of `count` proofs
+/// ([`crate::backend::MemoryPool::reserve_host`]): each proof's a, b, c (the evaluation domain
+/// each) and aux assignment, as pre-compiled synthesis asks for them, and for several proofs the
+/// three buffers [`start`] lays them into. A device backend pins them now, once, instead of on
+/// the critical path of the first batch (it lends a block only to a size asked for twice
+/// otherwise, so a first batch would take fresh heap memory). For a caller that proves such
+/// batches repeatedly; a one-off proof is better served by the heap.
+pub fn reserve_batch(key: &ProvingKey, count: usize) -> Result<()> {
+    let lens = key.lens();
+    let fr = std::mem::size_of::<Scalar>();
+    let n = lens.domain_size.saturating_mul(fr);
+    let mut sizes = Vec::with_capacity(4 * count + 3);
+    for _ in 0..count {
+        sizes.extend([n, n, n, lens.num_aux.saturating_mul(fr)]);
+    }
+    if count > 1 {
+        sizes.extend([n.saturating_mul(count); 3]);
+    }
+    key.backend.reserve_host(&sizes)
+}
+
 /// `parts` (each at most `n` long) laid out in slots of `n` elements, zero-padded, filled in
 /// parallel, in `backend`'s host memory when it gives some; each part is freed once copied.
 fn concat_padded(

@@ -763,3 +763,34 @@ fn proofs_from_a_backends_host_memory_equal_proofs_from_the_heap() {
     assert!(lending.lent.lock().unwrap().is_empty());
     assert!(lending.allocs.load(std::sync::atomic::Ordering::SeqCst) >= 4 * 3 + 3);
 }
+
+#[test]
+fn a_batch_reserved_ahead_asks_for_exactly_the_blocks_reserved() {
+    use bellows_core::groth16::prover::start_with_randomness;
+    let s = spec("synthetic", Some(8), Some(40), None);
+    let params = Arc::new(generate_random_parameters(s.blank(), &mut ProofRng::seeded(7)).unwrap());
+    let lending = Arc::new(common::lending::Lending::with_limit(usize::MAX));
+    let backend: Arc<dyn Backend> = lending.clone();
+    let key = ProvingKey::new(params, backend.clone()).unwrap();
+    let pce = Pce::record(s.blank(), &builtin_id(&s)).unwrap();
+    for count in [1usize, 3] {
+        lending.asked.lock().unwrap().clear();
+        lending.reserved.lock().unwrap().clear();
+        bellows_core::groth16::reserve_batch(&key, count).unwrap();
+        let circuits = (0..count as u64).map(|j| s.instance(j).unwrap().0).collect();
+        let syn = pce.synthesize_batch_for(circuits, Some(&backend)).unwrap();
+        let r = vec![Scalar::from(7u64); count];
+        start_with_randomness(&key, syn, r.clone(), r)
+            .unwrap()
+            .finalize()
+            .unwrap();
+        // The same blocks, as a multiset: a reservation the batch does not use, or a request
+        // it does not serve, would pin memory for nothing or leave the pinning on the batch.
+        let mut asked = lending.asked.lock().unwrap().clone();
+        let mut reserved = lending.reserved.lock().unwrap().clone();
+        asked.sort_unstable();
+        reserved.sort_unstable();
+        assert!(!asked.is_empty());
+        assert_eq!(asked, reserved, "a batch of {count}");
+    }
+}

@@ -23,6 +23,10 @@ pub struct Lending {
     pub frees: AtomicUsize,
     /// Larger requests are declined.
     pub limit: usize,
+    /// The size of every request, in order.
+    pub asked: Mutex<Vec<usize>>,
+    /// The sizes `reserve_host` was given, in order.
+    pub reserved: Mutex<Vec<usize>>,
 }
 
 impl Lending {
@@ -33,6 +37,8 @@ impl Lending {
             allocs: Default::default(),
             frees: Default::default(),
             limit,
+            asked: Default::default(),
+            reserved: Default::default(),
         }
     }
 }
@@ -42,6 +48,7 @@ bellows_core::forward_msm!(Lending, inner);
 
 impl MemoryPool for Lending {
     fn alloc_host(&self, bytes: usize) -> Result<Option<NonNull<u8>>> {
+        self.asked.lock().unwrap().push(bytes);
         if bytes > self.limit {
             return Ok(None);
         }
@@ -64,6 +71,11 @@ impl MemoryPool for Lending {
         let layout = std::alloc::Layout::from_size_align(bytes, HOST_ALIGN).unwrap();
         // SAFETY: lent above with this layout.
         unsafe { std::alloc::dealloc(ptr.as_ptr(), layout) };
+        Ok(())
+    }
+
+    fn reserve_host(&self, sizes: &[usize]) -> Result<()> {
+        self.reserved.lock().unwrap().extend_from_slice(sizes);
         Ok(())
     }
 }
