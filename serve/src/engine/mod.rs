@@ -201,6 +201,10 @@ pub(crate) struct Shared {
     pub(crate) store: Arc<dyn JobStore>,
     pub(crate) metrics: Arc<Metrics>,
     pub(crate) params: ParamsCache,
+    /// Whether a job's parameters are decoded into host memory ahead of its first partition's
+    /// device phase: when a device that proves (not a fallback) computes in host memory. Device
+    /// backends load them from the file themselves ([`ParamsCache::key`]), keeping no copy.
+    pub(crate) decode_ahead: bool,
     pub(crate) pces: Mutex<HashMap<String, Arc<PceCell>>>,
     pub(crate) shutdown: AtomicBool,
     pub(crate) started: Instant,
@@ -624,8 +628,12 @@ impl Engine {
             )?),
             None => None,
         };
+        let decode_ahead = devices
+            .iter()
+            .any(|d| !d.spec.fallback && !d.spec.backend.info().capabilities.accelerator);
         let shared = Arc::new(Shared {
             params,
+            decode_ahead,
             fleet,
             cfg,
             devices,

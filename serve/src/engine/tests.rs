@@ -178,6 +178,25 @@ fn cpu() -> Arc<dyn Backend> {
     Arc::new(CpuBackend::new())
 }
 
+/// The CPU backend reporting itself as a device accelerator, as the CUDA backend does: the
+/// engine then loads parameters from the file straight onto it (no host copy).
+struct Accelerator(CpuBackend);
+
+bellows_core::forward_primitives!(Accelerator, 0);
+
+impl Backend for Accelerator {
+    fn info(&self) -> BackendInfo {
+        let mut i = self.0.info();
+        i.name = "accelerator".into();
+        i.capabilities.accelerator = true;
+        i
+    }
+}
+
+fn accelerator() -> Arc<dyn Backend> {
+    Arc::new(Accelerator(CpuBackend::new()))
+}
+
 fn device(label: &str, backend: Arc<dyn Backend>, workers: usize, fallback: bool) -> DeviceSpec {
     DeviceSpec {
         label: label.into(),

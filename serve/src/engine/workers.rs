@@ -147,12 +147,16 @@ pub(crate) fn synthesis_loop(s: &Shared, urgent: bool) {
         let t = Instant::now();
         let mut params_s = 0.0;
         let result = catch_unwind(AssertUnwindSafe(|| -> Result<_, String> {
-            // The parameters are decoded by the first partition that needs them.
-            let tp = Instant::now();
-            s.params
-                .params(&job.params, job.spec.curve_only)
-                .map_err(|e| e.to_string())?;
-            params_s = tp.elapsed().as_secs_f64();
+            // The parameters are decoded by the first partition that needs them (into host
+            // memory only for devices that compute there; a device backend's key is loaded
+            // from the file when its device phase first needs it).
+            if s.decode_ahead {
+                let tp = Instant::now();
+                s.params
+                    .params(&job.params, job.spec.curve_only)
+                    .map_err(|e| e.to_string())?;
+                params_s = tp.elapsed().as_secs_f64();
+            }
             let pce = pce_for(s, &job)
                 .transpose()
                 .map_err(|e| format!("pre-compiled constraint system: {e}"))?;

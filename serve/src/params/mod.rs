@@ -7,10 +7,15 @@
 //! before the file is hashed, so a wrong or sparse file costs a few small reads. The digest is computed once (later requests for the same unchanged file — same
 //! device, inode, length and modification time — reuse it), and the points are decoded the
 //! first time a partition needs them. Each device that proves with the parameters gets its own
-//! [`ProvingKey`] (the bases made resident there), created on first use and kept. Decoded
-//! parameters count against the parameters budget: when a load would exceed it, the least
-//! recently used others are evicted (their memory is freed as soon as no partition in flight
-//! holds them), and a client can evict a file explicitly.
+//! [`ProvingKey`] (the bases made resident there), created on first use and kept. A device
+//! backend (an accelerator: the CUDA backend) gets its key loaded from the file straight onto
+//! it, one section at a time ([`ProvingKey::load_file`]), with no decoded copy kept in host
+//! memory: a 32 GiB PoRep's 47 GB of points then take the GPU's memory, not the host's. Host
+//! copies are made for the devices that compute in host memory (the CPU backend) and, when one
+//! exists, serve the other devices' keys too. Decoded host copies count against the parameters
+//! budget: when a load would exceed it, the least recently used others are evicted (their
+//! memory is freed as soon as no partition in flight holds them), and a client can evict a
+//! file explicitly.
 
 pub mod dirs;
 
@@ -49,6 +54,13 @@ pub fn file_digest(file: &ParamsFile) -> Result<ParamsDigest> {
     Ok(h.finalize().into())
 }
 
+/// The [`ParamsEntry::resident_on`] bits of these devices.
+fn device_bits<'a>(devices: impl Iterator<Item = &'a usize>) -> u64 {
+    devices
+        .filter(|&&d| d < 64)
+        .fold(0, |bits, &d| bits | (1u64 << d))
+}
+
 /// Lower-case hex of a digest.
 pub fn hex(d: &[u8]) -> String {
     d.iter().map(|b| format!("{b:02x}")).collect()
@@ -58,6 +70,15 @@ pub fn hex(d: &[u8]) -> String {
 struct Loaded {
     params: Arc<Parameters>,
     full_check: bool,
+}
+
+/// A proving key on one device, and how it was made.
+struct DeviceKey {
+    key: Arc<ProvingKey>,
+    /// Whether its points had more than the curve checks.
+    full_check: bool,
+    /// The host copy it was made from; `None`: loaded from the file straight onto the device.
+    from: Option<Arc<Parameters>>,
 }
 
 /// One parameters file known to the daemon.
@@ -73,7 +94,7 @@ pub struct ParamsEntry {
     /// The verifying key, prepared once for the checks made before a job is done (kept when
     /// the points are evicted).
     pvk: OnceLock<Arc<PreparedVerifyingKey>>,
-    keys: Mutex<HashMap<usize, Arc<ProvingKey>>>,
+    keys: Mutex<HashMap<usize, DeviceKey>>,
     /// Bit d: a proving key for device d exists (its bases are resident there). Read without a
     /// lock by the per-device memory accounting ([`crate::engine`]).
     resident_on: AtomicU64,
@@ -99,7 +120,8 @@ impl ParamsEntry {
             .is_some()
     }
 
-    /// How many times the file was decoded (once, unless evicted and needed again).
+    /// How many times the file was decoded: into host memory, or straight onto a device (once
+    /// per device that loads it so, unless evicted and needed again).
     pub fn decodes(&self) -> u64 {
         self.decodes.load(Ordering::Relaxed)
     }
@@ -294,13 +316,22 @@ impl ParamsCache {
     /// unless `curve_only`; parameters read with curve checks only are read again when full
     /// checks are asked for). May evict others to stay within the budget.
     pub fn params(&self, entry: &Arc<ParamsEntry>, curve_only: bool) -> Result<Arc<Parameters>> {
+        self.params_checked(entry, curve_only).map(|(p, _)| p)
+    }
+
+    /// As [`ParamsCache::params`], with whether the points had more than the curve checks.
+    fn params_checked(
+        &self,
+        entry: &Arc<ParamsEntry>,
+        curve_only: bool,
+    ) -> Result<(Arc<Parameters>, bool)> {
         entry
             .last_used
             .store(self.tick.fetch_add(1, Ordering::Relaxed), Ordering::Relaxed);
         let mut loaded = entry.loaded.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(l) = loaded.as_ref() {
             if l.full_check || curve_only {
-                return Ok(l.params.clone());
+                return Ok((l.params.clone(), l.full_check));
             }
         }
         let file = ParamsFile::open(&entry.path)?;
@@ -329,12 +360,16 @@ impl ParamsCache {
             params: params.clone(),
             full_check: !curve_only,
         });
-        // Keys made from the previous decoding (if any) hold other point vectors.
-        entry.keys.lock().unwrap_or_else(|e| e.into_inner()).clear();
-        entry.resident_on.store(0, Ordering::SeqCst);
+        // Keys made from the previous host copy (if any) hold other point vectors; keys loaded
+        // straight from the file stay.
+        {
+            let mut keys = entry.keys.lock().unwrap_or_else(|e| e.into_inner());
+            keys.retain(|_, k| k.from.is_none());
+            entry.resident_on.store(device_bits(keys.keys()), Ordering::SeqCst);
+        }
         drop(loaded);
         self.enforce_budget(&entry.digest);
-        Ok(params)
+        Ok((params, !curve_only))
     }
 
     /// The proving key of `entry` on device `device` (its bases made resident there on first
@@ -347,15 +382,89 @@ impl ParamsCache {
         backend: &Arc<dyn Backend>,
         g2: G2Policy,
     ) -> Result<Arc<ProvingKey>> {
-        let params = self.params(entry, curve_only)?;
+        let accelerator = backend.info().capabilities.accelerator;
+        if accelerator && !entry.is_loaded() {
+            return self.key_from_file(entry, curve_only, device, backend, g2);
+        }
+        let (params, full_check) = self.params_checked(entry, curve_only)?;
         let mut keys = entry.keys.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(k) = keys.get(&device) {
-            if Arc::ptr_eq(k.params(), &params) {
-                return Ok(k.clone());
+            let current = k.from.as_ref().is_none_or(|p| Arc::ptr_eq(p, &params));
+            if current && (k.full_check || curve_only) {
+                return Ok(k.key.clone());
             }
         }
-        let k = Arc::new(ProvingKey::with_g2_policy(params, backend.clone(), g2)?);
-        keys.insert(device, k.clone());
+        let k = Arc::new(ProvingKey::with_g2_policy(params.clone(), backend.clone(), g2)?);
+        keys.insert(
+            device,
+            DeviceKey {
+                key: k.clone(),
+                full_check,
+                from: Some(params),
+            },
+        );
+        if device < 64 {
+            entry.resident_on.fetch_or(1u64 << device, Ordering::SeqCst);
+        }
+        Ok(k)
+    }
+
+    /// The key of `entry` on the device backend `backend`, loaded from the file straight onto
+    /// it (no host copy; see the module docs). One load at a time per file: a second device
+    /// waits for the first's, then reads the file for its own.
+    fn key_from_file(
+        &self,
+        entry: &Arc<ParamsEntry>,
+        curve_only: bool,
+        device: usize,
+        backend: &Arc<dyn Backend>,
+        g2: G2Policy,
+    ) -> Result<Arc<ProvingKey>> {
+        entry
+            .last_used
+            .store(self.tick.fetch_add(1, Ordering::Relaxed), Ordering::Relaxed);
+        let mut keys = entry.keys.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(k) = keys.get(&device) {
+            if k.full_check || curve_only {
+                return Ok(k.key.clone());
+            }
+        }
+        let file = ParamsFile::open(&entry.path)?;
+        if file.version() != entry.version {
+            return Err(ServeError::invalid(format!(
+                "parameters file {} changed since it was accepted (digest {})",
+                entry.path.display(),
+                hex(&entry.digest)
+            )));
+        }
+        let check = if curve_only {
+            PointCheck::CurveOnly
+        } else {
+            self.check
+        };
+        let t = std::time::Instant::now();
+        let k = Arc::new(ProvingKey::load_file(
+            &file,
+            check,
+            backend.clone(),
+            g2,
+            &|_| {},
+        )?);
+        entry.decodes.fetch_add(1, Ordering::Relaxed);
+        tracing::info!(
+            "parameters {} ({}) loaded onto device {device} in {:.2?}, no host copy",
+            entry.path.display(),
+            &hex(&entry.digest)[..16],
+            t.elapsed()
+        );
+        keys.insert(
+            device,
+            DeviceKey {
+                key: k.clone(),
+                full_check: !curve_only,
+                from: None,
+            },
+        );
         if device < 64 {
             entry.resident_on.fetch_or(1u64 << device, Ordering::SeqCst);
         }

@@ -50,6 +50,81 @@ fn parameters_stay_resident_across_jobs_and_are_evicted_lru_or_on_request() {
     assert!(st.params.iter().all(|p| p.bytes == 0));
 }
 
+#[test]
+fn a_device_backend_gets_its_key_from_the_file_with_no_host_copy() {
+    let f = Fixture::new("direct", 8);
+    let ev = Events::default();
+    let e = engine(vec![device("gpu", accelerator(), 1, false)], &ev, |_| {});
+    let j1 = e.submit(&f.request(1, 0, None), &local()).unwrap();
+    assert_eq!(ev.wait_finished(j1), JobState::Done);
+    let entry = e
+        .params()
+        .resolve(&f.params_path, None, &|_| Ok(()))
+        .unwrap();
+    // Loaded once, onto the device, never decoded into host memory.
+    assert!(!entry.is_loaded());
+    assert_eq!(entry.devices(), vec![0]);
+    assert_eq!(entry.decodes(), 1);
+    assert_eq!(e.params().resident_bytes(), 0);
+    let j2 = e.submit(&f.request(2, 0, None), &local()).unwrap();
+    assert_eq!(ev.wait_finished(j2), JobState::Done);
+    assert_eq!(entry.decodes(), 1, "kept on the device across jobs");
+    // Evicted from the device: the next job loads it from the file again.
+    e.params().evict_device(&entry, 0);
+    assert!(entry.devices().is_empty());
+    let j3 = e.submit(&f.request(3, 0, None), &local()).unwrap();
+    assert_eq!(ev.wait_finished(j3), JobState::Done);
+    assert_eq!((entry.decodes(), entry.is_loaded()), (2, false));
+    // The proofs verify (the engine checks each before it is stored; here once more).
+    for (j, partitions) in [(j1, 1), (j2, 2), (j3, 3)] {
+        assert_eq!(proofs(&e, &f, j).len(), partitions);
+    }
+}
+
+#[test]
+fn a_host_copy_made_for_a_cpu_device_leaves_a_device_key_loaded_from_the_file() {
+    let f = Fixture::new("mixed", 8);
+    let ev = Events::default();
+    let e = engine(vec![device("gpu", accelerator(), 1, false)], &ev, |_| {});
+    let j1 = e.submit(&f.request(1, 0, None), &local()).unwrap();
+    assert_eq!(ev.wait_finished(j1), JobState::Done);
+    let entry = e
+        .params()
+        .resolve(&f.params_path, None, &|_| Ok(()))
+        .unwrap();
+    let on_device = e
+        .params()
+        .key(&entry, false, 0, &accelerator(), G2Policy::Cpu)
+        .unwrap();
+    // A host copy now (as a CPU device's first partition makes one): the device keeps its key.
+    e.params().params(&entry, false).unwrap();
+    assert!(entry.is_loaded());
+    assert_eq!(entry.devices(), vec![0]);
+    let again = e
+        .params()
+        .key(&entry, false, 0, &accelerator(), G2Policy::Cpu)
+        .unwrap();
+    assert!(Arc::ptr_eq(&on_device, &again));
+    // A curve-only key is replaced when full checks are asked for.
+    e.params().evict_device(&entry, 0);
+    e.params().evict(&entry.digest);
+    let loose = e
+        .params()
+        .key(&entry, true, 0, &accelerator(), G2Policy::Cpu)
+        .unwrap();
+    let strict = e
+        .params()
+        .key(&entry, false, 0, &accelerator(), G2Policy::Cpu)
+        .unwrap();
+    assert!(!Arc::ptr_eq(&loose, &strict));
+    assert!(Arc::ptr_eq(
+        &strict,
+        &e.params()
+            .key(&entry, true, 0, &accelerator(), G2Policy::Cpu)
+            .unwrap()
+    ));
+}
+
 /// The devices holding the points of `f`'s parameters.
 fn resident_on(e: &Engine, f: &Fixture) -> Vec<u32> {
     let path = std::fs::canonicalize(&f.params_path).unwrap();
