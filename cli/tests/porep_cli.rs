@@ -157,7 +157,22 @@ fn load_with_each_check() {
     let (out, _) = run(&argv(&line, &[s(&params), s(&manifest)]), 0);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["digest"], digest.as_str());
+    // The default, auto: the digest check for a file the manifest lists, batched for others.
+    let auto = "porep load --params {} --manifest {} --json";
+    let (out, _) = run(&argv(auto, &[s(&params), s(&manifest)]), 0);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!((v["check"].as_str(), v["digest"].as_str()), (Some("digest"), Some(digest.as_str())));
+    let (out, _) = run(&argv("porep load --params {} --json", &[s(&params)]), 0);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!((v["check"].as_str(), v["digest"].as_str()), (Some("batched"), None));
     let bad = write_manifest(&d, "bad.json", name, &"0".repeat(32));
+    // A listed file whose digest differs is refused under the default too.
+    refused(
+        "porep load --params {} --manifest {}",
+        &[s(&params), s(&bad)],
+        1,
+        "does not match",
+    );
     let line = format!("{load} --manifest {{}}");
     refused(&line, &[s(&params), s(&bad)], 1, "does not match");
     refused(load, &[s(&params)], 1, "lists no file named");

@@ -73,11 +73,12 @@ Bellows' pipeline (several partitions in flight; synthesis on CPU threads overla
 backend's work), and the partition proofs are written concatenated, 192 bytes each: exactly the \
 bytes filecoin-proofs' seal_commit_phase2 returns. Before writing, the proof is verified with the \
 verifying key in the parameter folder (as filecoin-proofs does); --no-verify skips that.\n\n\
-Parameters are checked when loaded with --check: `batched` (default: every point on the curve, \
-and the subgroup for all points at once by a randomised test that a bad file passes with \
-probability at most 2^-128), `full` (every point's subgroup tested on its own), `digest` (the \
-file's blake2b must match filecoin-proofs' parameters.json, then curve checks only: for the \
-published files), `curve-only` (files you made yourself).\n\n\
+Parameters are checked when loaded with --check: `auto` (default: `digest` for a file \
+parameters.json (or --manifest) lists by name, `batched` for any other), `batched` (every point \
+on the curve, and the subgroup for all points at once by a randomised test that a bad file \
+passes with probability at most 2^-128), `full` (every point's subgroup tested on its own), \
+`digest` (the file's blake2b must match filecoin-proofs' parameters.json, then curve checks \
+only: for the published files), `curve-only` (files you made yourself).\n\n\
 Errors are reported before any proving where possible: a truncated or malformed C1 file, an \
 unsupported proof type (non-interactive PoRep), parameters missing from the folder or of another \
 circuit, an existing --out without --force.\n\n\
@@ -120,7 +121,7 @@ disk and a large host, both checked before the setup starts (docs/filecoin.md).\
 Example:\n  bellows porep setup --proof StackedDrg2KiBV1_1 --params-dir ./params";
 
 const LOAD_ABOUT: &str = "Load (decode and check) a parameters file and report the time and the \
-points checked per second: for comparing the checks (--check batched|full|digest|curve-only) on \
+points checked per second: for comparing the checks (--check auto|batched|full|digest|curve-only) on \
 one file. Nothing is written.\n\nExample:\n  bellows porep load --params v28-….params --check full";
 
 /// `bellows porep c2`.
@@ -139,9 +140,10 @@ pub struct C2Args {
     /// Replace --out if it exists.
     #[arg(long)]
     pub force: bool,
-    /// How the parameters are checked: batched, full, digest, curve-only.
-    #[arg(long, value_name = "CHECK", default_value = "batched",
-          value_parser = ["batched", "full", "digest", "curve-only"])]
+    /// How the parameters are checked: auto (digest for a published file, else batched),
+    /// batched, full, digest, curve-only.
+    #[arg(long, value_name = "CHECK", default_value = "auto",
+          value_parser = ["auto", "batched", "full", "digest", "curve-only"])]
     pub check: String,
     /// For --check digest: a manifest in parameters.json's format [default: the
     /// parameters.json filecoin-proofs 19.1 carries].
@@ -257,9 +259,10 @@ pub struct LoadArgs {
     /// The parameters file.
     #[arg(long, value_name = "FILE")]
     pub params: PathBuf,
-    /// The check: batched, full, digest, curve-only.
-    #[arg(long, value_name = "CHECK", default_value = "batched",
-          value_parser = ["batched", "full", "digest", "curve-only"])]
+    /// The check: auto (digest for a published file, else batched), batched, full, digest,
+    /// curve-only.
+    #[arg(long, value_name = "CHECK", default_value = "auto",
+          value_parser = ["auto", "batched", "full", "digest", "curve-only"])]
     pub check: String,
     /// For --check digest: a manifest in parameters.json's format [default: the
     /// parameters.json filecoin-proofs 19.1 carries].
@@ -372,7 +375,7 @@ fn c2(a: &C2Args, g: &Globals) -> Result<()> {
                 "proof_type": format!("{:?}", c1.registered_proof()),
                 "partitions": res.partitions.len(),
                 "backend": backend.info().name,
-                "check": a.check,
+                "check": res.load.check.name(),
                 "load_ms": ms(res.load.elapsed),
                 "circuits_ms": ms(res.circuits_time),
                 "key_ms": ms(res.key_time),
@@ -391,7 +394,7 @@ fn c2(a: &C2Args, g: &Globals) -> Result<()> {
         a.out.display(),
         res.proof.len(),
         res.load.elapsed.as_secs_f64(),
-        a.check,
+        res.load.check.name(),
         res.prove_time.as_secs_f64(),
         match res.verify_time {
             Some(v) => format!("verified {:.2} s, ", v.as_secs_f64()),
@@ -624,7 +627,7 @@ fn load(a: &LoadArgs) -> Result<()> {
                 "file": a.params.display().to_string(),
                 "bytes": r.shape.file_bytes,
                 "points": r.points,
-                "check": a.check,
+                "check": r.check.name(),
                 "seconds": secs,
                 "points_per_second": rate,
                 "digest": r.digest,
@@ -636,7 +639,7 @@ fn load(a: &LoadArgs) -> Result<()> {
             a.params.display(),
             r.points,
             r.shape.file_bytes,
-            a.check,
+            r.check.name(),
             secs,
             rate,
             r.digest

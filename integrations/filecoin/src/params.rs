@@ -31,10 +31,15 @@ use storage_proofs_core::parameter_cache::{
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Check {
+    /// `TrustedDigest` when the manifest (the one given, else `parameters.json`) lists the
+    /// file's name — a published file, checked against its published digest — else `Batched`.
+    /// The default: the published files load in the time of a hash instead of the subgroup
+    /// test's (docs/benchmarks.md, "Filecoin"), any other file gets the subgroup test.
+    #[default]
+    Auto,
     /// Every point on the curve; the subgroup checked for each section at once by the
     /// randomised bucket test ([`bellows_core::groth16::subgroup`]; a bad file passes with
-    /// probability ≤ 2^−128). The default: full assurance at a fraction of `Full`'s cost.
-    #[default]
+    /// probability ≤ 2^−128): full assurance at a fraction of `Full`'s cost.
     Batched,
     /// Every point on the curve and in the subgroup, tested one by one (blst's endomorphism
     /// test, on every core).
@@ -50,14 +55,42 @@ impl std::str::FromStr for Check {
     type Err = Error;
     fn from_str(s: &str) -> Result<Self> {
         match s {
+            "auto" => Ok(Check::Auto),
             "batched" => Ok(Check::Batched),
             "full" => Ok(Check::Full),
             "digest" => Ok(Check::TrustedDigest),
             "curve-only" => Ok(Check::CurveOnly),
             other => Err(Error::invalid(format!(
-                "unknown parameter check {other:?}: expected batched, full, digest or curve-only"
+                "unknown parameter check {other:?}: expected auto, batched, full, digest or \
+                 curve-only"
             ))),
         }
+    }
+}
+
+impl Check {
+    /// The name `--check` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Check::Auto => "auto",
+            Check::Batched => "batched",
+            Check::Full => "full",
+            Check::TrustedDigest => "digest",
+            Check::CurveOnly => "curve-only",
+        }
+    }
+
+    /// What `Auto` means for the file at `path` with `manifest` (see [`Check::Auto`]); any other
+    /// check as it is.
+    pub fn resolve(self, path: &Path, manifest: Option<&Path>) -> Result<Check> {
+        if self != Check::Auto {
+            return Ok(self);
+        }
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        Ok(match manifest_digest(name, manifest)? {
+            Some(_) => Check::TrustedDigest,
+            None => Check::Batched,
+        })
     }
 }
 
@@ -232,6 +265,7 @@ fn load_checked<T: Send>(
     decode: impl Fn(&ParamsFile, PointCheck) -> Result<T> + Sync,
 ) -> Result<(T, LoadReport)> {
     let t0 = Instant::now();
+    let check = check.resolve(path, manifest)?;
     let file = ParamsFile::open(path)?;
     let shape = file.shape();
     expect(&shape)?;
@@ -239,7 +273,7 @@ fn load_checked<T: Send>(
         (shape.domain_size - 1 + shape.num_inputs + shape.num_aux + shape.a_len + 2 * shape.b_len)
             as u64;
     let (value, digest) = match check {
-        Check::Batched => (decode(&file, PointCheck::Batched)?, None),
+        Check::Auto | Check::Batched => (decode(&file, PointCheck::Batched)?, None),
         Check::Full => (decode(&file, PointCheck::Full)?, None),
         Check::CurveOnly => (decode(&file, PointCheck::CurveOnly)?, None),
         Check::TrustedDigest => {

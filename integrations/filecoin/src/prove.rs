@@ -27,7 +27,7 @@ use crate::params::{self, CachePaths, Check, LoadReport};
 pub struct ProveConfig {
     /// The backend the partitions are proved on.
     pub backend: Arc<dyn Backend>,
-    /// How the parameters file is checked when loaded. Default: [`Check::Batched`].
+    /// How the parameters file is checked when loaded. Default: [`Check::Auto`].
     pub check: Check,
     /// For [`Check::TrustedDigest`]: a manifest in `parameters.json`'s format to take the
     /// digest from. Default: `None`, the `parameters.json` storage-proofs-core carries.
