@@ -74,7 +74,8 @@ backend's work), and the partition proofs are written concatenated, 192 bytes ea
 bytes filecoin-proofs' seal_commit_phase2 returns. Before writing, the proof is verified with the \
 verifying key in the parameter folder (as filecoin-proofs does); --no-verify skips that.\n\n\
 Parameters are checked when loaded with --check: `auto` (default: `digest` for a file \
-parameters.json (or --manifest) lists by name, `batched` for any other), `batched` (every point \
+parameters.json (or --manifest) lists by name, `batched` for any other, and for a listed file \
+whose digest differs, such as test parameters made under Filecoin's names), `batched` (every point \
 on the curve, and the subgroup for all points at once by a randomised test that a bad file \
 passes with probability at most 2^-128), `full` (every point's subgroup tested on its own), \
 `digest` (the file's blake2b must match filecoin-proofs' parameters.json, then curve checks \

@@ -54,6 +54,20 @@ pub fn file_digest(file: &ParamsFile) -> Result<ParamsDigest> {
     Ok(h.finalize().into())
 }
 
+/// The file of `entry`, opened, unless it changed since it was accepted (another version:
+/// other points than the digest the jobs name).
+fn open_accepted(entry: &ParamsEntry) -> Result<ParamsFile> {
+    let file = ParamsFile::open(&entry.path)?;
+    if file.version() != entry.version {
+        return Err(ServeError::invalid(format!(
+            "parameters file {} changed since it was accepted (digest {})",
+            entry.path.display(),
+            hex(&entry.digest)
+        )));
+    }
+    Ok(file)
+}
+
 /// The [`ParamsEntry::resident_on`] bits of these devices.
 fn device_bits<'a>(devices: impl Iterator<Item = &'a usize>) -> u64 {
     devices
@@ -297,13 +311,7 @@ impl ParamsCache {
         if let Some(p) = loaded {
             return Ok(p.vk.clone());
         }
-        let file = ParamsFile::open(&entry.path)?;
-        if file.version() != entry.version {
-            return Err(ServeError::invalid(format!(
-                "parameters file {} changed since it was accepted",
-                entry.path.display()
-            )));
-        }
+        let file = open_accepted(entry)?;
         let check = if curve_only {
             PointCheck::CurveOnly
         } else {
@@ -325,28 +333,15 @@ impl ParamsCache {
         entry: &Arc<ParamsEntry>,
         curve_only: bool,
     ) -> Result<(Arc<Parameters>, bool)> {
-        entry
-            .last_used
-            .store(self.tick.fetch_add(1, Ordering::Relaxed), Ordering::Relaxed);
+        self.touch(entry);
         let mut loaded = entry.loaded.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(l) = loaded.as_ref() {
             if l.full_check || curve_only {
                 return Ok((l.params.clone(), l.full_check));
             }
         }
-        let file = ParamsFile::open(&entry.path)?;
-        if file.version() != entry.version {
-            return Err(ServeError::invalid(format!(
-                "parameters file {} changed since it was accepted (digest {})",
-                entry.path.display(),
-                hex(&entry.digest)
-            )));
-        }
-        let check = if curve_only {
-            PointCheck::CurveOnly
-        } else {
-            self.check
-        };
+        let file = open_accepted(entry)?;
+        let check = self.check_for(curve_only);
         let t = std::time::Instant::now();
         let params = Arc::new(file.decode(check)?);
         entry.decodes.fetch_add(1, Ordering::Relaxed);
@@ -409,6 +404,22 @@ impl ParamsCache {
         Ok(k)
     }
 
+    /// Marks `entry` as used now (for the least-recently-used eviction).
+    fn touch(&self, entry: &ParamsEntry) {
+        entry
+            .last_used
+            .store(self.tick.fetch_add(1, Ordering::Relaxed), Ordering::Relaxed);
+    }
+
+    /// The point check of a load: curve checks only, or the daemon's check.
+    fn check_for(&self, curve_only: bool) -> PointCheck {
+        if curve_only {
+            PointCheck::CurveOnly
+        } else {
+            self.check
+        }
+    }
+
     /// The key of `entry` on the device backend `backend`, loaded from the file straight onto
     /// it (no host copy; see the module docs). One load at a time per file: a second device
     /// waits for the first's, then reads the file for its own.
@@ -420,28 +431,15 @@ impl ParamsCache {
         backend: &Arc<dyn Backend>,
         g2: G2Policy,
     ) -> Result<Arc<ProvingKey>> {
-        entry
-            .last_used
-            .store(self.tick.fetch_add(1, Ordering::Relaxed), Ordering::Relaxed);
+        self.touch(entry);
         let mut keys = entry.keys.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(k) = keys.get(&device) {
             if k.full_check || curve_only {
                 return Ok(k.key.clone());
             }
         }
-        let file = ParamsFile::open(&entry.path)?;
-        if file.version() != entry.version {
-            return Err(ServeError::invalid(format!(
-                "parameters file {} changed since it was accepted (digest {})",
-                entry.path.display(),
-                hex(&entry.digest)
-            )));
-        }
-        let check = if curve_only {
-            PointCheck::CurveOnly
-        } else {
-            self.check
-        };
+        let file = open_accepted(entry)?;
+        let check = self.check_for(curve_only);
         let t = std::time::Instant::now();
         let k = Arc::new(ProvingKey::load_file(
             &file,

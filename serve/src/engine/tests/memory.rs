@@ -50,9 +50,10 @@ fn parameters_stay_resident_across_jobs_and_are_evicted_lru_or_on_request() {
     assert!(st.params.iter().all(|p| p.bytes == 0));
 }
 
-#[test]
-fn a_device_backend_gets_its_key_from_the_file_with_no_host_copy() {
-    let f = Fixture::new("direct", 8);
+/// An engine on one device that reports itself an accelerator, after a one-partition job on
+/// fresh parameters: the fixture, the engine, its events, the parameters' entry and the job.
+fn accelerated_after_one_job(name: &str) -> (Fixture, Engine, Events, Arc<ParamsEntry>, JobId) {
+    let f = Fixture::new(name, 8);
     let ev = Events::default();
     let e = engine(vec![device("gpu", accelerator(), 1, false)], &ev, |_| {});
     let j1 = e.submit(&f.request(1, 0, None), &local()).unwrap();
@@ -61,6 +62,12 @@ fn a_device_backend_gets_its_key_from_the_file_with_no_host_copy() {
         .params()
         .resolve(&f.params_path, None, &|_| Ok(()))
         .unwrap();
+    (f, e, ev, entry, j1)
+}
+
+#[test]
+fn a_device_backend_gets_its_key_from_the_file_with_no_host_copy() {
+    let (f, e, ev, entry, j1) = accelerated_after_one_job("direct");
     // Loaded once, onto the device, never decoded into host memory.
     assert!(!entry.is_loaded());
     assert_eq!(entry.devices(), vec![0]);
@@ -83,15 +90,7 @@ fn a_device_backend_gets_its_key_from_the_file_with_no_host_copy() {
 
 #[test]
 fn a_host_copy_made_for_a_cpu_device_leaves_a_device_key_loaded_from_the_file() {
-    let f = Fixture::new("mixed", 8);
-    let ev = Events::default();
-    let e = engine(vec![device("gpu", accelerator(), 1, false)], &ev, |_| {});
-    let j1 = e.submit(&f.request(1, 0, None), &local()).unwrap();
-    assert_eq!(ev.wait_finished(j1), JobState::Done);
-    let entry = e
-        .params()
-        .resolve(&f.params_path, None, &|_| Ok(()))
-        .unwrap();
+    let (_f, e, _ev, entry, _) = accelerated_after_one_job("mixed");
     let on_device = e
         .params()
         .key(&entry, false, 0, &accelerator(), G2Policy::Cpu)
