@@ -161,22 +161,32 @@ fn load_with_each_check() {
     let auto = "porep load --params {} --manifest {} --json";
     let (out, _) = run(&argv(auto, &[s(&params), s(&manifest)]), 0);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    assert_eq!((v["check"].as_str(), v["digest"].as_str()), (Some("digest"), Some(digest.as_str())));
+    assert_eq!(
+        (v["check"].as_str(), v["digest"].as_str()),
+        (Some("digest"), Some(digest.as_str()))
+    );
     let (out, _) = run(&argv("porep load --params {} --json", &[s(&params)]), 0);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    assert_eq!((v["check"].as_str(), v["digest"].as_str()), (Some("batched"), None));
+    assert_eq!(
+        (v["check"].as_str(), v["digest"].as_str()),
+        (Some("batched"), None)
+    );
     let bad = write_manifest(&d, "bad.json", name, &"0".repeat(32));
     // A listed file whose digest differs (test parameters under Filecoin's names) is loaded
     // again with the subgroup check under the default; refused under `digest` (below).
     let (out, err) = run(&argv(auto, &[s(&params), s(&bad)]), 0);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    assert_eq!((v["check"].as_str(), v["digest"].as_str()), (Some("batched"), None));
+    assert_eq!(
+        (v["check"].as_str(), v["digest"].as_str()),
+        (Some("batched"), None)
+    );
     assert!(err.contains("loading it again"), "{err}");
     // With a verifying key beside it that the manifest lists with another digest, the file is
     // known not to be the published one before any hashing: batched at once.
     std::fs::write(d.join("v28-test-circuit.vk"), b"not the published key").unwrap();
     let both = d.join("both.json");
-    let entry = |digest: &str| serde_json::json!({ "cid": "Qm", "digest": digest, "sector_size": 2048 });
+    let entry =
+        |digest: &str| serde_json::json!({ "cid": "Qm", "digest": digest, "sector_size": 2048 });
     let v = serde_json::json!({ name: entry(&"0".repeat(32)), "v28-test-circuit.vk": entry(&"1".repeat(32)) });
     std::fs::write(&both, v.to_string()).unwrap();
     let (out, err) = run(&argv(auto, &[s(&params), s(&both)]), 0);

@@ -259,7 +259,14 @@ mod tests {
     #[test]
     fn the_shortcuts_agree_with_the_field() {
         let any = || Scalar::random(&mut rand_core::OsRng);
-        let vals = [Scalar::ZERO, Scalar::ONE, -Scalar::ONE, Scalar::from(2u64), any(), any()];
+        let vals = [
+            Scalar::ZERO,
+            Scalar::ONE,
+            -Scalar::ONE,
+            Scalar::from(2u64),
+            any(),
+            any(),
+        ];
         let c = any();
         for v in &vals {
             assert_eq!(times(v, &c), *v * c);

@@ -777,7 +777,9 @@ fn a_batch_reserved_ahead_asks_for_exactly_the_blocks_reserved() {
         lending.asked.lock().unwrap().clear();
         lending.reserved.lock().unwrap().clear();
         bellows_core::groth16::reserve_batch(&key, count).unwrap();
-        let circuits = (0..count as u64).map(|j| s.instance(j).unwrap().0).collect();
+        let circuits = (0..count as u64)
+            .map(|j| s.instance(j).unwrap().0)
+            .collect();
         let syn = pce.synthesize_batch_for(circuits, Some(&backend)).unwrap();
         let r = vec![Scalar::from(7u64); count];
         start_with_randomness(&key, syn, r.clone(), r)

@@ -59,7 +59,13 @@ fn digest(s: &bellows_core::groth16::synthesis::Synthesized) -> String {
     use ff::PrimeField;
     use sha2::{Digest, Sha256};
     let mut h = Sha256::new();
-    for v in [&s.a[..], &s.b[..], &s.c[..], &s.input_assignment[..], &s.aux_assignment[..]] {
+    for v in [
+        &s.a[..],
+        &s.b[..],
+        &s.c[..],
+        &s.input_assignment[..],
+        &s.aux_assignment[..],
+    ] {
         h.update((v.len() as u64).to_le_bytes());
         for x in v {
             h.update(x.to_repr());

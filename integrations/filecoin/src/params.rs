@@ -88,7 +88,10 @@ impl Check {
         if self != Check::Auto {
             return Ok(self);
         }
-        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
         if manifest_digest(name, manifest)?.is_none() {
             return Ok(Check::Batched);
         }

@@ -109,6 +109,9 @@ pub struct ParamsEntry {
     /// the points are evicted).
     pvk: OnceLock<Arc<PreparedVerifyingKey>>,
     keys: Mutex<HashMap<usize, DeviceKey>>,
+    /// Held while a key is loaded from the file ([`ParamsCache::key`]): one load of a file at a
+    /// time, without holding `keys` (which status reads) for the minutes a large one takes.
+    loading: Mutex<()>,
     /// Bit d: a proving key for device d exists (its bases are resident there). Read without a
     /// lock by the per-device memory accounting ([`crate::engine`]).
     resident_on: AtomicU64,
@@ -274,6 +277,7 @@ impl ParamsCache {
             loaded: Mutex::new(None),
             pvk: OnceLock::new(),
             keys: Mutex::new(HashMap::new()),
+            loading: Mutex::new(()),
             resident_on: AtomicU64::new(0),
             last_used: AtomicU64::new(self.tick.fetch_add(1, Ordering::Relaxed)),
             decodes: AtomicU64::new(0),
@@ -360,7 +364,9 @@ impl ParamsCache {
         {
             let mut keys = entry.keys.lock().unwrap_or_else(|e| e.into_inner());
             keys.retain(|_, k| k.from.is_none());
-            entry.resident_on.store(device_bits(keys.keys()), Ordering::SeqCst);
+            entry
+                .resident_on
+                .store(device_bits(keys.keys()), Ordering::SeqCst);
         }
         drop(loaded);
         self.enforce_budget(&entry.digest);
@@ -389,7 +395,11 @@ impl ParamsCache {
                 return Ok(k.key.clone());
             }
         }
-        let k = Arc::new(ProvingKey::with_g2_policy(params.clone(), backend.clone(), g2)?);
+        let k = Arc::new(ProvingKey::with_g2_policy(
+            params.clone(),
+            backend.clone(),
+            g2,
+        )?);
         keys.insert(
             device,
             DeviceKey {
@@ -422,7 +432,8 @@ impl ParamsCache {
 
     /// The key of `entry` on the device backend `backend`, loaded from the file straight onto
     /// it (no host copy; see the module docs). One load at a time per file: a second device
-    /// waits for the first's, then reads the file for its own.
+    /// waits for the first's, then reads the file for its own; the devices' keys stay readable
+    /// meanwhile.
     fn key_from_file(
         &self,
         entry: &Arc<ParamsEntry>,
@@ -432,8 +443,13 @@ impl ParamsCache {
         g2: G2Policy,
     ) -> Result<Arc<ProvingKey>> {
         self.touch(entry);
-        let mut keys = entry.keys.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(k) = keys.get(&device) {
+        let _one_load = entry.loading.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(k) = entry
+            .keys
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&device)
+        {
             if k.full_check || curve_only {
                 return Ok(k.key.clone());
             }
@@ -455,7 +471,7 @@ impl ParamsCache {
             &hex(&entry.digest)[..16],
             t.elapsed()
         );
-        keys.insert(
+        entry.keys.lock().unwrap_or_else(|e| e.into_inner()).insert(
             device,
             DeviceKey {
                 key: k.clone(),
