@@ -539,7 +539,9 @@ fn init_racing<T>(cell: &OnceLock<T>, compute: impl FnOnce() -> T) -> &T {
 /// file is refused without being read, and one that shrinks or grows while it is read is an
 /// error naming it (a short read, or bytes past the length it had).
 fn read_words(path: &Path, what: &str) -> Result<(Vec<u64>, usize)> {
-    use std::io::Read;
+    use std::os::unix::fs::FileExt;
+    /// Bytes a task reads.
+    const READ_CHUNK: usize = 8 << 20;
     let meta = std::fs::symlink_metadata(path)
         .and_then(|m| {
             if m.file_type().is_symlink() {
@@ -559,10 +561,15 @@ fn read_words(path: &Path, what: &str) -> Result<(Vec<u64>, usize)> {
     let bytes = usize::try_from(len)
         .map_err(|_| Error::invalid(format!("{what} is {len} bytes, too large to read")))?;
     crate::groth16::limits::check_memory(&format!("reading {what}"), len)?;
-    let mut file =
-        std::fs::File::open(path).map_err(|e| Error::io(format!("opening {what}"), e))?;
+    let file = std::fs::File::open(path).map_err(|e| Error::io(format!("opening {what}"), e))?;
     let mut out = vec![0u64; bytes.div_ceil(8)];
-    file.read_exact(&mut words_as_bytes_mut(&mut out)[..bytes])
+    // Positional reads of READ_CHUNK bytes on every core: a recording of a 32 GiB partition is
+    // 4 GB, whose fresh pages the kernel clears as they are first written (most of a
+    // one-thread read's time, docs/benchmarks.md "32 GiB PoRep C2").
+    words_as_bytes_mut(&mut out)[..bytes]
+        .par_chunks_mut(READ_CHUNK)
+        .enumerate()
+        .try_for_each(|(i, chunk)| file.read_exact_at(chunk, (i * READ_CHUNK) as u64))
         .map_err(|e| {
             Error::io(
                 format!("reading {what} (did it change while it was read?)"),
@@ -571,7 +578,7 @@ fn read_words(path: &Path, what: &str) -> Result<(Vec<u64>, usize)> {
         })?;
     let mut extra = [0u8; 1];
     if file
-        .read(&mut extra)
+        .read_at(&mut extra, len)
         .map_err(|e| Error::io(format!("reading {what}"), e))?
         != 0
     {
@@ -690,6 +697,22 @@ mod tests {
     use super::*;
     use crate::circuits::{CircuitOptions, CircuitSpec};
     use crate::groth16::synthesis::synthesize;
+
+    /// Files of several read tasks' chunks and a partial last word come back byte for byte.
+    #[test]
+    fn reads_in_parallel_chunks_give_the_file() {
+        let dir = std::env::temp_dir().join(format!("bellows-pce-read-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for len in [0usize, 13, (8 << 20) + 5, (17 << 20) + 3] {
+            let path = dir.join(format!("f{len}"));
+            let bytes: Vec<u8> = (0..len).map(|i| (i * 7 + i / 4099) as u8).collect();
+            std::fs::write(&path, &bytes).unwrap();
+            let (words, got) = read_words(&path, "test file").unwrap();
+            assert_eq!(got, len);
+            assert_eq!(&words_as_bytes(&words)[..len], &bytes[..], "{len} bytes");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn wide_entries_give_the_same_results() {
