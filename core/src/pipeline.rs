@@ -308,17 +308,10 @@ impl Pipeline {
         if fit == 0 {
             return;
         }
-        let lens = self.keys[0].lens();
         let workers = self.config.synthesis_workers
             + self.keys.iter().map(|k| self.workers_for(k)).sum::<usize>();
         let count = (fit as usize).clamp(1, workers.max(1));
-        let fr = std::mem::size_of::<Scalar>();
-        let one = [
-            lens.domain_size * fr,
-            lens.domain_size * fr,
-            lens.domain_size * fr,
-            lens.num_aux * fr,
-        ];
+        let one = crate::groth16::prover::proof_host_blocks(&self.keys[0]);
         let sizes: Vec<usize> = (0..count).flat_map(|_| one).collect();
         let mut seen: Vec<*const ()> = Vec::new();
         for key in &self.keys {

@@ -97,17 +97,21 @@ fn scalars_b(s: &Synthesized) -> Vec<Scalar> {
 /// otherwise, so a first batch would take fresh heap memory). For a caller that proves such
 /// batches repeatedly; a one-off proof is better served by the heap.
 pub fn reserve_batch(key: &ProvingKey, count: usize) -> Result<()> {
+    let one = proof_host_blocks(key);
+    let mut sizes: Vec<usize> = (0..count).flat_map(|_| one).collect();
+    if count > 1 {
+        sizes.extend([one[0].saturating_mul(count); 3]);
+    }
+    key.backend.reserve_host(&sizes)
+}
+
+/// The host blocks, in bytes, one proof on `key` takes from its backend: a, b and c (the
+/// evaluation domain each, as pre-compiled synthesis allocates them) and the aux assignment.
+pub(crate) fn proof_host_blocks(key: &ProvingKey) -> [usize; 4] {
     let lens = key.lens();
     let fr = std::mem::size_of::<Scalar>();
     let n = lens.domain_size.saturating_mul(fr);
-    let mut sizes = Vec::with_capacity(4 * count + 3);
-    for _ in 0..count {
-        sizes.extend([n, n, n, lens.num_aux.saturating_mul(fr)]);
-    }
-    if count > 1 {
-        sizes.extend([n.saturating_mul(count); 3]);
-    }
-    key.backend.reserve_host(&sizes)
+    [n, n, n, lens.num_aux.saturating_mul(fr)]
 }
 
 /// `parts` (each at most `n` long) laid out in slots of `n` elements, zero-padded, filled in

@@ -539,9 +539,6 @@ fn init_racing<T>(cell: &OnceLock<T>, compute: impl FnOnce() -> T) -> &T {
 /// file is refused without being read, and one that shrinks or grows while it is read is an
 /// error naming it (a short read, or bytes past the length it had).
 fn read_words(path: &Path, what: &str) -> Result<(Vec<u64>, usize)> {
-    use std::os::unix::fs::FileExt;
-    /// Bytes a task reads.
-    const READ_CHUNK: usize = 8 << 20;
     let meta = std::fs::symlink_metadata(path)
         .and_then(|m| {
             if m.file_type().is_symlink() {
@@ -562,31 +559,19 @@ fn read_words(path: &Path, what: &str) -> Result<(Vec<u64>, usize)> {
         .map_err(|_| Error::invalid(format!("{what} is {len} bytes, too large to read")))?;
     crate::groth16::limits::check_memory(&format!("reading {what}"), len)?;
     let file = std::fs::File::open(path).map_err(|e| Error::io(format!("opening {what}"), e))?;
+    let opened = file
+        .metadata()
+        .map_err(|e| Error::io(format!("opening {what}"), e))?;
     let mut out = vec![0u64; bytes.div_ceil(8)];
-    // Positional reads of READ_CHUNK bytes on every core: a recording of a 32 GiB partition is
-    // 4 GB, whose fresh pages the kernel clears as they are first written (most of a
-    // one-thread read's time, docs/benchmarks.md "32 GiB PoRep C2").
-    words_as_bytes_mut(&mut out)[..bytes]
-        .par_chunks_mut(READ_CHUNK)
-        .enumerate()
-        .try_for_each(|(i, chunk)| file.read_exact_at(chunk, (i * READ_CHUNK) as u64))
-        .map_err(|e| {
-            Error::io(
-                format!("reading {what} (did it change while it was read?)"),
-                e,
-            )
-        })?;
-    let mut extra = [0u8; 1];
-    if file
-        .read_at(&mut extra, len)
-        .map_err(|e| Error::io(format!("reading {what}"), e))?
-        != 0
-    {
-        return Err(Error::malformed(
-            what,
-            "it grew while it was read: written to by another program",
-        ));
-    }
+    // Several positional reads at once (io's file source): a 32 GiB partition's recording is
+    // 4 GB, most of whose one-thread read was the kernel clearing the fresh pages
+    // (docs/benchmarks.md, "32 GiB PoRep C2").
+    crate::groth16::io::read_whole_into(
+        file,
+        &opened,
+        what.to_string(),
+        &mut words_as_bytes_mut(&mut out)[..bytes],
+    )?;
     Ok((out, bytes))
 }
 

@@ -704,15 +704,46 @@ fn values_handed_over_in_bulk_equal_direct_synthesis_and_extra_ones_are_refused(
     assert!(err.to_string().contains("5003 aux variables"), "{err}");
 }
 
-#[test]
-fn proofs_from_a_backends_host_memory_equal_proofs_from_the_heap() {
-    use bellows_core::groth16::prover::start_with_randomness;
+/// A synthetic 2^8 circuit at 40 % bits, its parameters (setup seed `seed`), a CPU backend that
+/// lends host memory, a key on it and the circuit's recording.
+struct Lent {
+    s: CircuitSpec,
+    params: Arc<bellows_core::groth16::Parameters>,
+    lending: Arc<common::lending::Lending>,
+    backend: Arc<dyn Backend>,
+    key: ProvingKey,
+    pce: Pce,
+}
+
+fn lent(seed: u64) -> Lent {
     let s = spec("synthetic", Some(8), Some(40), None);
-    let params = Arc::new(generate_random_parameters(s.blank(), &mut ProofRng::seeded(6)).unwrap());
+    let params =
+        Arc::new(generate_random_parameters(s.blank(), &mut ProofRng::seeded(seed)).unwrap());
     let lending = Arc::new(common::lending::Lending::with_limit(usize::MAX));
     let backend: Arc<dyn Backend> = lending.clone();
     let key = ProvingKey::new(params.clone(), backend.clone()).unwrap();
     let pce = Pce::record(s.blank(), &builtin_id(&s)).unwrap();
+    Lent {
+        s,
+        params,
+        lending,
+        backend,
+        key,
+        pce,
+    }
+}
+
+#[test]
+fn proofs_from_a_backends_host_memory_equal_proofs_from_the_heap() {
+    use bellows_core::groth16::prover::start_with_randomness;
+    let Lent {
+        s,
+        params,
+        lending,
+        backend,
+        key,
+        pce,
+    } = lent(6);
     let circuits = || {
         (0..2u64)
             .map(|j| s.instance(j).unwrap().0)
@@ -767,12 +798,14 @@ fn proofs_from_a_backends_host_memory_equal_proofs_from_the_heap() {
 #[test]
 fn a_batch_reserved_ahead_asks_for_exactly_the_blocks_reserved() {
     use bellows_core::groth16::prover::start_with_randomness;
-    let s = spec("synthetic", Some(8), Some(40), None);
-    let params = Arc::new(generate_random_parameters(s.blank(), &mut ProofRng::seeded(7)).unwrap());
-    let lending = Arc::new(common::lending::Lending::with_limit(usize::MAX));
-    let backend: Arc<dyn Backend> = lending.clone();
-    let key = ProvingKey::new(params, backend.clone()).unwrap();
-    let pce = Pce::record(s.blank(), &builtin_id(&s)).unwrap();
+    let Lent {
+        s,
+        lending,
+        backend,
+        key,
+        pce,
+        ..
+    } = lent(7);
     for count in [1usize, 3] {
         lending.asked.lock().unwrap().clear();
         lending.reserved.lock().unwrap().clear();

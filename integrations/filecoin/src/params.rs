@@ -32,9 +32,9 @@ use storage_proofs_core::parameter_cache::{
 #[non_exhaustive]
 pub enum Check {
     /// `TrustedDigest` when the manifest (the one given, else `parameters.json`) lists the
-    /// file's name — a published file, checked against its published digest — else `Batched`;
-    /// a listed file whose digest differs (test parameters under Filecoin's names) is loaded
-    /// again with `Batched`. The default: the published files load in the time of a hash
+    /// file's name — a published file, checked against its published digest — else `Batched`.
+    /// Test parameters written under Filecoin's names go to `Batched`: at once when the `.vk`
+    /// beside them is not the published one, else after their digest differs (loaded again). The default: the published files load in the time of a hash
     /// instead of the subgroup test's (docs/benchmarks.md, "Filecoin"), any other file gets the
     /// subgroup test.
     #[default]
@@ -56,21 +56,28 @@ pub enum Check {
 impl std::str::FromStr for Check {
     type Err = Error;
     fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "auto" => Ok(Check::Auto),
-            "batched" => Ok(Check::Batched),
-            "full" => Ok(Check::Full),
-            "digest" => Ok(Check::TrustedDigest),
-            "curve-only" => Ok(Check::CurveOnly),
-            other => Err(Error::invalid(format!(
-                "unknown parameter check {other:?}: expected auto, batched, full, digest or \
-                 curve-only"
-            ))),
-        }
+        Check::ALL
+            .into_iter()
+            .find(|c| c.name() == s)
+            .ok_or_else(|| {
+                Error::invalid(format!(
+                    "unknown parameter check {s:?}: expected auto, batched, full, digest or \
+                     curve-only"
+                ))
+            })
     }
 }
 
 impl Check {
+    /// Every check.
+    pub const ALL: [Check; 5] = [
+        Check::Auto,
+        Check::Batched,
+        Check::Full,
+        Check::TrustedDigest,
+        Check::CurveOnly,
+    ];
+
     /// The name `--check` takes.
     pub fn name(self) -> &'static str {
         match self {
@@ -80,36 +87,6 @@ impl Check {
             Check::TrustedDigest => "digest",
             Check::CurveOnly => "curve-only",
         }
-    }
-
-    /// What `Auto` tries first for the file at `path` with `manifest` (see [`Check::Auto`]);
-    /// any other check as it is.
-    pub fn resolve(self, path: &Path, manifest: Option<&Path>) -> Result<Check> {
-        if self != Check::Auto {
-            return Ok(self);
-        }
-        let name = path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or_default();
-        if manifest_digest(name, manifest)?.is_none() {
-            return Ok(Check::Batched);
-        }
-        // The verifying key beside it, when the manifest lists it too, tells in a few
-        // kilobytes whether these are the published parameters: test parameters written under
-        // Filecoin's names have their own, and go to the subgroup test without first paying
-        // for a hash of the whole file.
-        let vk = path.with_extension("vk");
-        let vk_name = vk.file_name().and_then(|n| n.to_str()).unwrap_or_default();
-        if let (Some(want), Ok(bytes)) = (
-            manifest_digest(vk_name, manifest)?,
-            io::read_bounded(&vk, "verifying key", 1 << 20),
-        ) {
-            if filecoin_digest(&bytes) != want {
-                return Ok(Check::Batched);
-            }
-        }
-        Ok(Check::TrustedDigest)
     }
 }
 
@@ -273,6 +250,34 @@ pub fn load_key(
     })
 }
 
+/// What [`Check::Auto`] tries first for the file at `path` with `manifest`: `TrustedDigest`, with
+/// the file's name and listed digest, for a file the manifest lists, unless the verifying key
+/// beside it, listed too, is not the published one; else `Batched`.
+fn auto_check(path: &Path, manifest: Option<&Path>) -> Result<(Check, Option<(String, String)>)> {
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default()
+        .to_string();
+    let Some(expected) = manifest_digest(&name, manifest)? else {
+        return Ok((Check::Batched, None));
+    };
+    // The verifying key tells in a few kilobytes whether these are the published parameters:
+    // test parameters written under Filecoin's names have their own, and go to the subgroup
+    // test without first paying for a hash of the whole file.
+    let vk = path.with_extension("vk");
+    let vk_name = vk.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+    if let (Some(want), Ok(bytes)) = (
+        manifest_digest(vk_name, manifest)?,
+        io::read_bounded(&vk, "verifying key", 1 << 20),
+    ) {
+        if filecoin_digest(&bytes) != want {
+            return Ok((Check::Batched, None));
+        }
+    }
+    Ok((Check::TrustedDigest, Some((name, expected))))
+}
+
 /// Opens the file at `path`, checks its shape with `expect`, and decodes it with `decode` under
 /// the point check `check` asks for. For the digest check the file is hashed on one thread while
 /// the others decode, and what was decoded is dropped if the digest does not match.
@@ -285,7 +290,10 @@ fn load_checked<T: Send>(
 ) -> Result<(T, LoadReport)> {
     let t0 = Instant::now();
     let requested = check;
-    let check = check.resolve(path, manifest)?;
+    let (check, listed) = match check {
+        Check::Auto => auto_check(path, manifest)?,
+        other => (other, None),
+    };
     let file = ParamsFile::open(path)?;
     let shape = file.shape();
     expect(&shape)?;
@@ -297,7 +305,10 @@ fn load_checked<T: Send>(
         Check::Full => (decode(&file, PointCheck::Full)?, None, check),
         Check::CurveOnly => (decode(&file, PointCheck::CurveOnly)?, None, check),
         Check::TrustedDigest => {
-            let (name, expected) = manifest_entry(path, &file, manifest)?;
+            let (name, expected) = match listed {
+                Some(l) => l,
+                None => manifest_entry(path, &file, manifest)?,
+            };
             let (digest, value) = rayon::join(
                 || file_digest(&file),
                 || decode(&file, PointCheck::CurveOnly),

@@ -95,6 +95,34 @@ struct DeviceKey {
     from: Option<Arc<Parameters>>,
 }
 
+impl DeviceKey {
+    /// Whether it serves a load that asks for `curve_only` checks, when the host copy is `host`
+    /// (a key made from another host copy holds stale point vectors).
+    fn serves(&self, curve_only: bool, host: Option<&Arc<Parameters>>) -> bool {
+        let current = match (&self.from, host) {
+            (Some(from), Some(host)) => Arc::ptr_eq(from, host),
+            (Some(_), None) => false,
+            (None, _) => true,
+        };
+        current && (self.full_check || curve_only)
+    }
+}
+
+/// Puts `key` in `keys` as the key of device `device` of `entry`, and marks it resident there.
+fn place(
+    entry: &ParamsEntry,
+    keys: &mut HashMap<usize, DeviceKey>,
+    device: usize,
+    key: DeviceKey,
+) -> Arc<ProvingKey> {
+    let k = key.key.clone();
+    keys.insert(device, key);
+    if device < 64 {
+        entry.resident_on.fetch_or(1u64 << device, Ordering::SeqCst);
+    }
+    k
+}
+
 /// One parameters file known to the daemon.
 pub struct ParamsEntry {
     /// SHA-256 of the file.
@@ -389,29 +417,23 @@ impl ParamsCache {
         }
         let (params, full_check) = self.params_checked(entry, curve_only)?;
         let mut keys = entry.keys.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(k) = keys.get(&device) {
-            let current = k.from.as_ref().is_none_or(|p| Arc::ptr_eq(p, &params));
-            if current && (k.full_check || curve_only) {
-                return Ok(k.key.clone());
-            }
+        if let Some(k) = keys
+            .get(&device)
+            .filter(|k| k.serves(curve_only, Some(&params)))
+        {
+            return Ok(k.key.clone());
         }
-        let k = Arc::new(ProvingKey::with_g2_policy(
+        let key = Arc::new(ProvingKey::with_g2_policy(
             params.clone(),
             backend.clone(),
             g2,
         )?);
-        keys.insert(
-            device,
-            DeviceKey {
-                key: k.clone(),
-                full_check,
-                from: Some(params),
-            },
-        );
-        if device < 64 {
-            entry.resident_on.fetch_or(1u64 << device, Ordering::SeqCst);
-        }
-        Ok(k)
+        let made = DeviceKey {
+            key,
+            full_check,
+            from: Some(params),
+        };
+        Ok(place(entry, &mut keys, device, made))
     }
 
     /// Marks `entry` as used now (for the least-recently-used eviction).
@@ -449,10 +471,9 @@ impl ParamsCache {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .get(&device)
+            .filter(|k| k.serves(curve_only, None))
         {
-            if k.full_check || curve_only {
-                return Ok(k.key.clone());
-            }
+            return Ok(k.key.clone());
         }
         let file = open_accepted(entry)?;
         let check = self.check_for(curve_only);
@@ -471,18 +492,17 @@ impl ParamsCache {
             &hex(&entry.digest)[..16],
             t.elapsed()
         );
-        entry.keys.lock().unwrap_or_else(|e| e.into_inner()).insert(
+        let made = DeviceKey {
+            key: k,
+            full_check: !curve_only,
+            from: None,
+        };
+        Ok(place(
+            entry,
+            &mut entry.keys.lock().unwrap_or_else(|e| e.into_inner()),
             device,
-            DeviceKey {
-                key: k.clone(),
-                full_check: !curve_only,
-                from: None,
-            },
-        );
-        if device < 64 {
-            entry.resident_on.fetch_or(1u64 << device, Ordering::SeqCst);
-        }
-        Ok(k)
+            made,
+        ))
     }
 
     /// Drops the proving key of `entry` on device `device` only (its bases there are freed once

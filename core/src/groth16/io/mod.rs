@@ -58,6 +58,7 @@ pub use inputs::{
 pub use layout::{ParamsShape, VK_FIXED_BYTES};
 pub use params_file::{parameters_from_bytes, read_parameters, ParamsFile, ParamsSection};
 pub use proofs::{proofs_from_bytes, read_proof, read_proofs, write_proof, write_proofs_file};
+pub(crate) use source::read_whole_into;
 pub use source::FileVersion;
 pub use vk::{read_verifying_key, read_verifying_key_or_params, verifying_key_from_bytes};
 pub use write::{

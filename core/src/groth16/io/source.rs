@@ -277,6 +277,42 @@ impl FileSource {
     }
 }
 
+/// Fills `buf` with the whole of the regular file `file` (metadata `meta`, `label` in
+/// messages) by [`FileSource`]'s positional reads, several parts at once: a file whose length is
+/// not `buf`'s, or that shrank or grew while it was read, is an error naming it. A file renamed
+/// over while open is read whole (the open one), as a cache replaced atomically is meant to be;
+/// a change in place of the same length is for the caller's own digest to find.
+pub(crate) fn read_whole_into(
+    file: File,
+    meta: &std::fs::Metadata,
+    label: String,
+    buf: &mut [u8],
+) -> Result<()> {
+    let src = FileSource::new(file, meta, label);
+    if src.len() != buf.len() as u64 {
+        return Err(Error::invalid(format!(
+            "the {} is {} bytes, not the {} expected: it changed while in use",
+            src.label,
+            src.len(),
+            buf.len()
+        )));
+    }
+    src.read_at(buf, 0, "the whole file")?;
+    let now = src
+        .file
+        .metadata()
+        .map_err(|e| Error::io(format!("reading the {}", src.label), e))?
+        .len();
+    if now != src.len() {
+        return Err(Error::invalid(format!(
+            "the {} is {now} bytes, it was {} when opened: written to while it was read",
+            src.label,
+            src.len()
+        )));
+    }
+    Ok(())
+}
+
 /// One positional read.
 #[cfg(unix)]
 fn pread(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
