@@ -518,6 +518,7 @@ impl ServeConfig {
             c.pce_dir = Some(state_dir.join("pce"));
         }
         c.params_dirs = self.params_dirs(state_dir)?;
+        c.params_digests = Some(state_dir.join("params-digests"));
         c.access = self.access()?;
         c.params_check = match self.params_check.as_deref().map(str::trim) {
             None | Some("batched") => PointCheck::Batched,

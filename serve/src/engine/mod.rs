@@ -610,11 +610,14 @@ impl Engine {
                 running: Mutex::new(Vec::new()),
             })
             .collect();
-        let params = ParamsCache::new(
+        let mut params = ParamsCache::new(
             params_budget,
             crate::params::ParamsDirs::new(&cfg.params_dirs),
         )
         .with_check(cfg.params_check);
+        if let Some(p) = &cfg.params_digests {
+            params = params.with_known_digests(p);
+        }
         let fleet = match &cfg.fleet {
             Some(fc) => Some(fleet::Fleet::new(
                 fc.clone(),

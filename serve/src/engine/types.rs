@@ -51,6 +51,10 @@ pub struct EngineConfig {
     /// How parameters are checked when a job does not ask for curve checks only (the cuzk
     /// API's jobs never do). Default: [`PointCheck::Batched`].
     pub params_check: PointCheck,
+    /// Keep parameters files' digests in this file across restarts
+    /// ([`crate::params::known`]). Default: `None` (`bellows serve` keeps them in its state
+    /// directory).
+    pub params_digests: Option<std::path::PathBuf>,
 }
 
 impl Default for EngineConfig {
@@ -70,6 +74,7 @@ impl Default for EngineConfig {
             fleet: None,
             idle_trim: Some(std::time::Duration::from_secs(60)),
             params_check: PointCheck::Batched,
+            params_digests: None,
         }
     }
 }

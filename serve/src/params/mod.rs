@@ -5,7 +5,8 @@
 //! underneath fails the job that reads it, it cannot kill the daemon with SIGBUS). Its length
 //! fields and the first point of each section are checked, and the caller's shape check made,
 //! before the file is hashed, so a wrong or sparse file costs a few small reads. The digest is computed once (later requests for the same unchanged file — same
-//! device, inode, length and modification time — reuse it), and the points are decoded the
+//! device, inode, length, modification and change time — reuse it, and with
+//! [`ParamsCache::with_known_digests`] so does the next run: [`known`]), and the points are decoded the
 //! first time a partition needs them. Each device that proves with the parameters gets its own
 //! [`ProvingKey`] (the bases made resident there), created on first use and kept. A device
 //! backend (an accelerator: the CUDA backend) gets its key loaded from the file straight onto
@@ -18,6 +19,7 @@
 //! file explicitly.
 
 pub mod dirs;
+pub mod known;
 
 use std::{
     collections::HashMap,
@@ -40,6 +42,7 @@ use bellows_core::{
 
 use crate::error::{Result, ServeError};
 pub use dirs::ParamsDirs;
+pub use known::KnownDigests;
 use sha2::{Digest, Sha256};
 
 /// A parameters file's SHA-256.
@@ -200,6 +203,10 @@ pub struct ParamsCache {
     tick: AtomicU64,
     /// The check of loads that ask for more than curve checks.
     check: PointCheck,
+    /// Digests kept across restarts ([`known`]), if any.
+    known: Option<KnownDigests>,
+    /// Files hashed by this cache.
+    hashes: AtomicU64,
 }
 
 impl ParamsCache {
@@ -212,7 +219,21 @@ impl ParamsCache {
             dirs,
             tick: AtomicU64::new(0),
             check: PointCheck::Batched,
+            known: None,
+            hashes: AtomicU64::new(0),
         }
+    }
+
+    /// The same cache, keeping the files' digests in `path` across restarts ([`known`]): a
+    /// restarted daemon reads an unchanged file's digest there instead of hashing the file.
+    pub fn with_known_digests(mut self, path: &Path) -> Self {
+        self.known = Some(KnownDigests::open(path));
+        self
+    }
+
+    /// How many files this cache has hashed.
+    pub fn hashes(&self) -> u64 {
+        self.hashes.load(Ordering::Relaxed)
     }
 
     /// The same cache, whose loads that ask for more than curve checks check points with
@@ -266,15 +287,26 @@ impl ParamsCache {
                 let file = ParamsFile::open(&canon)?;
                 let shape = file.shape();
                 check_shape(&shape)?;
-                let d = match known {
-                    Some(d) => d,
-                    None => file_digest(&file)?,
+                let kept = self.known.as_ref().and_then(|k| k.get(&canon, &version));
+                let d = match (known, kept) {
+                    (Some(d), _) => d,
+                    (None, Some(d)) => {
+                        file.check_first_points()?;
+                        d
+                    }
+                    (None, None) => {
+                        self.hashes.fetch_add(1, Ordering::Relaxed);
+                        file_digest(&file)?
+                    }
                 };
                 if file.version() != version {
                     return Err(ServeError::invalid(format!(
                         "parameters file {} changed while it was being read",
                         path.display()
                     )));
+                }
+                if let (Some(k), None) = (&self.known, kept) {
+                    k.insert(&canon, &version, d);
                 }
                 self.by_file
                     .lock()
@@ -659,6 +691,40 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("section ic, point 0"), "{e}");
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    /// A cache started again over the same digests file takes an unchanged file's digest from
+    /// it without hashing; a file rewritten since is hashed again.
+    #[test]
+    fn a_restarted_cache_reuses_the_kept_digest_of_an_unchanged_file_only() {
+        let d = std::env::temp_dir().join(format!("bellows-kept-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        let spec = CircuitSpec::new("synthetic", &CircuitOptions::with_log_size(5)).unwrap();
+        let params = generate_random_parameters(spec.blank(), &mut ProofRng::seeded(4)).unwrap();
+        let p = d.join("p.params");
+        io::write_parameters_file(&params, &p).unwrap();
+        let kept = d.join("params-digests");
+        let start = || {
+            ParamsCache::new(1 << 30, ParamsDirs::new(std::slice::from_ref(&d)))
+                .with_known_digests(&kept)
+        };
+        let any = |_: &ParamsShape| Ok(());
+        let first = start();
+        let digest = first.resolve(&p, None, &any).unwrap().digest;
+        assert_eq!(first.hashes(), 1);
+        let restarted = start();
+        assert_eq!(restarted.resolve(&p, None, &any).unwrap().digest, digest);
+        assert_eq!(restarted.hashes(), 0);
+        // Other points under the same name: hashed again, and its digest kept instead.
+        let other = generate_random_parameters(spec.blank(), &mut ProofRng::seeded(5)).unwrap();
+        io::write_parameters_file(&other, &p).unwrap();
+        let again = start();
+        let new = again.resolve(&p, None, &any).unwrap().digest;
+        assert_ne!(new, digest);
+        assert_eq!(again.hashes(), 1);
+        assert_eq!(start().resolve(&p, None, &any).unwrap().digest, new);
         let _ = std::fs::remove_dir_all(&d);
     }
 }

@@ -94,6 +94,17 @@ impl FileVersion {
     }
 }
 
+/// `dev:ino:len:mtime_ns:ctime_ns`, a form a version can be compared by after a restart.
+impl std::fmt::Display for FileVersion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}:{}:{}:{}:{}",
+            self.dev, self.ino, self.len, self.mtime_ns, self.ctime_ns
+        )
+    }
+}
+
 /// Bytes that a format is read from, at byte offsets.
 pub(super) trait Source: Sync {
     /// Its length in bytes.
