@@ -74,8 +74,10 @@ pub struct ServeArgs {
     /// Permissions of the unix sockets created, in octal [default: 660].
     #[arg(long = "socket-mode", value_name = "OCTAL")]
     pub socket_mode: Option<String>,
-    /// How parameters are checked when a job does not ask for curve checks only: batched,
-    /// full or curve-only [default: batched].
+    /// How parameters are checked when a job does not ask for curve checks only: auto (a
+    /// file Filecoin's parameters.json lists whose blake2b digest matches, hashed in the same
+    /// pass as the daemon's SHA-256, is the published file: curve checks only; any other file
+    /// batched), batched, full or curve-only [default: auto].
     #[arg(long = "params-check", value_name = "CHECK")]
     pub params_check: Option<String>,
     /// State directory: the job journal and pre-compiled constraint systems.

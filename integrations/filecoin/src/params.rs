@@ -165,19 +165,39 @@ pub struct LoadReport {
 /// `parameters.json` records (storage-proofs-core hashes the whole file with blake2b-512 and
 /// keeps 32 hex digits).
 pub fn filecoin_digest(bytes: &[u8]) -> String {
-    let mut state = blake2b_simd::State::new();
+    let mut state = FilecoinDigest::new();
     state.update(bytes);
-    digest_hex(&state)
+    state.finish()
+}
+
+/// [`filecoin_digest`] computed piece by piece, for a caller that reads the file itself (the
+/// daemon hashes it with its own SHA-256 in the same pass).
+#[derive(Clone, Debug, Default)]
+pub struct FilecoinDigest(blake2b_simd::State);
+
+impl FilecoinDigest {
+    /// A digest of nothing yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds the next bytes.
+    pub fn update(&mut self, bytes: &[u8]) {
+        self.0.update(bytes);
+    }
+
+    /// The digest in `parameters.json`'s form.
+    pub fn finish(&self) -> String {
+        digest_hex(&self.0)
+    }
 }
 
 /// [`filecoin_digest`] of a whole parameters file, read in blocks (an error if it is truncated
 /// or changes while it is read).
 fn file_digest(file: &ParamsFile) -> Result<String> {
-    let mut state = blake2b_simd::State::new();
-    file.for_each_piece(&mut |piece| {
-        state.update(piece);
-    })?;
-    Ok(digest_hex(&state))
+    let mut state = FilecoinDigest::new();
+    file.for_each_piece(&mut |piece| state.update(piece))?;
+    Ok(state.finish())
 }
 
 fn digest_hex(state: &blake2b_simd::State) -> String {

@@ -158,9 +158,12 @@ pub struct ServeConfig {
     #[serde(default)]
     pub preload: Vec<PathBuf>,
     /// How parameters are checked when a job does not ask for curve checks only (cuzk API jobs
-    /// never do): `batched` (every point on the curve and, except with probability 2^−128, in
-    /// the subgroup; the default), `full` (each point's subgroup checked alone: many times
-    /// slower) or `curve-only` (for files made or digest-checked on this host).
+    /// never do): `auto` (the default: a file Filecoin's `parameters.json` lists, whose blake2b
+    /// digest matches, is the published file and gets curve checks only; any other file
+    /// `batched`; without Filecoin support the same as `batched`), `batched` (every point on
+    /// the curve and, except with probability 2^−128, in the subgroup), `full` (each point's
+    /// subgroup checked alone: many times slower) or `curve-only` (for files made or
+    /// digest-checked on this host).
     pub params_check: Option<String>,
     /// Read parameters files only inside these directories. Default: STATE_DIR/params and, in
     /// a build with Filecoin support, FIL_PROOFS_PARAMETER_CACHE (else
@@ -520,16 +523,26 @@ impl ServeConfig {
         c.params_dirs = self.params_dirs(state_dir)?;
         c.params_digests = Some(state_dir.join("params-digests"));
         c.access = self.access()?;
+        let auto = matches!(
+            self.params_check.as_deref().map(str::trim),
+            None | Some("auto")
+        );
         c.params_check = match self.params_check.as_deref().map(str::trim) {
-            None | Some("batched") => PointCheck::Batched,
+            None | Some("auto") | Some("batched") => PointCheck::Batched,
             Some("full") => PointCheck::Full,
             Some("curve-only") => PointCheck::CurveOnly,
             Some(other) => {
                 return Err(ServeError::Config(format!(
-                    "params_check = {other:?}: give batched, full or curve-only"
+                    "params_check = {other:?}: give auto, batched, full or curve-only"
                 )))
             }
         };
+        #[cfg(feature = "filecoin")]
+        if auto {
+            c.published = Some(std::sync::Arc::new(crate::filecoin::ParametersJson));
+        }
+        #[cfg(not(feature = "filecoin"))]
+        let _ = auto;
         if let Some(n) = self.max_partitions {
             c.limits.max_partitions = n;
         }

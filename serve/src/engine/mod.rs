@@ -618,6 +618,9 @@ impl Engine {
         if let Some(p) = &cfg.params_digests {
             params = params.with_known_digests(p);
         }
+        if let Some(p) = &cfg.published {
+            params = params.with_published(p.clone());
+        }
         let fleet = match &cfg.fleet {
             Some(fc) => Some(fleet::Fleet::new(
                 fc.clone(),

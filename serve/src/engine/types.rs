@@ -55,6 +55,11 @@ pub struct EngineConfig {
     /// ([`crate::params::known`]). Default: `None` (`bellows serve` keeps them in its state
     /// directory).
     pub params_digests: Option<std::path::PathBuf>,
+    /// Digests parameters files are published with: a file they list, whose digest matches,
+    /// has its points checked on the curve only ([`crate::params::Published`]). Default:
+    /// `None` (`bellows serve`, built with Filecoin support, gives Filecoin's
+    /// `parameters.json` unless `params_check` names a check).
+    pub published: Option<Arc<dyn crate::params::Published>>,
 }
 
 impl Default for EngineConfig {
@@ -75,6 +80,7 @@ impl Default for EngineConfig {
             idle_trim: Some(std::time::Duration::from_secs(60)),
             params_check: PointCheck::Batched,
             params_digests: None,
+            published: None,
         }
     }
 }

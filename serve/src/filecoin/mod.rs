@@ -433,6 +433,34 @@ impl FilecoinJob {
     }
 }
 
+/// Filecoin's published parameters, as the `parameters.json` storage-proofs-core carries lists
+/// them: a file of a listed name whose blake2b digest matches is the published file
+/// ([`crate::params::Published`]; `--params-check auto`).
+#[derive(Debug)]
+pub struct ParametersJson;
+
+impl crate::params::Published for ParametersJson {
+    fn listed(&self, name: &str) -> Option<String> {
+        bellows_filecoin::params::manifest_digest(name, None)
+            .ok()
+            .flatten()
+    }
+
+    fn hasher(&self) -> Box<dyn crate::params::PieceHasher> {
+        Box::new(bellows_filecoin::params::FilecoinDigest::new())
+    }
+}
+
+impl crate::params::PieceHasher for bellows_filecoin::params::FilecoinDigest {
+    fn update(&mut self, bytes: &[u8]) {
+        bellows_filecoin::params::FilecoinDigest::update(self, bytes);
+    }
+
+    fn finish(&self) -> String {
+        bellows_filecoin::params::FilecoinDigest::finish(self)
+    }
+}
+
 /// The parameters file of `proof`'s circuit: the first of the daemon's parameter folders
 /// `dirs` that has it under filecoin-proofs' name (an error naming the file when none has).
 pub fn params_file(proof: ProofType, dirs: &ParamsDirs) -> Result<PathBuf> {
@@ -485,4 +513,32 @@ fn find_params(
         ),
         source: last.unwrap_or_else(|| std::io::ErrorKind::NotFound.into()),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::params::Published;
+
+    /// The 32 GiB PoRep's published file is listed under filecoin-proofs' name, and the hasher
+    /// gives `parameters.json`'s form of the digest, whatever the pieces.
+    #[test]
+    fn parameters_json_lists_the_published_files_and_hashes_in_its_form() {
+        let id = ProofType::Seal(RegisteredSealProof::StackedDrg32GiBV1_1)
+            .cache_id()
+            .unwrap();
+        let listed = ParametersJson.listed(&format!("v28-{id}.params")).unwrap();
+        assert_eq!(listed.len(), 32, "{listed}");
+        assert!(ParametersJson.listed(&format!("v28-{id}.vk")).is_some());
+        assert!(ParametersJson
+            .listed("v28-no-such-circuit.params")
+            .is_none());
+        let mut h = ParametersJson.hasher();
+        h.update(b"ab");
+        h.update(b"c");
+        assert_eq!(
+            h.finish(),
+            bellows_filecoin::params::filecoin_digest(b"abc")
+        );
+    }
 }

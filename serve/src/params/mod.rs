@@ -51,10 +51,55 @@ pub type ParamsDigest = [u8; 32];
 /// The SHA-256 of the whole parameters file `file` (after its first points are checked, so a
 /// file of zeros costs a few small reads, not a hash of its length).
 pub fn file_digest(file: &ParamsFile) -> Result<ParamsDigest> {
+    hash_file(file, None).map(|h| h.sha256)
+}
+
+/// What hashing a file gave: its SHA-256 and, when it was asked for, its digest in the form
+/// [`Published`] lists.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Hashed {
+    /// The SHA-256 (the daemon's key of the file).
+    pub sha256: ParamsDigest,
+    /// The published-form digest, if computed.
+    pub published: Option<String>,
+}
+
+/// Digests some parameters files are published with (Filecoin's `parameters.json` lists a
+/// blake2b digest for each published file): a file whose name is listed is hashed that way too,
+/// in the same pass as its SHA-256, and one whose digest matches is the published file, byte
+/// for byte, so its points are checked on the curve only (the subgroup test, minutes at 32 GiB,
+/// is for files of unknown origin).
+pub trait Published: Send + Sync + std::fmt::Debug {
+    /// The digest published for the file named `name`, if it is listed.
+    fn listed(&self, name: &str) -> Option<String>;
+    /// A hasher of the listed form.
+    fn hasher(&self) -> Box<dyn PieceHasher>;
+}
+
+/// A digest computed piece by piece.
+pub trait PieceHasher: Send {
+    /// Adds the next bytes.
+    fn update(&mut self, bytes: &[u8]);
+    /// The digest in the listed form.
+    fn finish(&self) -> String;
+}
+
+/// The SHA-256 of `file` and, with `also`, its digest by that hasher, in one pass (the two
+/// hashes of each piece side by side on two threads).
+fn hash_file(file: &ParamsFile, also: Option<Box<dyn PieceHasher>>) -> Result<Hashed> {
     file.check_first_points()?;
-    let mut h = Sha256::new();
-    file.for_each_piece(&mut |piece| h.update(piece))?;
-    Ok(h.finalize().into())
+    let mut sha = Sha256::new();
+    let mut also = also;
+    file.for_each_piece(&mut |piece| match also.as_mut() {
+        Some(h) => {
+            rayon::join(|| sha.update(piece), || h.update(piece));
+        }
+        None => sha.update(piece),
+    })?;
+    Ok(Hashed {
+        sha256: sha.finalize().into(),
+        published: also.map(|h| h.finish()),
+    })
 }
 
 /// The file of `entry`, opened, unless it changed since it was accepted (another version:
@@ -148,6 +193,9 @@ pub struct ParamsEntry {
     resident_on: AtomicU64,
     last_used: AtomicU64,
     decodes: AtomicU64,
+    /// The file's digest is the one [`Published`] lists for its name: points are checked on
+    /// the curve only.
+    published: bool,
 }
 
 impl std::fmt::Debug for ParamsEntry {
@@ -160,6 +208,11 @@ impl std::fmt::Debug for ParamsEntry {
 }
 
 impl ParamsEntry {
+    /// Whether the file is a published one, byte for byte ([`Published`]).
+    pub fn is_published(&self) -> bool {
+        self.published
+    }
+
     /// Whether the points are decoded (resident in host memory).
     pub fn is_loaded(&self) -> bool {
         self.loaded
@@ -197,7 +250,7 @@ impl ParamsEntry {
 #[derive(Debug)]
 pub struct ParamsCache {
     entries: Mutex<HashMap<ParamsDigest, Arc<ParamsEntry>>>,
-    by_file: Mutex<HashMap<(PathBuf, FileVersion), ParamsDigest>>,
+    by_file: Mutex<HashMap<(PathBuf, FileVersion), Hashed>>,
     budget: u64,
     dirs: ParamsDirs,
     tick: AtomicU64,
@@ -207,6 +260,8 @@ pub struct ParamsCache {
     known: Option<KnownDigests>,
     /// Files hashed by this cache.
     hashes: AtomicU64,
+    /// Digests files are published with, if any.
+    published: Option<Arc<dyn Published>>,
 }
 
 impl ParamsCache {
@@ -221,7 +276,15 @@ impl ParamsCache {
             check: PointCheck::Batched,
             known: None,
             hashes: AtomicU64::new(0),
+            published: None,
         }
+    }
+
+    /// The same cache, where a file `published` lists, whose digest matches, has its points
+    /// checked on the curve only ([`Published`]); other files get the cache's check.
+    pub fn with_published(mut self, published: Arc<dyn Published>) -> Self {
+        self.published = Some(published);
+        self
     }
 
     /// The same cache, keeping the files' digests in `path` across restarts ([`known`]): a
@@ -270,33 +333,40 @@ impl ParamsCache {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .get(&(canon.clone(), version))
-            .copied();
-        let known_entry = known.and_then(|d| {
+            .cloned();
+        let known_entry = known.as_ref().and_then(|h| {
             self.entries
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
-                .get(&d)
+                .get(&h.sha256)
                 .cloned()
         });
-        let (digest, shape) = match known_entry {
+        let (digest, shape, published) = match known_entry {
             Some(e) => {
                 check_shape(&e.shape)?;
-                (e.digest, e.shape)
+                (e.digest, e.shape, e.published)
             }
             None => {
                 let file = ParamsFile::open(&canon)?;
                 let shape = file.shape();
                 check_shape(&shape)?;
-                let kept = self.known.as_ref().and_then(|k| k.get(&canon, &version));
-                let d = match (known, kept) {
-                    (Some(d), _) => d,
-                    (None, Some(d)) => {
+                let listed = self.published.as_ref().and_then(|p| {
+                    let name = canon.file_name()?.to_str()?;
+                    Some((p, p.listed(name)?))
+                });
+                // A digest from earlier serves unless the file is listed and the earlier
+                // hashing did not compute the listed form.
+                let earlier = known
+                    .or_else(|| self.known.as_ref()?.get(&canon, &version))
+                    .filter(|h| listed.is_none() || h.published.is_some());
+                let hashed = match &earlier {
+                    Some(h) => {
                         file.check_first_points()?;
-                        d
+                        h.clone()
                     }
-                    (None, None) => {
+                    None => {
                         self.hashes.fetch_add(1, Ordering::Relaxed);
-                        file_digest(&file)?
+                        hash_file(&file, listed.as_ref().map(|(p, _)| p.hasher()))?
                     }
                 };
                 if file.version() != version {
@@ -305,14 +375,28 @@ impl ParamsCache {
                         path.display()
                     )));
                 }
-                if let (Some(k), None) = (&self.known, kept) {
-                    k.insert(&canon, &version, d);
+                if let (Some(k), None) = (&self.known, &earlier) {
+                    k.insert(&canon, &version, hashed.clone());
                 }
+                let published = match (&listed, &hashed.published) {
+                    (Some((_, want)), Some(got)) if want == got => true,
+                    (Some((_, want)), got) => {
+                        tracing::info!(
+                            "parameters file {}: digest {} is not the published {want} (not \
+                             the published file): its points get the {:?} check",
+                            path.display(),
+                            got.as_deref().unwrap_or("-"),
+                            self.check
+                        );
+                        false
+                    }
+                    (None, _) => false,
+                };
                 self.by_file
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
-                    .insert((canon.clone(), version), d);
-                (d, shape)
+                    .insert((canon.clone(), version), hashed.clone());
+                (hashed.sha256, shape, published)
             }
         };
         if let Some(want) = expect {
@@ -341,6 +425,7 @@ impl ParamsCache {
             resident_on: AtomicU64::new(0),
             last_used: AtomicU64::new(self.tick.fetch_add(1, Ordering::Relaxed)),
             decodes: AtomicU64::new(0),
+            published,
         });
         entries.insert(digest, e.clone());
         Ok(e)
@@ -405,7 +490,7 @@ impl ParamsCache {
             }
         }
         let file = open_accepted(entry)?;
-        let check = self.check_for(curve_only);
+        let check = self.check_for(entry, curve_only);
         let t = std::time::Instant::now();
         let params = Arc::new(file.decode(check)?);
         entry.decodes.fetch_add(1, Ordering::Relaxed);
@@ -475,9 +560,10 @@ impl ParamsCache {
             .store(self.tick.fetch_add(1, Ordering::Relaxed), Ordering::Relaxed);
     }
 
-    /// The point check of a load: curve checks only, or the daemon's check.
-    fn check_for(&self, curve_only: bool) -> PointCheck {
-        if curve_only {
+    /// The point check of a load: curve checks only (asked for, or a published file), else the
+    /// daemon's check.
+    fn check_for(&self, entry: &ParamsEntry, curve_only: bool) -> PointCheck {
+        if curve_only || entry.published {
             PointCheck::CurveOnly
         } else {
             self.check
@@ -508,7 +594,7 @@ impl ParamsCache {
             return Ok(k.key.clone());
         }
         let file = open_accepted(entry)?;
-        let check = self.check_for(curve_only);
+        let check = self.check_for(entry, curve_only);
         let t = std::time::Instant::now();
         let k = Arc::new(ProvingKey::load_file(
             &file,
@@ -725,6 +811,92 @@ mod tests {
         assert_ne!(new, digest);
         assert_eq!(again.hashes(), 1);
         assert_eq!(start().resolve(&p, None, &any).unwrap().digest, new);
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    /// A listing of published digests in a form of its own (the SHA-256 of the file, in hex).
+    #[derive(Debug)]
+    struct Listing(Vec<(&'static str, String)>);
+
+    struct HexSha(Sha256);
+
+    impl PieceHasher for HexSha {
+        fn update(&mut self, bytes: &[u8]) {
+            self.0.update(bytes);
+        }
+        fn finish(&self) -> String {
+            hex(&self.0.clone().finalize())
+        }
+    }
+
+    impl Published for Listing {
+        fn listed(&self, name: &str) -> Option<String> {
+            self.0
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, d)| d.clone())
+        }
+        fn hasher(&self) -> Box<dyn PieceHasher> {
+            Box::new(HexSha(Sha256::new()))
+        }
+    }
+
+    /// A listed file whose digest matches is published (curve checks only); one listed with
+    /// another digest, or not listed, gets the cache's check. A digest kept from before the
+    /// listing was given is not enough for a listed file: it is hashed again, once.
+    #[test]
+    fn a_listed_file_with_the_published_digest_gets_curve_checks_only() {
+        let d = std::env::temp_dir().join(format!("bellows-published-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        let spec = CircuitSpec::new("synthetic", &CircuitOptions::with_log_size(5)).unwrap();
+        let mut paths = Vec::new();
+        for (name, seed) in [("good.params", 6), ("bad.params", 7), ("other.params", 8)] {
+            let params =
+                generate_random_parameters(spec.blank(), &mut ProofRng::seeded(seed)).unwrap();
+            let p = d.join(name);
+            io::write_parameters_file(&params, &p).unwrap();
+            paths.push(p);
+        }
+        let sha = |p: &PathBuf| hex(&Sha256::digest(std::fs::read(p).unwrap()));
+        let listing = Arc::new(Listing(vec![
+            ("good.params", sha(&paths[0])),
+            ("bad.params", sha(&paths[2])),
+        ]));
+        let kept = d.join("params-digests");
+        let any = |_: &ParamsShape| Ok(());
+        let plain = || {
+            ParamsCache::new(1 << 30, ParamsDirs::new(std::slice::from_ref(&d)))
+                .with_known_digests(&kept)
+        };
+        // Hashed first without the listing: the kept lines have no published form.
+        let before = plain();
+        for p in &paths {
+            assert!(!before.resolve(p, None, &any).unwrap().is_published());
+        }
+        assert_eq!(before.hashes(), 3);
+
+        let start = || plain().with_published(listing.clone());
+        let cache = start();
+        let entries: Vec<_> = paths
+            .iter()
+            .map(|p| cache.resolve(p, None, &any).unwrap())
+            .collect();
+        let published: Vec<bool> = entries.iter().map(|e| e.is_published()).collect();
+        assert_eq!(published, [true, false, false]);
+        // The two listed files hashed again for the listed form; the unlisted one not.
+        assert_eq!(cache.hashes(), 2);
+        assert_eq!(cache.check_for(&entries[0], false), PointCheck::CurveOnly);
+        assert_eq!(cache.check_for(&entries[1], false), PointCheck::Batched);
+        assert_eq!(cache.check_for(&entries[2], false), PointCheck::Batched);
+        // A restart knows all of it without hashing.
+        let again = start();
+        let published: Vec<bool> = paths
+            .iter()
+            .map(|p| again.resolve(p, None, &any).unwrap().is_published())
+            .collect();
+        assert_eq!(published, [true, false, false]);
+        assert_eq!(again.hashes(), 0);
         let _ = std::fs::remove_dir_all(&d);
     }
 }
