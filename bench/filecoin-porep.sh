@@ -25,6 +25,14 @@
 #   STEPS="small setup32" bash bench/filecoin-porep.sh     # then, in the next call (the machine
 #   STEPS=c2-32 bash bench/filecoin-porep.sh               # must still be warm: $WORK survives)
 #
+# DETACH=1 runs the whole STEPS list in a session of its own (it outlives the call; $WORK/run.log,
+# its summary in $WORK/run-out) and returns at once; STEPS=wait then waits for it up to WAIT_S
+# seconds (default 560), printing progress each minute, and copies its summary and logs to $OUT.
+# A 32 GiB session is then one list and a few waiting calls, each made as soon as the last
+# returns (the machine stays warm only 30 s between calls):
+#   DETACH=1 STEPS="setup32 c2-32 daemon32 peer32" REPS32=2 bash bench/filecoin-porep.sh; STEPS=wait bash bench/filecoin-porep.sh
+#   STEPS=wait bash bench/filecoin-porep.sh                # again, until it prints "run: done"
+#
 # $WORK (default /root/bellows-porep; parameters, C1 files, the PCE folder) is kept between
 # calls while the machine stays warm; $OUT gets summary.txt and logs.tgz. The small sizes' test
 # parameters go to $PARAMS (default $WORK/params), made once there (a `made-SIZE` mark):
@@ -43,6 +51,24 @@ reps32=${REPS32:-3}
 backend=${BACKEND:-cuda}
 summary="$out/summary.txt"
 touch "$summary"
+if [ -n "${DETACH:-}" ]; then
+  rm -f "$work/run.done"; rm -rf "$work/run-out"
+  setsid bash -c "cd '$PWD'; DETACH= OUT='$work/run-out' STEPS='$steps' bash bench/filecoin-porep.sh; echo \$? > '$work/run.done'" > "$work/run.log" 2>&1 < /dev/null &
+  echo "run: started in the background ($steps; $work/run.log)" | tee -a "$summary"
+  exit 0
+fi
+if [ "$steps" = wait ]; then
+  t0=$SECONDS
+  while [ ! -e "$work/run.done" ] && [ $((SECONDS - t0)) -lt "${WAIT_S:-560}" ]; do
+    sleep 10
+    [ $(((SECONDS - t0) % 60)) -lt 10 ] && echo "$(date +%T) host memory used $(free -g | awk '/Mem/ {print $3}') GiB, disk used $(df -BG --output=used "$work" | tail -n1 | tr -d ' '); $(tail -n 1 "$work/run-out/summary.txt" 2>/dev/null | cut -c1-160)"
+  done
+  cp "$work/run-out/summary.txt" "$out/run-summary.txt" 2>/dev/null
+  tar czf "$out/logs.tgz" -C "$work" logs run.log 2>/dev/null
+  if [ -e "$work/run.done" ]; then echo "run: done, exit $(cat "$work/run.done")"; else echo "run: still running"; fi
+  cat "$out/run-summary.txt" 2>/dev/null
+  exit 0
+fi
 fail=0
 has() { case " $steps " in *" $1 "*) return 0;; *) return 1;; esac; }
 note() { echo "$*" | tee -a "$summary"; }
