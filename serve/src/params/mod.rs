@@ -350,9 +350,11 @@ impl ParamsCache {
                 let file = ParamsFile::open(&canon)?;
                 let shape = file.shape();
                 check_shape(&shape)?;
+                // The name asked for (a link's, when the file is reached through one) picks
+                // the published digest; the digest, not the name, decides.
                 let listed = self.published.as_ref().and_then(|p| {
-                    let name = canon.file_name()?.to_str()?;
-                    Some((p, p.listed(name)?))
+                    let name = |q: &Path| Some(p.listed(q.file_name()?.to_str()?)?);
+                    Some((p, name(path).or_else(|| name(&canon))?))
                 });
                 // A digest from earlier serves unless the file is listed and the earlier
                 // hashing did not compute the listed form.
