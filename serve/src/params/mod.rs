@@ -185,8 +185,9 @@ pub struct ParamsEntry {
     /// the points are evicted).
     pvk: OnceLock<Arc<PreparedVerifyingKey>>,
     keys: Mutex<HashMap<usize, DeviceKey>>,
-    /// Held while a key is loaded from the file ([`ParamsCache::key`]): one load of a file at a
-    /// time, without holding `keys` (which status reads) for the minutes a large one takes.
+    /// Held while a key is loaded from the file or made from the host copy ([`ParamsCache::key`]):
+    /// one load of a file at a time, without holding `keys` (which status reads) for the minutes
+    /// a large one takes.
     loading: Mutex<()>,
     /// Bit d: a proving key for device d exists (its bases are resident there). Read without a
     /// lock by the per-device memory accounting ([`crate::engine`]).
@@ -535,12 +536,23 @@ impl ParamsCache {
             return self.key_from_file(entry, curve_only, device, backend, g2);
         }
         let (params, full_check) = self.params_checked(entry, curve_only)?;
-        let mut keys = entry.keys.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(k) = keys
-            .get(&device)
-            .filter(|k| k.serves(curve_only, Some(&params)))
-        {
-            return Ok(k.key.clone());
+        let existing = || {
+            entry
+                .keys
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get(&device)
+                .filter(|k| k.serves(curve_only, Some(&params)))
+                .map(|k| k.key.clone())
+        };
+        if let Some(k) = existing() {
+            return Ok(k);
+        }
+        // The upload (seconds for a large key) holds the file's load lock, not the device keys'
+        // lock, which status and the memory accounting read.
+        let _one_load = entry.loading.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(k) = existing() {
+            return Ok(k);
         }
         let key = Arc::new(ProvingKey::with_g2_policy(
             params.clone(),
@@ -552,6 +564,7 @@ impl ParamsCache {
             full_check,
             from: Some(params),
         };
+        let mut keys = entry.keys.lock().unwrap_or_else(|e| e.into_inner());
         Ok(place(entry, &mut keys, device, made))
     }
 
