@@ -283,6 +283,16 @@ impl PceCache {
         circuit: C,
         id: &str,
     ) -> Result<(Pce, Source)> {
+        self.load_or_record_with(id, || Pce::record(circuit, id))
+    }
+
+    /// As [`PceCache::load_or_record`], recording with `record` when the folder has no
+    /// recording of `id` (for a circuit recorded in parts: [`Pce::record_repeated`]).
+    pub fn load_or_record_with(
+        &self,
+        id: &str,
+        record: impl FnOnce() -> Result<Pce>,
+    ) -> Result<(Pce, Source)> {
         let path = self.path(id)?;
         if path.is_file() {
             let (found, tag) = self.read(&path, id)?;
@@ -296,7 +306,7 @@ impl PceCache {
                 ),
             }
         }
-        let pce = Pce::record(circuit, id)?;
+        let pce = record()?;
         match self.save(&pce, &path) {
             Ok(()) => Ok((pce, Source::RecordedAndSaved)),
             Err(e) => {

@@ -207,6 +207,20 @@ impl Pce {
         record(circuit, id)
     }
 
+    /// The recording of a circuit made of a prefix and `copies` sub-circuits of one structure,
+    /// made from the prefix alone and the prefix with two copies: the same image as
+    /// [`Pce::record`] of the whole circuit, for the cost of two copies. The second copy must
+    /// be the first with its own variables shifted (same rows and coefficients, the prefix's
+    /// variables unchanged), else an error: then record the whole circuit.
+    pub fn record_repeated<P: Circuit<Scalar>, T: Circuit<Scalar>>(
+        prefix: P,
+        two: T,
+        copies: usize,
+        id: &str,
+    ) -> Result<Self> {
+        record::record_repeated(prefix, two, copies, id)
+    }
+
     /// Reads and checks a recording file (checked reads). With `expect_id`, a file recorded for
     /// another circuit identifier is refused.
     pub fn load(path: &Path, expect_id: Option<&str>) -> Result<Self> {

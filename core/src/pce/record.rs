@@ -285,3 +285,253 @@ pub(super) fn record_with<C: Circuit<Scalar>>(
     recorder.mark_block();
     recorder.finish(id, force_width)
 }
+
+/// Records a circuit made of a prefix and then `copies` sub-circuits of one structure (each
+/// reading the prefix's variables and its own, none another's), from two small instances of
+/// it: `prefix` (the prefix alone) and `two` (the prefix and two sub-circuits). The rows of
+/// the copies after the second are the second's, with the copy's own variables shifted; the
+/// image is the one [`record`] makes of the whole circuit, at the cost of recording two copies.
+///
+/// The second copy is checked to be the first with its own variables shifted (same rows, same
+/// coefficients, the prefix's variables unchanged): a circuit whose copies differ is an error,
+/// and the caller records the whole circuit instead.
+pub fn record_repeated<P: Circuit<Scalar>, T: Circuit<Scalar>>(
+    prefix: P,
+    two: T,
+    copies: usize,
+    id: &str,
+) -> Result<Pce> {
+    if id.is_empty() || id.len() > format::MAX_ID_LEN {
+        return Err(Error::invalid(format!(
+            "a circuit identifier must have 1..={} bytes, got {}",
+            format::MAX_ID_LEN,
+            id.len()
+        )));
+    }
+    if copies < 2 {
+        return Err(Error::invalid(format!(
+            "a repeated recording needs at least two copies, got {copies}"
+        )));
+    }
+    let p = Cs::assemble(Recorder::new(), prefix).map_err(synthesis_error)?;
+    let (rows0, aux0, in0) = (p.rows, p.num_aux, p.num_inputs);
+    drop(p);
+    let mut cs = Cs::assemble(Recorder::new(), two).map_err(synthesis_error)?;
+    if let Some(e) = cs.error.take() {
+        return Err(e);
+    }
+    let differ = |what: String| Error::invalid(format!("not a repeated circuit: {what}"));
+    let split = |total: usize, before: usize, what: &str| match total.checked_sub(before) {
+        Some(d) if d % 2 == 0 && d > 0 => Ok(d / 2),
+        _ => Err(differ(format!(
+            "{what}: {before} in the prefix, {total} with two copies"
+        ))),
+    };
+    let rows = split(cs.rows, rows0, "constraints")?;
+    let aux = split(cs.num_aux, aux0, "private variables")?;
+    let inputs = cs.num_inputs.checked_sub(in0).map_or(0, |d| d / 2);
+    if cs.num_inputs != in0 + 2 * inputs {
+        return Err(differ(format!(
+            "public inputs: {in0} in the prefix, {} with two copies",
+            cs.num_inputs
+        )));
+    }
+    // The term of copy `k` made from copy 0's term `t`.
+    let shift = |t: u64, k: usize| -> Option<u64> {
+        let idx = (t & 0xffff_ffff) as usize;
+        let moved = match t & INPUT_TAG != 0 {
+            true if idx >= in0 => idx.checked_add(k.checked_mul(inputs)?)?,
+            false if idx >= aux0 => idx.checked_add(k.checked_mul(aux)?)?,
+            _ => idx,
+        };
+        (moved <= u32::MAX as usize).then(|| (t & !0xffff_ffff) | moved as u64)
+    };
+    // Copy 0's rows of each matrix: each row's length and where its terms start.
+    let mut template: Vec<(Vec<u64>, Vec<usize>, Vec<u64>)> = Vec::with_capacity(3);
+    for (k, mat) in cs.m.iter().enumerate() {
+        let mut lens = Vec::with_capacity(cs.rows);
+        let mut pos = 0;
+        while pos < mat.lens.len() {
+            lens.push(
+                format::read_varint(&mat.lens, &mut pos)
+                    .ok_or_else(|| differ("an unreadable row length".into()))?,
+            );
+        }
+        let start: u64 = lens[..rows0].iter().sum();
+        let one: u64 = lens[rows0..rows0 + rows].iter().sum();
+        let (s, e) = (start as usize, (start + one) as usize);
+        let (first, second) = (&mat.terms[s..e], &mat.terms[e..]);
+        if lens[rows0..rows0 + rows] != lens[rows0 + rows..]
+            || first.len() != second.len()
+            || first
+                .iter()
+                .zip(second)
+                .any(|(&a, &b)| shift(a, 1) != Some(b))
+        {
+            return Err(differ(format!(
+                "the second copy's {} rows are not the first's",
+                b"ABC"[k] as char
+            )));
+        }
+        let lens = lens[rows0..rows0 + rows].to_vec();
+        let mut offs = Vec::with_capacity(rows + 1);
+        offs.push(0);
+        for &n in &lens {
+            offs.push(offs.last().copied().unwrap_or(0) + n as usize);
+        }
+        template.push((lens, offs, first.to_vec()));
+    }
+    for (mat, (_, _, terms)) in cs.m.iter_mut().zip(&template) {
+        mat.terms.reserve(terms.len() * (copies - 2));
+    }
+    // Row by row, as the sequential recording pushes them, so that block marks fall alike.
+    for k in 2..copies {
+        for r in 0..rows {
+            if cs.rows.is_multiple_of(BLOCK_ROWS as usize) {
+                cs.mark_block();
+            }
+            for (mat, (lens, offs, terms)) in cs.m.iter_mut().zip(&template) {
+                for &t in &terms[offs[r]..offs[r + 1]] {
+                    match shift(t, k) {
+                        Some(v) => mat.terms.push(v),
+                        None => {
+                            return Err(differ(format!("copy {k}: a variable index past 2^32")))
+                        }
+                    }
+                }
+                format::push_varint(&mut mat.lens, lens[r]);
+            }
+            cs.rows += 1;
+        }
+        cs.num_aux += aux;
+        cs.num_inputs += inputs;
+    }
+    cs.enforce_inputs(cs.num_inputs);
+    check_domain(cs.rows)?;
+    let Cs(mut recorder) = cs;
+    recorder.mark_block();
+    recorder.finish(id, None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bellpepper_core::ConstraintSystem;
+
+    /// A prefix (an input and an aux variable) and `copies` sub-circuits of `rows` pairs of
+    /// constraints each, every one allocating aux variables and an input and reading the
+    /// prefix's; with `odd`, copy 3 has one other coefficient.
+    struct Repeated {
+        copies: usize,
+        rows: usize,
+        odd: bool,
+    }
+
+    impl Circuit<Scalar> for Repeated {
+        fn synthesize<CS: ConstraintSystem<Scalar>>(
+            self,
+            cs: &mut CS,
+        ) -> Result<(), SynthesisError> {
+            let val = || Ok(Scalar::ONE);
+            let x = cs.alloc_input(|| "x", val)?;
+            let y = cs.alloc(|| "y", val)?;
+            cs.enforce(|| "p", |lc| lc + x, |lc| lc + y, |lc| lc + CS::one());
+            for i in 0..self.copies {
+                let inp = cs.alloc_input(|| "i", val)?;
+                for j in 0..self.rows {
+                    let a = cs.alloc(|| "a", val)?;
+                    let b = cs.alloc(|| "b", val)?;
+                    let k = if self.odd && i == 3 && j == 5 {
+                        9
+                    } else {
+                        4 + j as u64 % 3
+                    };
+                    cs.enforce(
+                        || "c1",
+                        |lc| lc + a + (Scalar::from(k), y),
+                        |lc| lc + x + b,
+                        |lc| lc + inp,
+                    );
+                    cs.enforce(
+                        || "c2",
+                        |lc| lc + (Scalar::from(2), b),
+                        |lc| lc + CS::one(),
+                        |lc| lc + a - y,
+                    );
+                }
+            }
+            Ok(())
+        }
+    }
+
+    fn image(p: &Pce) -> Vec<u8> {
+        let f = std::env::temp_dir().join(format!(
+            "bellows-repeated-{}-{}.pce",
+            std::process::id(),
+            p.digest_hex()
+        ));
+        p.save(&f).unwrap();
+        let bytes = std::fs::read(&f).unwrap();
+        let _ = std::fs::remove_file(&f);
+        bytes
+    }
+
+    /// The repeated recording is the whole circuit's, byte for byte, with block boundaries
+    /// (every 4096 rows) inside copies; copies that differ are refused.
+    #[test]
+    fn a_repeated_recording_is_the_whole_circuits_and_unlike_copies_are_refused() {
+        let c = |copies, odd| Repeated {
+            copies,
+            rows: 1500,
+            odd,
+        };
+        for copies in [2, 3, 9] {
+            let whole = record(c(copies, false), "rep").unwrap();
+            let rep = record_repeated(c(0, false), c(2, false), copies, "rep").unwrap();
+            assert_eq!(rep.num_constraints(), whole.num_constraints());
+            assert_eq!(image(&rep), image(&whole), "{copies} copies");
+        }
+        // Copy 3 differs: the two first copies agree, so only the whole recording can tell;
+        // a circuit whose second copy differs from its first is refused.
+        let odd_two = Repeated {
+            copies: 2,
+            rows: 1500,
+            odd: true,
+        };
+        let e = record_repeated(c(0, false), odd_two, 9, "rep").map(|_| ());
+        assert!(
+            e.is_ok(),
+            "the odd copy is the fourth, not in the two recorded"
+        );
+        struct Second;
+        impl Circuit<Scalar> for Second {
+            fn synthesize<CS: ConstraintSystem<Scalar>>(
+                self,
+                cs: &mut CS,
+            ) -> Result<(), SynthesisError> {
+                let x = cs.alloc_input(|| "x", || Ok(Scalar::ONE))?;
+                let y = cs.alloc(|| "y", || Ok(Scalar::ONE))?;
+                cs.enforce(|| "p", |lc| lc + x, |lc| lc + y, |lc| lc + CS::one());
+                for k in [4u64, 5] {
+                    let a = cs.alloc(|| "a", || Ok(Scalar::ONE))?;
+                    cs.enforce(
+                        || "c",
+                        |lc| lc + (Scalar::from(k), a),
+                        |lc| lc + x,
+                        |lc| lc + y,
+                    );
+                }
+                Ok(())
+            }
+        }
+        let e = record_repeated(c(0, false), Second, 5, "rep")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("not a repeated circuit"), "{e}");
+        // A prefix that is not the two-copy circuit's beginning.
+        let e = record_repeated(c(3, false), c(2, false), 5, "rep")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("not a repeated circuit"), "{e}");
+    }
+}

@@ -8,7 +8,7 @@
 //!     --sector 32GiB [--c1 FILE] [--partition 0] [--challenge 0] [--path native] \
 //!     [--sequential] [--threads N]
 //! cargo run --release -p bellows-filecoin --example partition_witness -- \
-//!     --sector 32GiB --pce DIR [--reps N] [--direct] [--products N] [--threads N]
+//!     --sector 32GiB --pce DIR [--reps N] [--direct] [--products N] [--threads N] [--record-whole]
 //! ```
 //!
 //! Without `--c1`, a synthetic C1 output of the sector size is made first (`synth_c1`, seed 0).
@@ -38,6 +38,7 @@ struct Opts {
     sequential: bool,
     pce: Option<std::path::PathBuf>,
     direct: bool,
+    record_whole: bool,
     reps: usize,
     products: usize,
 }
@@ -76,13 +77,20 @@ fn digest(s: &bellows_core::groth16::synthesis::Synthesized) -> String {
 
 /// `--pce`: the recording, then the pre-compiled synthesis (and with `--direct` the direct one).
 fn run_pce<Tree: 'static + MerkleTreeTrait>(
+    proof: bellows_filecoin::filecoin_proofs_api::RegisteredSealProof,
     part: bellows_filecoin::partition::StackedPartition<Tree>,
     cache_id: &str,
     dir: &std::path::Path,
     o: &Opts,
 ) -> bellows_core::Result<()> {
     let t = Instant::now();
-    let pce = bellows_filecoin::prove::pce_for(dir, cache_id, part.clone())?;
+    // As the setup and the prover record it (from two challenges), or with `--record-whole`
+    // every challenge through the circuit.
+    let pce = if o.record_whole {
+        bellows_filecoin::prove::pce_for(dir, cache_id, part.clone())?
+    } else {
+        bellows_filecoin::porep::pce(proof, dir)?
+    };
     println!(
         "RESULT recording_s={:.1} constraints={} aux={} nnz={:?} bytes={} bytes_per_nnz={:.2} \
          peak_rss_gb={:.2}",
@@ -179,7 +187,7 @@ fn run<Tree: 'static + MerkleTreeTrait>(c1: &C1Output, o: &Opts) -> bellows_core
         t.elapsed().as_secs_f64()
     );
     if let Some(dir) = &o.pce {
-        return run_pce(part, &inst.cache_id, dir, o);
+        return run_pce(c1.registered_proof(), part, &inst.cache_id, dir, o);
     }
 
     // One challenge on this thread, each way; the native one three times into the same
@@ -259,6 +267,7 @@ fn main() {
         sequential: false,
         pce: None,
         direct: false,
+        record_whole: false,
         reps: 1,
         products: 0,
     };
@@ -281,6 +290,7 @@ fn main() {
             "--sequential" => o.sequential = true,
             "--pce" => o.pce = Some(v().into()),
             "--direct" => o.direct = true,
+            "--record-whole" => o.record_whole = true,
             "--reps" => o.reps = v().parse().expect("--reps N"),
             "--products" => o.products = v().parse().expect("--products N"),
             "--threads" => {

@@ -61,6 +61,11 @@ pub(crate) trait ProofKind {
     fn blank<Tree: Shape>(proof: Self::Proof) -> Result<Self::Blank<Tree>>;
     /// The partition circuits of `input`, checked, with their public inputs.
     fn instance<Tree: Shape>(input: &Self::Input) -> Result<Instance<Self::Circuit<Tree>>>;
+    /// The recording of `proof`'s partition circuit under `id`: its blank circuit's, unless the
+    /// kind knows a faster way to the same image.
+    fn recording<Tree: Shape>(proof: Self::Proof, id: &str) -> Result<Pce> {
+        Pce::record(prove::Guarded(Self::blank::<Tree>(proof)?), id)
+    }
 }
 
 /// The public functions each kind's module (`porep`, `post`, `update`) offers over its proof
@@ -130,11 +135,9 @@ pub(crate) fn pce<K: ProofKind>(proof: K::Proof, pce_dir: &Path) -> Result<Arc<P
 }
 
 fn pce_shaped<Tree: Shape, K: ProofKind>(proof: K::Proof, pce_dir: &Path) -> Result<Arc<Pce>> {
-    prove::pce_for(
-        pce_dir,
-        &K::cache_id::<Tree>(proof)?,
-        K::blank::<Tree>(proof)?,
-    )
+    prove::pce_with(pce_dir, &K::cache_id::<Tree>(proof)?, |id| {
+        K::recording::<Tree>(proof, id)
+    })
 }
 
 /// Proves `input` with the parameters in the cache folder `dir`, synthesising with the
@@ -198,9 +201,9 @@ fn setup_shaped<Tree: Shape, K: ProofKind>(
     to: SetupTo<'_>,
 ) -> Result<(CachePaths, SetupReport)> {
     let id = K::cache_id::<Tree>(proof)?;
-    let blank = K::blank::<Tree>(proof)?;
     let size = proof.sector_bytes();
-    prove::setup_circuit(blank, &id, to.dir, size, to.rng, to.force, to.pce_dir)
+    let record = |pid: &str| K::recording::<Tree>(proof, pid);
+    prove::setup_circuit(record, &id, to.dir, size, to.rng, to.force, to.pce_dir)
 }
 
 /// `vanilla`, each decoded from bincode as a `T` (a `what` of the proof type `proof`, as

@@ -25,6 +25,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use bellows_core::groth16::Parameters;
+use bellows_core::pce::Pce;
 use bellows_core::{Error, Result};
 use blstrs::Scalar as Fr;
 use filecoin_hashers::{Domain, Hasher};
@@ -71,6 +72,10 @@ impl ProofKind for Porep {
 
     fn blank<Tree: Shape>(proof: RegisteredSealProof) -> Result<Self::Blank<Tree>> {
         blank_circuit::<Tree>(proof)
+    }
+
+    fn recording<Tree: Shape>(proof: RegisteredSealProof, id: &str) -> Result<Pce> {
+        recording::<Tree>(proof, id)
     }
 
     fn instance<Tree: Shape>(c1: &C1Output) -> Result<PorepInstance<Tree>> {
@@ -239,6 +244,48 @@ pub fn blank_circuit<Tree: 'static + MerkleTreeTrait>(
     )
 }
 
+/// The blank partition circuit of `proof` with `challenges` challenges instead of its own.
+fn blank_with<Tree: 'static + MerkleTreeTrait>(
+    pub_params: &stacked::PublicParams<Tree>,
+    challenges: usize,
+) -> StackedCircuit<Tree, DefaultPieceHasher> {
+    use storage_proofs_porep::stacked::Challenges;
+    let mut p = pub_params.clone();
+    p.challenges = match p.challenges {
+        Challenges::Interactive(_) => Challenges::new_interactive(challenges),
+        Challenges::Synth(_) => Challenges::new_synthetic(challenges),
+        Challenges::Ni(_) => Challenges::new_non_interactive(challenges),
+    };
+    <StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<
+        StackedDrg<'_, Tree, DefaultPieceHasher>,
+        _,
+    >>::blank_circuit(&p)
+}
+
+/// The recording of `proof`'s partition circuit under `id`. The circuit is a short prefix and
+/// then one sub-circuit per challenge, all of one structure (storage-proofs'
+/// `StackedCircuit::synthesize`; the blank circuit's challenges are alike), so it is recorded
+/// from its prefix and two challenges and the other challenges' rows are copies
+/// ([`Pce::record_repeated`]): at 32 GiB 2 of the 18 challenges are recorded, not 18. The
+/// image is the whole blank circuit's, byte for byte (tests); should the two recorded
+/// challenges ever differ, the whole circuit is recorded instead.
+pub(crate) fn recording<Tree: 'static + MerkleTreeTrait>(
+    proof: RegisteredSealProof,
+    id: &str,
+) -> Result<Pce> {
+    let pub_params = filecoin_proofs::parameters::public_params::<Tree>(&proof.as_v1_config())
+        .map_err(|e| proofs_error("PoRep public parameters", e))?;
+    let copies = pub_params.challenges.num_challenges_per_partition();
+    if copies > 2 {
+        let (prefix, two) = (blank_with(&pub_params, 0), blank_with(&pub_params, 2));
+        match Pce::record_repeated(prove::Guarded(prefix), prove::Guarded(two), copies, id) {
+            Ok(p) => return Ok(p),
+            Err(e) => tracing::warn!("{id}: recording every challenge ({e})"),
+        }
+    }
+    Pce::record(prove::Guarded(blank_with(&pub_params, copies)), id)
+}
+
 /// Loads the parameters of `proof` from the cache folder `dir`, checking them with `check` and
 /// their shape against a partition circuit with `num_inputs` public inputs.
 pub fn load_params(
@@ -331,7 +378,10 @@ fn prove_c2_batch_inner<Tree: 'static + MerkleTreeTrait>(
                 let devices = cfg.backend.info().devices.len().max(1);
                 cfg.pipeline.partitions_in_flight = Some(2 * devices);
             }
-            Some(prove::pce_for(pce_dir, &cache_id, first)?)
+            let proof = c1s[0].registered_proof();
+            Some(prove::pce_with(pce_dir, &cache_id, |id| {
+                recording::<Tree>(proof, id)
+            })?)
         }
         None => None,
     };
@@ -448,6 +498,47 @@ mod tests {
     use super::*;
     use crate::{synth_c1, SynthOptions};
     use filecoin_proofs::constants::SectorShape2KiB;
+
+    /// The recording from the prefix and two challenges is the whole blank circuit's, byte for
+    /// byte, for a 2 KiB partition given 5 challenges (the real sizes with more than two, 32
+    /// and 64 GiB, take minutes to record whole).
+    #[test]
+    fn a_partition_recorded_from_two_challenges_is_the_whole_circuits_recording() {
+        let proof = RegisteredSealProof::StackedDrg2KiBV1_1;
+        let pub_params =
+            filecoin_proofs::parameters::public_params::<SectorShape2KiB>(&proof.as_v1_config())
+                .unwrap();
+        let image = |p: &Pce| {
+            let f = std::env::temp_dir().join(format!(
+                "bellows-porep-rec-{}-{}.pce",
+                std::process::id(),
+                p.digest_hex()
+            ));
+            p.save(&f).unwrap();
+            let b = std::fs::read(&f).unwrap();
+            let _ = std::fs::remove_file(&f);
+            b
+        };
+        let whole = Pce::record(prove::Guarded(blank_with(&pub_params, 5)), "rec").unwrap();
+        let rep = Pce::record_repeated(
+            prove::Guarded(blank_with(&pub_params, 0)),
+            prove::Guarded(blank_with(&pub_params, 2)),
+            5,
+            "rec",
+        )
+        .unwrap();
+        assert_eq!(rep.num_constraints(), whole.num_constraints());
+        assert_eq!(rep.num_inputs(), whole.num_inputs());
+        assert!(image(&rep) == image(&whole));
+        // The real 2 KiB circuit (two challenges) is recorded whole, as before.
+        let real = recording::<SectorShape2KiB>(proof, "rec").unwrap();
+        let blank = Pce::record(
+            prove::Guarded(blank_circuit::<SectorShape2KiB>(proof).unwrap()),
+            "rec",
+        )
+        .unwrap();
+        assert!(image(&real) == image(&blank));
+    }
 
     /// A parent column whose label differs from what the challenge's labelling hashed is
     /// refused with where it is, which storage-proofs' vanilla verification does not check.

@@ -295,7 +295,17 @@ pub fn pce_id(cache_id: &str) -> String {
 /// The recording of the circuit `cache_id` in the folder `pce_dir` (key [`pce_id`]), made from
 /// `circuit` and saved there when there is none.
 pub fn pce_for<C: Circuit<Fr>>(pce_dir: &Path, cache_id: &str, circuit: C) -> Result<Arc<Pce>> {
-    let (pce, _) = PceCache::new(pce_dir).load_or_record(Guarded(circuit), &pce_id(cache_id))?;
+    pce_with(pce_dir, cache_id, |id| Pce::record(Guarded(circuit), id))
+}
+
+/// As [`pce_for`], recording with `record` (given the recording's key) when there is none.
+pub fn pce_with(
+    pce_dir: &Path,
+    cache_id: &str,
+    record: impl FnOnce(&str) -> Result<Pce>,
+) -> Result<Arc<Pce>> {
+    let id = pce_id(cache_id);
+    let (pce, _) = PceCache::new(pce_dir).load_or_record_with(&id, || record(&id))?;
     Ok(Arc::new(pce))
 }
 
@@ -518,7 +528,8 @@ pub fn check_partition(
     )))
 }
 
-/// Generates parameters for the circuit `blank` (no witness) with Bellows' setup and fresh toxic
+/// Generates parameters for the circuit `record` records (its blank circuit's recording, given
+/// the recording's key) with Bellows' setup and fresh toxic
 /// waste from `rng`, and writes them into the cache folder `dir` as circuit `cache_id`
 /// (`.params`, `.vk`, and `.meta` with `sector_size`); with `pce_dir`, the circuit's recording
 /// is taken from (or saved to) that PCE folder under [`pce_id`], where `bellows porep c2` and
@@ -534,8 +545,8 @@ pub fn check_partition(
 /// fraction of the memory its parameters take. Before any point is computed, the file's exact
 /// size is checked against the free space of `dir`, and the setup's working memory against the
 /// host's available memory: either short is an error naming both numbers, with nothing written.
-pub fn setup_circuit<C: Circuit<Fr>>(
-    blank: C,
+pub fn setup_circuit(
+    record: impl FnOnce(&str) -> Result<Pce>,
     cache_id: &str,
     dir: &Path,
     sector_size: u64,
@@ -548,13 +559,10 @@ pub fn setup_circuit<C: Circuit<Fr>>(
     // Refuse before the (long) setup rather than after it.
     paths.make_room(dir, force)?;
     let t = Instant::now();
+    let id = pce_id(cache_id);
     let pce = match pce_dir {
-        Some(d) => {
-            PceCache::new(d)
-                .load_or_record(Guarded(blank), &pce_id(cache_id))?
-                .0
-        }
-        None => Pce::record(Guarded(blank), &pce_id(cache_id))?,
+        Some(d) => PceCache::new(d).load_or_record_with(&id, || record(&id))?.0,
+        None => record(&id)?,
     };
     let record_time = t.elapsed();
     let file_bytes = parameters_file_size(&pce)?;
