@@ -258,6 +258,18 @@ impl Record for Recorder {
     }
 }
 
+/// An error unless `id` can name a recording.
+fn check_id(id: &str) -> Result<()> {
+    if id.is_empty() || id.len() > format::MAX_ID_LEN {
+        return Err(Error::invalid(format!(
+            "a circuit identifier must have 1..={} bytes, got {}",
+            format::MAX_ID_LEN,
+            id.len()
+        )));
+    }
+    Ok(())
+}
+
 /// Records `circuit` under the identifier `id` (see [`Pce::record`]): the constraints it
 /// enforces plus one `input · 0 = 0` row per public input, as direct synthesis adds them.
 pub fn record<C: Circuit<Scalar>>(circuit: C, id: &str) -> Result<Pce> {
@@ -271,13 +283,7 @@ pub(super) fn record_with<C: Circuit<Scalar>>(
     id: &str,
     force_width: Option<u32>,
 ) -> Result<Pce> {
-    if id.is_empty() || id.len() > format::MAX_ID_LEN {
-        return Err(Error::invalid(format!(
-            "a circuit identifier must have 1..={} bytes, got {}",
-            format::MAX_ID_LEN,
-            id.len()
-        )));
-    }
+    check_id(id)?;
     let mut cs = Cs::assemble(Recorder::new(), circuit).map_err(synthesis_error)?;
     cs.enforce_inputs(cs.num_inputs);
     check_domain(cs.rows)?;
@@ -301,13 +307,7 @@ pub fn record_repeated<P: Circuit<Scalar>, T: Circuit<Scalar>>(
     copies: usize,
     id: &str,
 ) -> Result<Pce> {
-    if id.is_empty() || id.len() > format::MAX_ID_LEN {
-        return Err(Error::invalid(format!(
-            "a circuit identifier must have 1..={} bytes, got {}",
-            format::MAX_ID_LEN,
-            id.len()
-        )));
-    }
+    check_id(id)?;
     if copies < 2 {
         return Err(Error::invalid(format!(
             "a repeated recording needs at least two copies, got {copies}"
@@ -528,6 +528,15 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("not a repeated circuit"), "{e}");
+        // No identifier, or fewer than two copies.
+        let e = record_repeated(c(0, false), c(2, false), 5, "")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("circuit identifier must have"), "{e}");
+        let e = record_repeated(c(0, false), c(2, false), 1, "rep")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("at least two copies"), "{e}");
         // A prefix that is not the two-copy circuit's beginning.
         let e = record_repeated(c(3, false), c(2, false), 5, "rep")
             .unwrap_err()
