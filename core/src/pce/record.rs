@@ -344,7 +344,7 @@ pub fn record_repeated<P: Circuit<Scalar>, T: Circuit<Scalar>>(
             false if idx >= aux0 => idx.checked_add(k.checked_mul(aux)?)?,
             _ => idx,
         };
-        (moved <= u32::MAX as usize).then(|| (t & !0xffff_ffff) | moved as u64)
+        (moved <= u32::MAX as usize).then_some((t & !0xffff_ffff) | moved as u64)
     };
     // Copy 0's rows of each matrix: each row's length and where its terms start.
     let mut template: Vec<(Vec<u64>, Vec<usize>, Vec<u64>)> = Vec::with_capacity(3);

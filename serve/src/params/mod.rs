@@ -354,7 +354,7 @@ impl ParamsCache {
                 // The name asked for (a link's, when the file is reached through one) picks
                 // the published digest; the digest, not the name, decides.
                 let listed = self.published.as_ref().and_then(|p| {
-                    let name = |q: &Path| Some(p.listed(q.file_name()?.to_str()?)?);
+                    let name = |q: &Path| p.listed(q.file_name()?.to_str()?);
                     Some((p, name(path).or_else(|| name(&canon))?))
                 });
                 // A digest from earlier serves unless the file is listed and the earlier
