@@ -262,8 +262,9 @@ impl Pce {
         Ok((Self::from_storage(Storage::Owned(words, len), what)?, tag))
     }
 
-    /// The image's bytes (what [`Pce::save`] writes).
-    pub(crate) fn image(&self) -> &[u8] {
+    /// The image's bytes (what [`Pce::save`] writes): two recordings of one circuit have the
+    /// same image.
+    pub fn image(&self) -> &[u8] {
         self.storage.bytes()
     }
 

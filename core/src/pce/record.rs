@@ -464,18 +464,6 @@ mod tests {
         }
     }
 
-    fn image(p: &Pce) -> Vec<u8> {
-        let f = std::env::temp_dir().join(format!(
-            "bellows-repeated-{}-{}.pce",
-            std::process::id(),
-            p.digest_hex()
-        ));
-        p.save(&f).unwrap();
-        let bytes = std::fs::read(&f).unwrap();
-        let _ = std::fs::remove_file(&f);
-        bytes
-    }
-
     /// The repeated recording is the whole circuit's, byte for byte, with block boundaries
     /// (every 4096 rows) inside copies; copies that differ are refused.
     #[test]
@@ -489,7 +477,7 @@ mod tests {
             let whole = record(c(copies, false), "rep").unwrap();
             let rep = record_repeated(c(0, false), c(2, false), copies, "rep").unwrap();
             assert_eq!(rep.num_constraints(), whole.num_constraints());
-            assert_eq!(image(&rep), image(&whole), "{copies} copies");
+            assert!(rep.image() == whole.image(), "{copies} copies");
         }
         // Copy 3 differs: the two first copies agree, so only the whole recording can tell;
         // a circuit whose second copy differs from its first is refused.
@@ -498,9 +486,9 @@ mod tests {
             rows: 1500,
             odd: true,
         };
-        let e = record_repeated(c(0, false), odd_two, 9, "rep").map(|_| ());
+        let limited = record_repeated(c(0, false), odd_two, 9, "rep").map(|_| ());
         assert!(
-            e.is_ok(),
+            limited.is_ok(),
             "the odd copy is the fourth, not in the two recorded"
         );
         struct Second;

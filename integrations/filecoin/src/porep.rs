@@ -102,7 +102,6 @@ fn instance_checked<Tree: 'static + MerkleTreeTrait>(c1: &C1Output) -> Result<Po
     let p: &SealCommitPhase1Output = &c1.phase1;
     let proof = p.registered_proof;
     crate::c1::supported(proof)?;
-    let config = proof.as_v1_config();
     let vanilla: Vec<Vec<VanillaSealProof<Tree>>> = p
         .vanilla_proofs
         .clone()
@@ -119,8 +118,7 @@ fn instance_checked<Tree: 'static + MerkleTreeTrait>(c1: &C1Output) -> Result<Po
         k: None,
         seed: Some(p.seed),
     };
-    let pub_params = filecoin_proofs::parameters::public_params::<Tree>(&config)
-        .map_err(|e| proofs_error("PoRep public parameters", e))?;
+    let pub_params = public_params::<Tree>(proof)?;
     // The vanilla proofs must verify for the proof type the C1 output claims (milliseconds):
     // a C1 output of another sector, version or seed is refused here, before any proving,
     // rather than yielding a proof that does not verify.
@@ -233,18 +231,20 @@ fn labels_follow_columns<Tree: 'static + MerkleTreeTrait>(
 pub fn blank_circuit<Tree: 'static + MerkleTreeTrait>(
     proof: RegisteredSealProof,
 ) -> Result<StackedCircuit<Tree, DefaultPieceHasher>> {
-    let config = proof.as_v1_config();
-    let pub_params = filecoin_proofs::parameters::public_params::<Tree>(&config)
-        .map_err(|e| proofs_error("PoRep public parameters", e))?;
-    Ok(
-        <StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<
-            StackedDrg<'_, Tree, DefaultPieceHasher>,
-            _,
-        >>::blank_circuit(&pub_params),
-    )
+    let pub_params = public_params::<Tree>(proof)?;
+    let challenges = pub_params.challenges.num_challenges_per_partition();
+    Ok(blank_with(&pub_params, challenges))
 }
 
-/// The blank partition circuit of `proof` with `challenges` challenges instead of its own.
+/// storage-proofs' public parameters of `proof`'s partition circuit.
+fn public_params<Tree: 'static + MerkleTreeTrait>(
+    proof: RegisteredSealProof,
+) -> Result<stacked::PublicParams<Tree>> {
+    filecoin_proofs::parameters::public_params::<Tree>(&proof.as_v1_config())
+        .map_err(|e| proofs_error("PoRep public parameters", e))
+}
+
+/// The blank partition circuit of `pub_params` with `challenges` challenges.
 fn blank_with<Tree: 'static + MerkleTreeTrait>(
     pub_params: &stacked::PublicParams<Tree>,
     challenges: usize,
@@ -273,8 +273,7 @@ pub(crate) fn recording<Tree: 'static + MerkleTreeTrait>(
     proof: RegisteredSealProof,
     id: &str,
 ) -> Result<Pce> {
-    let pub_params = filecoin_proofs::parameters::public_params::<Tree>(&proof.as_v1_config())
-        .map_err(|e| proofs_error("PoRep public parameters", e))?;
+    let pub_params = public_params::<Tree>(proof)?;
     let copies = pub_params.challenges.num_challenges_per_partition();
     if copies > 2 {
         let (prefix, two) = (blank_with(&pub_params, 0), blank_with(&pub_params, 2));
@@ -378,10 +377,7 @@ fn prove_c2_batch_inner<Tree: 'static + MerkleTreeTrait>(
                 let devices = cfg.backend.info().devices.len().max(1);
                 cfg.pipeline.partitions_in_flight = Some(2 * devices);
             }
-            let proof = c1s[0].registered_proof();
-            Some(prove::pce_with(pce_dir, &cache_id, |id| {
-                recording::<Tree>(proof, id)
-            })?)
+            Some(pce(c1s[0].registered_proof(), pce_dir)?)
         }
         None => None,
     };
@@ -505,20 +501,7 @@ mod tests {
     #[test]
     fn a_partition_recorded_from_two_challenges_is_the_whole_circuits_recording() {
         let proof = RegisteredSealProof::StackedDrg2KiBV1_1;
-        let pub_params =
-            filecoin_proofs::parameters::public_params::<SectorShape2KiB>(&proof.as_v1_config())
-                .unwrap();
-        let image = |p: &Pce| {
-            let f = std::env::temp_dir().join(format!(
-                "bellows-porep-rec-{}-{}.pce",
-                std::process::id(),
-                p.digest_hex()
-            ));
-            p.save(&f).unwrap();
-            let b = std::fs::read(&f).unwrap();
-            let _ = std::fs::remove_file(&f);
-            b
-        };
+        let pub_params = public_params::<SectorShape2KiB>(proof).unwrap();
         let whole = Pce::record(prove::Guarded(blank_with(&pub_params, 5)), "rec").unwrap();
         let rep = Pce::record_repeated(
             prove::Guarded(blank_with(&pub_params, 0)),
@@ -529,7 +512,7 @@ mod tests {
         .unwrap();
         assert_eq!(rep.num_constraints(), whole.num_constraints());
         assert_eq!(rep.num_inputs(), whole.num_inputs());
-        assert!(image(&rep) == image(&whole));
+        assert!(rep.image() == whole.image());
         // The real 2 KiB circuit (two challenges) is recorded whole, as before.
         let real = recording::<SectorShape2KiB>(proof, "rec").unwrap();
         let blank = Pce::record(
@@ -537,7 +520,7 @@ mod tests {
             "rec",
         )
         .unwrap();
-        assert!(image(&real) == image(&blank));
+        assert!(real.image() == blank.image());
     }
 
     /// A parent column whose label differs from what the challenge's labelling hashed is

@@ -523,26 +523,25 @@ impl ServeConfig {
         c.params_dirs = self.params_dirs(state_dir)?;
         c.params_digests = Some(state_dir.join("params-digests"));
         c.access = self.access()?;
-        let auto = matches!(
-            self.params_check.as_deref().map(str::trim),
-            None | Some("auto")
-        );
-        c.params_check = match self.params_check.as_deref().map(str::trim) {
-            None | Some("auto") | Some("batched") => PointCheck::Batched,
-            Some("full") => PointCheck::Full,
-            Some("curve-only") => PointCheck::CurveOnly,
+        // `auto` is `batched` for files of unknown origin, curve checks for the published ones.
+        let (check, auto) = match self.params_check.as_deref().map(str::trim) {
+            None | Some("auto") => (PointCheck::Batched, true),
+            Some("batched") => (PointCheck::Batched, false),
+            Some("full") => (PointCheck::Full, false),
+            Some("curve-only") => (PointCheck::CurveOnly, false),
             Some(other) => {
                 return Err(ServeError::Config(format!(
                     "params_check = {other:?}: give auto, batched, full or curve-only"
                 )))
             }
         };
+        c.params_check = check;
         #[cfg(feature = "filecoin")]
         if auto {
             c.published = Some(std::sync::Arc::new(crate::filecoin::ParametersJson));
         }
         #[cfg(not(feature = "filecoin"))]
-        let _ = auto;
+        let _ = auto; // no published list without Filecoin support: `auto` is `batched`
         if let Some(n) = self.max_partitions {
             c.limits.max_partitions = n;
         }

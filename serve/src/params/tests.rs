@@ -7,17 +7,29 @@ use bellows_core::{
     rng::ProofRng,
 };
 
+/// An empty folder of the temporary directory for test `tag`.
+fn fresh_dir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("bellows-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Parameters of a synthetic 2^`log` circuit from `seed`, written as `dir/name`.
+fn write_params(dir: &Path, name: &str, log: u32, seed: u64) -> PathBuf {
+    let spec = CircuitSpec::new("synthetic", &CircuitOptions::with_log_size(log)).unwrap();
+    let params = generate_random_parameters(spec.blank(), &mut ProofRng::seeded(seed)).unwrap();
+    let p = dir.join(name);
+    io::write_parameters_file(&params, &p).unwrap();
+    p
+}
+
 /// The digest is the SHA-256 of the whole file; a sparse file of zeros with plausible lengths
 /// is refused by its first points, before anything is hashed.
 #[test]
 fn the_digest_is_the_files_sha256_and_a_file_of_zeros_is_refused_before_hashing() {
-    let d = std::env::temp_dir().join(format!("bellows-digest-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    let spec = CircuitSpec::new("synthetic", &CircuitOptions::with_log_size(6)).unwrap();
-    let params = generate_random_parameters(spec.blank(), &mut ProofRng::seeded(3)).unwrap();
-    let p = d.join("p.params");
-    io::write_parameters_file(&params, &p).unwrap();
+    let d = fresh_dir("digest");
+    let p = write_params(&d, "p.params", 6, 3);
     let bytes = std::fs::read(&p).unwrap();
     let file = ParamsFile::open(&p).unwrap();
     assert_eq!(
@@ -55,13 +67,8 @@ fn the_digest_is_the_files_sha256_and_a_file_of_zeros_is_refused_before_hashing(
 /// it without hashing; a file rewritten since is hashed again.
 #[test]
 fn a_restarted_cache_reuses_the_kept_digest_of_an_unchanged_file_only() {
-    let d = std::env::temp_dir().join(format!("bellows-kept-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    let spec = CircuitSpec::new("synthetic", &CircuitOptions::with_log_size(5)).unwrap();
-    let params = generate_random_parameters(spec.blank(), &mut ProofRng::seeded(4)).unwrap();
-    let p = d.join("p.params");
-    io::write_parameters_file(&params, &p).unwrap();
+    let d = fresh_dir("kept");
+    let p = write_params(&d, "p.params", 5, 4);
     let kept = d.join("params-digests");
     let start = || {
         ParamsCache::new(1 << 30, ParamsDirs::new(std::slice::from_ref(&d)))
@@ -75,8 +82,7 @@ fn a_restarted_cache_reuses_the_kept_digest_of_an_unchanged_file_only() {
     assert_eq!(restarted.resolve(&p, None, &any).unwrap().digest, digest);
     assert_eq!(restarted.hashes(), 0);
     // Other points under the same name: hashed again, and its digest kept instead.
-    let other = generate_random_parameters(spec.blank(), &mut ProofRng::seeded(5)).unwrap();
-    io::write_parameters_file(&other, &p).unwrap();
+    write_params(&d, "p.params", 5, 5);
     let again = start();
     let new = again.resolve(&p, None, &any).unwrap().digest;
     assert_ne!(new, digest);
@@ -117,17 +123,11 @@ impl Published for Listing {
 /// listing was given is not enough for a listed file: it is hashed again, once.
 #[test]
 fn a_listed_file_with_the_published_digest_gets_curve_checks_only() {
-    let d = std::env::temp_dir().join(format!("bellows-published-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    let spec = CircuitSpec::new("synthetic", &CircuitOptions::with_log_size(5)).unwrap();
-    let mut paths = Vec::new();
-    for (name, seed) in [("good.params", 6), ("bad.params", 7), ("other.params", 8)] {
-        let params = generate_random_parameters(spec.blank(), &mut ProofRng::seeded(seed)).unwrap();
-        let p = d.join(name);
-        io::write_parameters_file(&params, &p).unwrap();
-        paths.push(p);
-    }
+    let d = fresh_dir("published");
+    let paths: Vec<PathBuf> = [("good.params", 6), ("bad.params", 7), ("other.params", 8)]
+        .into_iter()
+        .map(|(name, seed)| write_params(&d, name, 5, seed))
+        .collect();
     let sha = |p: &PathBuf| hex(&Sha256::digest(std::fs::read(p).unwrap()));
     let listing = Arc::new(Listing(vec![
         ("good.params", sha(&paths[0])),
@@ -167,5 +167,39 @@ fn a_listed_file_with_the_published_digest_gets_curve_checks_only() {
         .collect();
     assert_eq!(published, [true, false, false]);
     assert_eq!(again.hashes(), 0);
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// `params_check`: `auto` (the default) gives the batched check and, with Filecoin support,
+/// the published list; a named check gives that check alone; anything else is refused.
+#[test]
+fn the_params_check_setting_chooses_the_check_and_the_published_list() {
+    let d = fresh_dir("check-setting");
+    let engine = |toml: &str| {
+        crate::config::ServeConfig::from_toml(toml)
+            .unwrap()
+            .engine_config(&d)
+    };
+    for toml in ["", "params_check = \"auto\""] {
+        let c = engine(toml).unwrap();
+        assert_eq!(c.params_check, PointCheck::Batched);
+        assert_eq!(
+            c.published.is_some(),
+            cfg!(feature = "filecoin"),
+            "{toml:?}"
+        );
+        assert_eq!(c.params_digests, Some(d.join("params-digests")));
+    }
+    for (name, check) in [
+        ("batched", PointCheck::Batched),
+        ("full", PointCheck::Full),
+        ("curve-only", PointCheck::CurveOnly),
+    ] {
+        let c = engine(&format!("params_check = \"{name}\"")).unwrap();
+        assert_eq!(c.params_check, check);
+        assert!(c.published.is_none(), "{name}");
+    }
+    let e = engine("params_check = \"digest\"").unwrap_err().to_string();
+    assert!(e.contains("give auto, batched, full or curve-only"), "{e}");
     let _ = std::fs::remove_dir_all(&d);
 }
