@@ -161,7 +161,7 @@ if has daemon32; then
   for i in $(seq 1 "$n"); do
     [ -e "$work/c1-$big-$i.json" ] || "$B/bellows" porep synth-c1 --sector-size "$big" --seed 7 --sector "$i" --out "$work/c1-$big-$i.json" --force > "$logs/synth-32-$i.log" 2>&1
   done
-  "$B/bellows" -v serve --backend "$backend" --state-dir "$st" --params-dir "$p32" --listen "unix:$st/sock" --params-check curve-only > "$logs/serve32.log" 2> "$logs/serve32.err" &
+  "$B/bellows" -v serve ${SERVE_CONFIG:+--config "$SERVE_CONFIG"} --backend "$backend" --state-dir "$st" --params-dir "$p32" --listen "unix:$st/sock" --params-check curve-only > "$logs/serve32.log" 2> "$logs/serve32.err" &
   spid=$!
   for _ in $(seq 1 60); do [ -S "$st/sock" ] && break; sleep 1; done
   # The daemon's peak RSS and the GPU's busy share while the sectors prove.

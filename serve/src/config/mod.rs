@@ -174,7 +174,8 @@ pub struct ServeConfig {
     /// `tls:CN=NAME`, `uid:N`, `local`; docs/operations.md, "Security model"). Default: none.
     #[serde(default)]
     pub admins: Vec<String>,
-    /// Largest gRPC message accepted. Default: 4 MiB.
+    /// Largest gRPC message accepted. Default: 256 MiB (a 32 GiB sector's C1 output is about
+    /// 50 MB).
     #[serde(default, deserialize_with = "byte_size")]
     pub max_request_bytes: Option<ByteSize>,
     /// Largest gRPC message the cuzk API's listeners (`cuzk`) accept. Default: 256 MiB, what

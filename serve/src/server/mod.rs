@@ -21,10 +21,12 @@ use crate::{
 };
 use listen::Listener;
 
-/// The largest request the cuzk API takes when `cuzk_max_request_bytes` is not set: Curio's
-/// own client sends up to 256 MiB (a 64 GiB sector's C1 output is about 100 MB). Its own
-/// setting, so that a small `max_request_bytes` for the Bellows API does not refuse sectors.
-const CUZK_MAX_REQUEST: usize = 256 << 20;
+/// The largest request either API takes when its setting (`max_request_bytes`,
+/// `cuzk_max_request_bytes`) is not set: Curio's own client sends up to 256 MiB, and a sector's
+/// C1 output is about 50 MB at 32 GiB and 100 MB at 64 GiB, so a smaller default refuses the
+/// real job. The cuzk API has its own setting, so that a small `max_request_bytes` for the
+/// Bellows API does not refuse Curio's sectors.
+const DEFAULT_MAX_REQUEST: usize = 256 << 20;
 
 pub use auth::{caller, identify, Auth, Tokens};
 pub use http::Readiness;
@@ -186,10 +188,12 @@ impl Daemon {
             metrics_addr,
             auth: Auth::new(tokens),
             tls,
-            max_request: cfg.max_request_bytes.map_or(4 << 20, |b| b.0 as usize),
+            max_request: cfg
+                .max_request_bytes
+                .map_or(DEFAULT_MAX_REQUEST, |b| b.0 as usize),
             cuzk_max_request: cfg
                 .cuzk_max_request_bytes
-                .map_or(CUZK_MAX_REQUEST, |b| b.0 as usize),
+                .map_or(DEFAULT_MAX_REQUEST, |b| b.0 as usize),
             result_ttl: cfg.result_ttl_s.unwrap_or(7 * 24 * 3600),
             fetched_ttl: cfg.fetched_ttl_s.unwrap_or(3600),
             _lock: lock,
