@@ -79,18 +79,30 @@ mkdir -p "$FIL_PROOFS_PARENT_CACHE" "$BELLOWS_PCE_DIR"
 
 # watch NAME CMD...: runs CMD, polling its peak resident memory (VmHWM of the process tree's
 # largest member) and the GPU's busy share each second; appends "NAME: rc, wall, peak RSS, GPU
-# busy" to the summary. Output in $logs/NAME.{log,err}.
+# busy" to the summary. Output in $logs/NAME.{log,err}; $logs/NAME.mem has a line a second:
+# seconds since the start, then the largest member's RSS split as the kernel counts it (anon,
+# file-backed, shared: pinned driver memory is among the last two), in MiB, then the GPU's busy
+# % and memory used (MiB), so a peak can be put beside the phase (-vv logs) that made it.
 watch() {
   local name=$1; shift
   local t0; t0=$(date +%s%N)
   "$@" > "$logs/$name.log" 2> "$logs/$name.err" &
   local pid=$! peak=0 busy=0 samples=0 q
+  echo "# s anon_MiB file_MiB shmem_MiB gpu_busy_% gpu_mem_MiB" > "$logs/$name.mem"
   while kill -0 "$pid" 2>/dev/null; do
+    local big=0 split="0 0 0"
     for q in $pid $(pgrep -P "$pid" 2>/dev/null); do
       local hwm; hwm=$(awk '/VmHWM/ {print $2}' "/proc/$q/status" 2>/dev/null)
       [ -n "$hwm" ] && [ "$hwm" -gt "$peak" ] && peak=$hwm
+      local rss; rss=$(awk '/VmRSS/ {print $2}' "/proc/$q/status" 2>/dev/null)
+      if [ -n "$rss" ] && [ "$rss" -gt "$big" ]; then
+        big=$rss
+        split=$(awk '/RssAnon/ {a=$2} /RssFile/ {f=$2} /RssShmem/ {m=$2} END {print int(a/1024), int(f/1024), int(m/1024)}' "/proc/$q/status" 2>/dev/null)
+      fi
     done
-    local u; u=$(nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits 2>/dev/null | head -n1)
+    local g; g=$(nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader,nounits 2>/dev/null | head -n1 | tr -d ' ')
+    local u=${g%%,*}
+    echo "$(( ($(date +%s%N) - t0) / 1000000000 )) $split ${u:--} ${g#*,}" >> "$logs/$name.mem"
     [ -n "$u" ] && busy=$((busy + u)) && samples=$((samples + 1))
     sleep 1
   done
@@ -143,8 +155,9 @@ if has c2-32; then
   note "setup32: exit $(cat "$work/setup32.done")"; cat "$work/setup32-out/summary.txt" >> "$summary"
   grep -h "setup \|domain" "$logs/setup-32.err" | tail -n 3 | tee -a "$summary"
   ls -la "$p32" "$BELLOWS_PCE_DIR" >> "$summary"; df -h "$work" >> "$summary"
-  watch bellows-c2-32 "$B/bellows" porep c2 --backend "$backend" --c1 "$c32" --params-dir "$p32" --out "$work/b-32.proof" --force --reps "$reps32" --check curve-only --json
-  grep -h "steady state\|wrote\|partition" "$logs/bellows-c2-32.err" | tail -n 5 | sed "s/^/  /" | tee -a "$summary"
+  # -vv: each phase's span and every partition's synthesis and device phase, timestamped.
+  RUST_LOG=${RUST_LOG32:-info,bellows_core::pipeline=debug} watch bellows-c2-32 "$B/bellows" -vv porep c2 --backend "$backend" --c1 "$c32" --params-dir "$p32" --out "$work/b-32.proof" --force --reps "$reps32" --check curve-only --json
+  grep -h "steady state\|wrote\|^proving\|^pipeline" "$logs/bellows-c2-32.err" | tail -n 5 | sed "s/^/  /" | tee -a "$summary"
   cat "$logs/bellows-c2-32.log" >> "$summary"
   watch verify-32 "$B/bellows" porep verify --c1 "$c32" --proof "$work/b-32.proof" --params-dir "$p32" --miner 1000
   tail -n 2 "$logs/verify-32.log" | tee -a "$summary"

@@ -68,6 +68,48 @@ pub struct PipelineConfig {
     pub partitions_in_flight: Option<usize>,
 }
 
+impl PipelineConfig {
+    /// The bytes synthesised partitions of `per_partition` bytes may hold at once:
+    /// `memory_budget` (default half the free host memory, at least one partition), capped by
+    /// `partitions_in_flight`.
+    pub fn budget_bytes(&self, per_partition: u64) -> u64 {
+        let budget = self
+            .memory_budget
+            .unwrap_or_else(|| (crate::backend::host_memory_info().free / 2).max(per_partition));
+        match self.partitions_in_flight {
+            Some(n) => budget.min(per_partition.saturating_mul(n.max(1) as u64)),
+            None => budget,
+        }
+    }
+
+    /// The host blocks, in bytes, that a run of `partitions` partitions on a key of `lens`
+    /// (with `device_workers` device workers over all its keys) asks the first key's backend to
+    /// make ready before the first partition ([`Pipeline::run`] does; a caller may do it
+    /// earlier, while the key loads, and the run then finds them ready): a, b, c and the aux
+    /// assignment of each partition the budget holds at once, no more than the workers can fill
+    /// or the run has.
+    pub fn host_reservation(
+        &self,
+        lens: &crate::groth16::prover::QueryLens,
+        device_workers: usize,
+        partitions: usize,
+    ) -> Vec<usize> {
+        let per = partition_bytes_of(
+            lens.domain_size as u64,
+            (lens.num_inputs + lens.num_aux) as u64,
+            lens.b_len as u64,
+        );
+        let fit = (self.budget_bytes(per) / per.max(1)).min(partitions as u64);
+        if fit == 0 {
+            return Vec::new();
+        }
+        let workers = self.synthesis_workers + device_workers;
+        let count = (fit as usize).clamp(1, workers.max(1));
+        let one = crate::groth16::prover::proof_host_blocks_of(lens);
+        (0..count).flat_map(|_| one).collect()
+    }
+}
+
 impl Default for PipelineConfig {
     fn default() -> Self {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -114,6 +156,75 @@ pub struct PipelineStats {
     pub peak_reserved_bytes: u64,
     /// The budget in force.
     pub budget_bytes: u64,
+    /// Synthesis of every partition, summed over the workers.
+    pub synthesis: Duration,
+    /// Synthesis workers waiting for the budget, summed.
+    pub budget_wait: Duration,
+    /// The device phase of every partition ([`prover::start`]), summed over the workers.
+    pub device: Duration,
+    /// The time at least one partition was in its device phase: against `wall`, how much of the
+    /// run the devices had work (an upper bound on their busy share; the rest is the host
+    /// keeping them waiting).
+    pub device_occupied: Duration,
+}
+
+impl PipelineStats {
+    /// `device_occupied` as a share of `wall` (0 for an empty run).
+    pub fn device_occupied_share(&self) -> f64 {
+        if self.wall.is_zero() {
+            0.0
+        } else {
+            self.device_occupied.as_secs_f64() / self.wall.as_secs_f64()
+        }
+    }
+}
+
+/// Sums of the stages' times, and the union of the device phases' intervals.
+#[derive(Default)]
+struct StageClock {
+    state: Mutex<StageTimes>,
+}
+
+#[derive(Default)]
+struct StageTimes {
+    synthesis: Duration,
+    budget_wait: Duration,
+    device: Duration,
+    occupied: Duration,
+    /// Partitions in their device phase now, and since when one has been.
+    on_device: usize,
+    since: Option<Instant>,
+}
+
+impl StageClock {
+    fn times(&self) -> std::sync::MutexGuard<'_, StageTimes> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn synthesised(&self, wait: Duration, took: Duration) {
+        let mut t = self.times();
+        t.budget_wait += wait;
+        t.synthesis += took;
+    }
+
+    fn device_enter(&self) {
+        let mut t = self.times();
+        if t.on_device == 0 {
+            t.since = Some(Instant::now());
+        }
+        t.on_device += 1;
+    }
+
+    fn device_leave(&self, took: Duration) {
+        let mut t = self.times();
+        t.device += took;
+        t.on_device = t.on_device.saturating_sub(1);
+        if t.on_device == 0 {
+            if let Some(since) = t.since.take() {
+                t.occupied += since.elapsed();
+            }
+        }
+    }
 }
 
 /// A counting semaphore over bytes.
@@ -304,15 +415,14 @@ impl Pipeline {
     /// its workers can fill): a, b, c (the evaluation domain each) and the aux assignment of
     /// each ([`crate::backend::MemoryPool::reserve_host`]). A device backend pins them now
     /// instead of on the critical path of the first proofs. Failures are logged, never fatal.
-    fn reserve_host_memory(&self, fit: u64) {
-        if fit == 0 {
+    fn reserve_host_memory(&self, partitions: usize) {
+        let device_workers = self.keys.iter().map(|k| self.workers_for(k)).sum::<usize>();
+        let sizes = self
+            .config
+            .host_reservation(&self.keys[0].lens(), device_workers, partitions);
+        if sizes.is_empty() {
             return;
         }
-        let workers = self.config.synthesis_workers
-            + self.keys.iter().map(|k| self.workers_for(k)).sum::<usize>();
-        let count = (fit as usize).clamp(1, workers.max(1));
-        let one = crate::groth16::prover::proof_host_blocks(&self.keys[0]);
-        let sizes: Vec<usize> = (0..count).flat_map(|_| one).collect();
         let mut seen: Vec<*const ()> = Vec::new();
         for key in &self.keys {
             // One reservation per backend object, however many keys share it.
@@ -343,21 +453,14 @@ impl Pipeline {
             (lens.num_inputs + lens.num_aux) as u64,
             lens.b_len as u64,
         );
-        let budget_bytes = self
-            .config
-            .memory_budget
-            .unwrap_or_else(|| (crate::backend::host_memory_info().free / 2).max(per_partition));
-        let budget_bytes = match self.config.partitions_in_flight {
-            Some(n) => budget_bytes.min(per_partition.saturating_mul(n.max(1) as u64)),
-            None => budget_bytes,
-        };
+        let budget_bytes = self.config.budget_bytes(per_partition);
         let budget = ByteBudget::new(budget_bytes);
         let seed = self.config.seed;
         // The jobs are taken in full first (every caller has them at hand): the host memory
         // made ready ahead is for no more partitions than there are.
         let jobs: Vec<Job<C>> = jobs.into_iter().collect();
         let partitions: usize = jobs.iter().map(|j| j.partitions.len()).sum();
-        self.reserve_host_memory((budget_bytes / per_partition.max(1)).min(partitions as u64));
+        self.reserve_host_memory(partitions);
 
         // The queue of partitions, in submission order; jobs are registered as they are taken.
         let states: Mutex<HashMap<u64, JobState>> = Mutex::new(HashMap::new());
@@ -395,10 +498,11 @@ impl Pipeline {
             budget_bytes,
             ..Default::default()
         };
+        let clock = StageClock::default();
         std::thread::scope(|scope| -> Result<()> {
             for _ in 0..self.config.synthesis_workers {
                 let (syn_tx, done_tx) = (syn_tx.clone(), done_tx.clone());
-                let (queue, states, budget) = (&queue, &states, &budget);
+                let (queue, states, budget, clock) = (&queue, &states, &budget, &clock);
                 let pce = self.pce.as_deref();
                 // Synthesis writes into the first device's host memory (pinned on a device
                 // backend; any of the devices reads it directly).
@@ -416,11 +520,21 @@ impl Pipeline {
                             error: None,
                             started: Instant::now(),
                         });
+                    let t_wait = Instant::now();
                     budget.acquire(per_partition);
+                    let t_syn = Instant::now();
                     let synthesized = match pce {
                         Some(p) => p.synthesize_for(part.circuit, Some(host)),
                         None => synthesize(part.circuit),
                     };
+                    let (wait, took) = (t_syn - t_wait, t_syn.elapsed());
+                    clock.synthesised(wait, took);
+                    tracing::debug!(
+                        "job {} partition {}: synthesised in {took:.2?} (waited {wait:.2?} for \
+                         the memory budget)",
+                        part.job,
+                        part.index
+                    );
                     match synthesized {
                         Ok(s) => {
                             if syn_tx.send((part.job, part.index, s)).is_err() {
@@ -441,13 +555,21 @@ impl Pipeline {
             drop(syn_tx);
             for (key, &n_workers) in self.keys.iter().zip(&workers) {
                 for _ in 0..n_workers {
-                    let (syn_rx, done_tx, budget) = (syn_rx.clone(), done_tx.clone(), &budget);
+                    let (syn_rx, done_tx, budget, clock) =
+                        (syn_rx.clone(), done_tx.clone(), &budget, &clock);
                     let key = key.clone();
                     scope.spawn(move || loop {
                         let next = syn_rx.lock().unwrap_or_else(|e| e.into_inner()).recv();
                         let Ok((job, index, s)) = next else { break };
                         let mut rng = partition_rng(seed, job, index);
+                        clock.device_enter();
+                        let t = Instant::now();
                         let result = prover::start(&key, vec![s], &mut rng);
+                        clock.device_leave(t.elapsed());
+                        tracing::debug!(
+                            "job {job} partition {index}: device phase {:.2?}",
+                            t.elapsed()
+                        );
                         budget.release(per_partition);
                         let msg = match result {
                             Ok(pending) => Done::Pending {
@@ -478,6 +600,9 @@ impl Pipeline {
         }
         stats.peak_reserved_bytes = budget.peak();
         stats.wall = t0.elapsed();
+        let t = clock.times();
+        (stats.synthesis, stats.budget_wait) = (t.synthesis, t.budget_wait);
+        (stats.device, stats.device_occupied) = (t.device, t.occupied);
         Ok(stats)
     }
 }

@@ -336,6 +336,7 @@ fn c2(a: &C2Args, g: &Globals) -> Result<()> {
     let c1s = vec![c1.clone(); a.reps as usize];
     let batch = bellows_filecoin::porep::prove_c2_batch(&c1s, &params_dir(&a.params_dir), &cfg)?;
     let total = t.elapsed();
+    let stats = batch.stats.clone();
     let done: Vec<f64> = batch
         .proofs
         .iter()
@@ -357,6 +358,16 @@ fn c2(a: &C2Args, g: &Globals) -> Result<()> {
             .fold((f64::MAX, 0f64), |(lo, hi), &d| (lo.min(d), hi.max(d)));
         (last - first) / (done.len() - 1) as f64
     });
+    let partitions = stats.partitions.max(1) as f64;
+    errln!(
+        "pipeline: {} partition(s) in {:.1} s; a partition's synthesis {:.2} s and device phase \
+         {:.2} s on average; a partition on the device {:.0} % of the time",
+        stats.partitions,
+        stats.wall.as_secs_f64(),
+        stats.synthesis.as_secs_f64() / partitions,
+        stats.device.as_secs_f64() / partitions,
+        100.0 * stats.device_occupied_share()
+    );
     if a.reps > 1 {
         errln!(
             "{} proofs done at {} s after the load; {:.2} s per proof in steady state",
@@ -384,6 +395,10 @@ fn c2(a: &C2Args, g: &Globals) -> Result<()> {
                 "proofs": done.len(),
                 "done_s": done,
                 "steady_interval_s": interval,
+                "synthesis_s": stats.synthesis.as_secs_f64(),
+                "budget_wait_s": stats.budget_wait.as_secs_f64(),
+                "device_s": stats.device.as_secs_f64(),
+                "device_occupied_share": stats.device_occupied_share(),
                 "verify_ms": res.verify_time.map(ms),
                 "total_ms": ms(total),
                 "proof_bytes": res.proof.len(),

@@ -108,7 +108,11 @@ pub fn reserve_batch(key: &ProvingKey, count: usize) -> Result<()> {
 /// The host blocks, in bytes, one proof on `key` takes from its backend: a, b and c (the
 /// evaluation domain each, as pre-compiled synthesis allocates them) and the aux assignment.
 pub(crate) fn proof_host_blocks(key: &ProvingKey) -> [usize; 4] {
-    let lens = key.lens();
+    proof_host_blocks_of(&key.lens())
+}
+
+/// [`proof_host_blocks`] of a key of `lens`.
+pub(crate) fn proof_host_blocks_of(lens: &QueryLens) -> [usize; 4] {
     let fr = std::mem::size_of::<Scalar>();
     let n = lens.domain_size.saturating_mul(fr);
     [n, n, n, lens.num_aux.saturating_mul(fr)]

@@ -829,3 +829,52 @@ fn a_batch_reserved_ahead_asks_for_exactly_the_blocks_reserved() {
         assert_eq!(asked, reserved, "a batch of {count}");
     }
 }
+
+#[test]
+fn the_reservation_a_caller_makes_ahead_is_the_one_the_pipeline_makes() {
+    let Lent {
+        s,
+        lending,
+        key,
+        pce,
+        ..
+    } = lent(8);
+    let key = Arc::new(key);
+    let mut cfg = PipelineConfig::default();
+    cfg.synthesis_workers = 2;
+    cfg.workers_per_device = 2;
+    cfg.seed = Some(1);
+    cfg.partitions_in_flight = Some(2);
+    let pipeline = Pipeline::new(vec![key.clone()], cfg.clone())
+        .unwrap()
+        .with_pce(Arc::new(pce));
+    let device_workers = pipeline.workers_for(&key);
+    let sorted = |mut v: Vec<usize>| {
+        v.sort_unstable();
+        v
+    };
+    // Two partitions in flight: a, b, c and aux of each; one partition only: its own four.
+    let ahead = cfg.host_reservation(&key.lens(), device_workers, 5);
+    assert_eq!(ahead.len(), 8);
+    assert_eq!(
+        cfg.host_reservation(&key.lens(), device_workers, 1).len(),
+        4
+    );
+    assert!(cfg
+        .host_reservation(&key.lens(), device_workers, 0)
+        .is_empty());
+    lending.reserved.lock().unwrap().clear();
+    let jobs = vec![Job {
+        id: 0,
+        partitions: (0..5u64).map(|j| s.instance(j).unwrap().0).collect(),
+    }];
+    let mut ok = 0;
+    pipeline
+        .run(jobs, |r| ok += r.proofs.map_or(0, |p| p.len()))
+        .unwrap();
+    assert_eq!(ok, 5);
+    // What the run reserved is what was computed ahead, so a caller that reserves it while
+    // the key loads leaves the run nothing to pin.
+    let reserved = lending.reserved.lock().unwrap().clone();
+    assert_eq!(sorted(reserved), sorted(ahead));
+}

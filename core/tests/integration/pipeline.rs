@@ -82,6 +82,15 @@ fn proofs_verify_are_deterministic_and_equal_the_direct_prover() {
     let stats = pipeline.run(js, |r| results.push(r)).unwrap();
     assert_eq!(stats.jobs, 3);
     assert_eq!(stats.partitions, 6);
+    // The stage clock: both stages ran; the devices' occupied time is the union of the device
+    // phases, so within the run and at least their sum over the two workers that may overlap.
+    assert!(
+        !stats.synthesis.is_zero() && !stats.device.is_zero(),
+        "{stats:?}"
+    );
+    assert!(stats.device_occupied <= stats.wall, "{stats:?}");
+    assert!(stats.device_occupied * 2 >= stats.device, "{stats:?}");
+    assert!(stats.device_occupied_share() > 0.0 && stats.device_occupied_share() <= 1.0);
     results.sort_by_key(|r| r.id);
     for r in &results {
         let proofs = r.proofs.as_ref().unwrap();
@@ -173,6 +182,10 @@ fn partitions_in_flight_caps_the_budget() {
     assert_eq!(ok, 4);
     assert_eq!(stats.budget_bytes, per);
     assert_eq!(stats.peak_reserved_bytes, per);
+    // One partition at a time: the device phases never overlap, so their union is their sum
+    // (the union's clock starts a moment before each phase's own).
+    assert!(stats.device_occupied >= stats.device, "{stats:?}");
+    assert!(stats.device_occupied <= stats.wall, "{stats:?}");
 }
 
 #[test]

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bellows_core::groth16::io::{read_verifying_key, ParamsShape, PointCheck};
-use bellows_core::groth16::prover::{G2Policy, ProvingKey};
+use bellows_core::groth16::prover::{G2Policy, ProvingKey, QueryLens};
 use bellows_core::groth16::{
     prepare_verifying_key, verify_proof, Parameters, PreparedVerifyingKey, Proof, VerifyingKey,
 };
@@ -350,6 +350,8 @@ pub struct ProofBatch {
     pub load: LoadReport,
     /// Proving every proof through the pipeline, from the first partition to the last proof.
     pub prove_time: Duration,
+    /// Where the pipeline's time went (synthesis, the device phases, their occupancy).
+    pub stats: bellows_core::pipeline::PipelineStats,
 }
 
 /// Proves several proofs of `what` (circuit `cache_id`), each given as its partition circuits
@@ -376,15 +378,46 @@ pub fn prove_instances<C: Circuit<Fr> + Send>(
     if let Some(shape) = &shape {
         check_host_memory(what, shape, bellows_core::backend::host_memory_info().free)?;
     }
+    // The partitions' host blocks, pinned by a device backend, made ready while the key loads
+    // instead of on the first proof's path (the pipeline then finds them ready). The shape is
+    // the recording's; without one the pipeline reserves them itself, after the load.
+    let ahead = shape.as_ref().map(|shape| {
+        let lens = QueryLens {
+            domain_size: shape.domain_size,
+            num_inputs: shape.num_inputs,
+            num_aux: shape.num_aux,
+            a_len: shape.a_len,
+            b_len: shape.b_len,
+        };
+        let device_workers = if cfg.backend.info().capabilities.concurrent {
+            cfg.pipeline.workers_per_device
+        } else {
+            1
+        };
+        let partitions = proofs.iter().map(|(c, _)| c.len()).sum();
+        let sizes = cfg
+            .pipeline
+            .host_reservation(&lens, device_workers, partitions);
+        let backend = cfg.backend.clone();
+        std::thread::spawn(move || backend.reserve_host(&sizes))
+    });
     let (path, expect) = cached_file_of(what, cache_id, dir, num_inputs, shape)?;
-    let (key, load) = params::load_key(
+    let loaded = params::load_key(
         &path,
         cfg.check,
         cfg.manifest.as_deref(),
         expect,
         cfg.backend.clone(),
         cfg.g2,
-    )?;
+    );
+    if let Some(reserving) = ahead {
+        match reserving.join() {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => tracing::warn!("reserving host memory ahead of the proofs: {e}"),
+            Err(_) => tracing::warn!("reserving host memory ahead of the proofs panicked"),
+        }
+    }
+    let (key, load) = loaded?;
     let key = Arc::new(key);
     let vk = if cfg.verify {
         Some(cached_vk(
@@ -413,7 +446,7 @@ pub fn prove_instances<C: Circuit<Fr> + Send>(
     let n = jobs.len();
     let t = Instant::now();
     let mut done: Vec<Option<(Result<Vec<Proof>>, Duration)>> = (0..n).map(|_| None).collect();
-    pipeline.run(jobs, |r| {
+    let stats = pipeline.run(jobs, |r| {
         if let Some(slot) = done.get_mut(r.id as usize) {
             *slot = Some((r.proofs, t.elapsed()));
         }
@@ -446,6 +479,7 @@ pub fn prove_instances<C: Circuit<Fr> + Send>(
         proofs: out,
         load,
         prove_time,
+        stats,
     })
 }
 
