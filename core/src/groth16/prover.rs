@@ -111,8 +111,9 @@ pub(crate) fn proof_host_blocks(key: &ProvingKey) -> [usize; 4] {
     proof_host_blocks_of(&key.lens())
 }
 
-/// [`proof_host_blocks`] of a key of `lens`.
-pub(crate) fn proof_host_blocks_of(lens: &QueryLens) -> [usize; 4] {
+/// The host blocks, in bytes, one proof on a key of `lens` takes from its backend (see
+/// [`reserve_batch`]): a, b and c (the evaluation domain each) and the aux assignment.
+pub fn proof_host_blocks_of(lens: &QueryLens) -> [usize; 4] {
     let fr = std::mem::size_of::<Scalar>();
     let n = lens.domain_size.saturating_mul(fr);
     [n, n, n, lens.num_aux.saturating_mul(fr)]

@@ -37,6 +37,7 @@
 
 mod device_mem;
 mod fleet;
+mod host_ahead;
 mod jobs;
 mod queue;
 mod status;
@@ -216,6 +217,9 @@ pub(crate) struct Shared {
     pub(crate) unjournaled: Mutex<HashMap<JobId, (JobState, Option<String>)>>,
     /// Idempotency keys being submitted now ([`jobs::KeysInFlight`]).
     pub(crate) keys: jobs::KeysInFlight,
+    /// Partition shapes (domain, private variables) whose host blocks were made ready ahead
+    /// ([`Shared::reserve_host_ahead`]).
+    pub(crate) host_reserved: Mutex<std::collections::HashSet<(usize, usize)>>,
 }
 
 /// Host bytes of one partition of a job with parameters `entry` (also what its device
@@ -495,6 +499,7 @@ impl Shared {
         let total = spec.partitions;
         let bytes = job_partition_bytes(&entry);
         let paced = spec.kind.witness_on_every_core() && self.cfg.pce_dir.is_some();
+        self.reserve_host_ahead(&entry, bytes, paced, total);
         let snap = JobSnapshot {
             id,
             state,
@@ -655,6 +660,7 @@ impl Engine {
             started: Instant::now(),
             unjournaled: Mutex::new(HashMap::new()),
             keys: jobs::KeysInFlight::default(),
+            host_reserved: Mutex::default(),
         });
         let (fin_tx, fin_rx) = mpsc::channel();
         let fin_rx = Arc::new(Mutex::new(fin_rx));

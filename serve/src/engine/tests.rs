@@ -366,6 +366,7 @@ fn wait_hook(
 
 mod faults;
 mod fleet_nodes;
+mod host_ahead;
 mod memory;
 mod queue;
 mod trim;

@@ -101,7 +101,7 @@ fn pce_for(s: &Shared, job: &JobRt) -> Option<Result<Arc<Pce>, String>> {
 
 /// How many partitions of a paced job (one whose witness runs on every core) each device has
 /// in flight at most: one on it, the next being synthesised.
-const PACED_PER_DEVICE: u64 = 2;
+pub(crate) const PACED_PER_DEVICE: u64 = 2;
 
 /// Synthesis worker: takes the highest-priority partition whose bytes fit the budget (a paced
 /// job's only while it holds fewer than two per device), synthesises it and queues it for the
