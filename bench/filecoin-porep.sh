@@ -18,9 +18,14 @@
 #   peer32  filecoin-proofs' C2 with SupraSeal on the same 32 GiB C1 and parameters (its memory
 #           polled; the host may be too small for it).
 #   daemon32 several sectors in a row through the daemon: `bellows serve --backend cuda` on the
-#           32 GiB parameters, SECTORS32 (default 3) synthetic C1 outputs of different sector
-#           numbers submitted at once (`porep c2 --daemon --submit`), each awaited; the seconds
-#           between consecutive proofs (the steady state), the daemon's peak RSS, GPU busy.
+#           32 GiB parameters (its recordings the ones c2-32 made), SECTORS32 (default 3)
+#           synthetic C1 outputs of different sector numbers submitted at once (`porep c2
+#           --daemon --submit`), each awaited; the seconds between consecutive proofs (the
+#           steady state), the daemon's peak RSS, GPU busy. Then the daemon is restarted on the
+#           same state folder and proves one sector: the first proof after a restart.
+# c2-32 also reads 8 GiB of the parameters file past the page cache (the disk's rate, the floor
+# of a load from disk); DROP_CACHES=1 empties the page cache before its proofs. Every step's
+# log has a .mem file beside it: a line a second of the memory split and the GPU's busy share.
 #
 #   STEPS="small setup32" bash bench/filecoin-porep.sh     # then, in the next call (the machine
 #   STEPS=c2-32 bash bench/filecoin-porep.sh               # must still be warm: $WORK survives)
@@ -155,6 +160,12 @@ if has c2-32; then
   note "setup32: exit $(cat "$work/setup32.done")"; cat "$work/setup32-out/summary.txt" >> "$summary"
   grep -h "setup \|domain" "$logs/setup-32.err" | tail -n 3 | tee -a "$summary"
   ls -la "$p32" "$BELLOWS_PCE_DIR" >> "$summary"; df -h "$work" >> "$summary"
+  # The disk's read rate of the parameters file, past the page cache (8 GiB of it): the floor
+  # of a load from disk. DROP_CACHES=1 then empties the page cache, so the load below reads
+  # from disk as a provider's first proof after boot does.
+  f32=$(ls "$p32"/*.params | head -n1)
+  note "disk read of $(basename "$f32"): $(dd if="$f32" of=/dev/null bs=64M count=128 iflag=direct 2>&1 | tail -n1)"
+  [ -n "${DROP_CACHES:-}" ] && sync && echo 3 > /proc/sys/vm/drop_caches && note "page cache dropped"
   # -vv: each phase's span and every partition's synthesis and device phase, timestamped.
   RUST_LOG=${RUST_LOG32:-info,bellows_core::pipeline=debug} watch bellows-c2-32 "$B/bellows" -vv porep c2 --backend "$backend" --c1 "$c32" --params-dir "$p32" --out "$work/b-32.proof" --force --reps "$reps32" --check curve-only --json
   grep -h "steady state\|wrote\|^proving\|^pipeline" "$logs/bellows-c2-32.err" | tail -n 5 | sed "s/^/  /" | tee -a "$summary"
@@ -171,34 +182,45 @@ fi
 if has daemon32; then
   while [ ! -e "$work/setup32.done" ]; do sleep 5; done
   n=${SECTORS32:-3}; st="$work/serve32"; rm -rf "$st"; mkdir -p "$st"
+  # The daemon's recordings are the ones `porep c2` made (a provider's daemon has its own from
+  # its first job); the cold start below still hashes the 47 GB file once.
+  ln -s "$BELLOWS_PCE_DIR" "$st/pce"
   for i in $(seq 1 "$n"); do
     [ -e "$work/c1-$big-$i.json" ] || "$B/bellows" porep synth-c1 --sector-size "$big" --seed 7 --sector "$i" --out "$work/c1-$big-$i.json" --force > "$logs/synth-32-$i.log" 2>&1
   done
-  "$B/bellows" -v serve ${SERVE_CONFIG:+--config "$SERVE_CONFIG"} --backend "$backend" --state-dir "$st" --params-dir "$p32" --listen "unix:$st/sock" --params-check curve-only > "$logs/serve32.log" 2> "$logs/serve32.err" &
-  spid=$!
-  for _ in $(seq 1 60); do [ -S "$st/sock" ] && break; sleep 1; done
-  # The daemon's peak RSS and the GPU's busy share while the sectors prove.
-  ( peak=0; busy=0; k=0
-    while kill -0 "$spid" 2>/dev/null; do
-      h=$(awk '/VmHWM/ {print $2}' "/proc/$spid/status" 2>/dev/null); [ -n "$h" ] && [ "$h" -gt "$peak" ] && peak=$h
-      u=$(nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits 2>/dev/null | head -n1)
-      [ -n "$u" ] && busy=$((busy + u)) && k=$((k + 1))
-      echo "$((peak / 1024)) $([ $k -gt 0 ] && echo $((busy / k)) || echo -)" > "$work/serve32.poll"; sleep 1
-    done ) &
-  t0=$(date +%s%N); jobs=()
-  for i in $(seq 1 "$n"); do
-    jobs+=("$("$B/bellows" porep c2 --daemon "unix:$st/sock" --submit --c1 "$work/c1-$big-$i.json" --params-dir "$p32" --out "$work/d-32-$i.proof" --force 2>> "$logs/daemon32.err" | tail -n1)")
+  # Two starts on one state folder: "cold" (no digest of the file kept yet) proves n sectors
+  # submitted at once (the steady state); "restart" proves one, the first after a restart
+  # with the digest kept: a provider's first proof after start.
+  for phase in cold restart; do
+    m=$n; [ "$phase" = restart ] && m=1
+    RUST_LOG=${RUST_LOG32:-info,bellows_core::pipeline=debug} "$B/bellows" -vv serve ${SERVE_CONFIG:+--config "$SERVE_CONFIG"} --backend "$backend" --state-dir "$st" --params-dir "$p32" --listen "unix:$st/sock" --params-check curve-only > "$logs/serve32-$phase.log" 2> "$logs/serve32-$phase.err" &
+    spid=$!
+    for _ in $(seq 1 60); do [ -S "$st/sock" ] && break; sleep 1; done
+    # The daemon's memory split and the GPU each second (as in watch), its peak RSS, mean busy.
+    ( peak=0; busy=0; k=0; t1=$(date +%s)
+      echo "# s anon_MiB file_MiB shmem_MiB gpu_busy_% gpu_mem_MiB" > "$logs/serve32-$phase.mem"
+      while kill -0 "$spid" 2>/dev/null; do
+        h=$(awk '/VmHWM/ {print $2}' "/proc/$spid/status" 2>/dev/null); [ -n "$h" ] && [ "$h" -gt "$peak" ] && peak=$h
+        g=$(nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader,nounits 2>/dev/null | head -n1 | tr -d ' ')
+        u=${g%%,*}; [ -n "$u" ] && busy=$((busy + u)) && k=$((k + 1))
+        echo "$(( $(date +%s) - t1 )) $(awk '/RssAnon/ {a=$2} /RssFile/ {f=$2} /RssShmem/ {m=$2} END {print int(a/1024), int(f/1024), int(m/1024)}' "/proc/$spid/status" 2>/dev/null) ${u:--} ${g#*,}" >> "$logs/serve32-$phase.mem"
+        echo "$((peak / 1024)) $([ $k -gt 0 ] && echo $((busy / k)) || echo -)" > "$work/serve32.poll"; sleep 1
+      done ) &
+    t0=$(date +%s%N); jobs=()
+    for i in $(seq 1 "$m"); do
+      jobs+=("$("$B/bellows" porep c2 --daemon "unix:$st/sock" --submit --c1 "$work/c1-$big-$i.json" --params-dir "$p32" --out "$work/d-32-$i.proof" --force 2>> "$logs/daemon32.err" | tail -n1)")
+    done
+    prev=""
+    for i in $(seq 1 "$m"); do
+      "$B/bellows" await --force --daemon "unix:$st/sock" "${jobs[$((i - 1))]}" >> "$logs/daemon32.log" 2>> "$logs/daemon32.err"
+      rc=$?; t=$(( ($(date +%s%N) - t0) / 1000000 ))
+      [ "$rc" -ne 0 ] && fail=1
+      note "daemon32 $phase sector $i (job ${jobs[$((i - 1))]}): exit $rc, done $((t / 1000)).$(printf %03d $((t % 1000))) s after the submission$([ -n "$prev" ] && echo ", $(( (t - prev) / 1000 )).$(printf %03d $(( (t - prev) % 1000 ))) s after the previous")"
+      prev=$t
+    done
+    note "daemon32 $phase: peak RSS MiB, GPU busy %: $(cat "$work/serve32.poll" 2>/dev/null)"
+    kill "$spid" 2>/dev/null; wait "$spid" 2>/dev/null
   done
-  prev=""
-  for i in $(seq 1 "$n"); do
-    "$B/bellows" await --force --daemon "unix:$st/sock" "${jobs[$((i - 1))]}" >> "$logs/daemon32.log" 2>> "$logs/daemon32.err"
-    rc=$?; t=$(( ($(date +%s%N) - t0) / 1000000 ))
-    [ "$rc" -ne 0 ] && fail=1
-    note "daemon32 sector $i (job ${jobs[$((i - 1))]}): exit $rc, done at $((t / 1000)).$(printf %03d $((t % 1000))) s$([ -n "$prev" ] && echo ", $(( (t - prev) / 1000 )).$(printf %03d $(( (t - prev) % 1000 ))) s after the previous")"
-    prev=$t
-  done
-  note "daemon32: peak RSS MiB, GPU busy %: $(cat "$work/serve32.poll" 2>/dev/null)"
-  kill "$spid" 2>/dev/null; wait "$spid" 2>/dev/null
   watch verify-d32 "$B/bellows" porep verify --c1 "$work/c1-$big-$n.json" --proof "$work/d-32-$n.proof" --params-dir "$p32" --miner 1000
 fi
 
