@@ -39,6 +39,12 @@ fn init_tracing(verbose: u8) {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
+    // Plugins log through subscribers of their own (bellows_backend_api::plugin::log), which
+    // take their filter from here. Set before any thread or plugin exists.
+    if std::env::var_os("BELLOWS_LOG").is_none() {
+        let own = std::env::var("RUST_LOG").unwrap_or_else(|_| level.to_string());
+        std::env::set_var("BELLOWS_LOG", own);
+    }
     // Colour only for a terminal, and never with NO_COLOR (https://no-color.org).
     let ansi = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
     // From -vv on, each phase span (reading, checking, loading, synthesis, proving, writing)

@@ -215,3 +215,26 @@ fn backends_survives_arbitrary_plugin_files() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_plugins_log_events_reach_standard_error_under_the_clis_verbosity() {
+    let plugins = build_plugins().expect("plugins build");
+    let so = plugins.cpu.display().to_string();
+    let said = "cpu plugin: its log events go to standard error";
+    let run = |verbose: &str| {
+        let line = format!("{verbose} --threads 1 bench --backend {{}} --log-size 5 --reps 1");
+        let o = common::cmd(&argv(line.trim(), &[&so]))
+            .env_remove("RUST_LOG")
+            .env_remove("BELLOWS_LOG")
+            .output()
+            .expect("the bellows binary runs");
+        let (_, err) = common::text(&o);
+        assert!(o.status.success(), "{err}");
+        err
+    };
+    // -vv (debug) reaches the plugin's own subscriber; without it the plugin stays quiet.
+    let err = run("-vv");
+    assert!(err.contains(said), "{err}");
+    let err = run("");
+    assert!(!err.contains(said), "{err}");
+}

@@ -36,6 +36,8 @@
 pub mod abi;
 pub mod export;
 pub mod interface;
+#[cfg(feature = "plugin-log")]
+pub mod log;
 
 pub use abi::FfiError;
 pub use interface::{

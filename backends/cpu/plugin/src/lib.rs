@@ -11,4 +11,7 @@
 //! `bellows prove --backend target/release/libbellows_backend_cpu.so ...`, or put it on
 //! `BELLOWS_PLUGIN_PATH` (the name `cpu` itself resolves to the built-in backend first).
 
-bellows_backend_api::export_backend!(bellows_cpu::CpuBackend::with_config);
+bellows_backend_api::export_backend!(|cfg: &bellows_backend_api::BackendConfig| {
+    bellows_backend_api::plugin::log::init("cpu plugin");
+    bellows_cpu::CpuBackend::with_config(cfg)
+});

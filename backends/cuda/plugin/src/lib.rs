@@ -6,4 +6,7 @@
 //! without an NVIDIA driver or GPU the plugin still loads, and creating the backend fails with an
 //! error that says why (no driver, no device, a GPU older than Hopper).
 
-bellows_backend_api::export_backend!(bellows_cuda::CudaBackend::with_config);
+bellows_backend_api::export_backend!(|cfg: &bellows_backend_api::BackendConfig| {
+    bellows_backend_api::plugin::log::init("cuda plugin");
+    bellows_cuda::CudaBackend::with_config(cfg)
+});
