@@ -17,6 +17,14 @@ const ALLOWED: &[(&str, &str)] = &[
     ("thiserror", "the error enum"),
     ("serde", "the serialisable backend info"),
     ("inventory", "the registry built-in backends submit to"),
+    (
+        "tracing",
+        "optional (feature plugin-log): the plugin's log events, which it logs anyway",
+    ),
+    (
+        "tracing-subscriber",
+        "optional (feature plugin-log): the plugin's own subscriber, writing to standard error",
+    ),
 ];
 
 /// The names in the `[dependencies]` table of a manifest (one `name = …` or
