@@ -115,6 +115,13 @@ macro_rules! forward_msm {
                 ($hook)(self, "free_bases")?;
                 $crate::backend::Msm::free_bases(&self.$field, handle)
             }
+            fn bases_need_host(
+                &self,
+                handle: $crate::backend::BasesHandle,
+            ) -> $crate::Result<bool> {
+                ($hook)(self, "bases_need_host")?;
+                $crate::backend::Msm::bases_need_host(&self.$field, handle)
+            }
             fn msm_g1(
                 &self,
                 handle: $crate::backend::BasesHandle,

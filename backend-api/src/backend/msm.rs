@@ -222,6 +222,15 @@ pub trait Msm {
     }
     /// Releases resident bases. Using the handle afterwards is an [`crate::Error::InvalidInput`].
     fn free_bases(&self, handle: BasesHandle) -> Result<()>;
+    /// Whether the backend still reads the points it was given for `handle` after the load
+    /// returned (it keeps a reference: it computes from them, or streams a part not held in
+    /// its own memory). `false` lets whoever lent them (the plugin host, which lends host memory
+    /// until `free_bases`) drop them at once: a set held whole in device memory needs no host
+    /// copy. The default: `true`.
+    fn bases_need_host(&self, handle: BasesHandle) -> Result<bool> {
+        let _ = handle;
+        Ok(true)
+    }
     /// Runs every job over the G1 bases of `handle`; `out[k]` receives job k's result. Jobs
     /// may carry densities ([`MsmJob`]).
     fn msm_g1(&self, handle: BasesHandle, jobs: &[MsmJob], out: &mut [G1Jacobian]) -> Result<()>;

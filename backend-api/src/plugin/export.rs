@@ -314,6 +314,12 @@ impl<B: Backend> FfiBackend for Exported<B> {
             self.inner.reserve_host(&sizes)
         })
     }
+
+    fn bases_need_host(&self, handle: FfiBasesHandle) -> RResult<bool, FfiError> {
+        guard("bases_need_host", || {
+            self.inner.bases_need_host(handle_from(handle)?)
+        })
+    }
 }
 
 /// Runs `f` on the [`G1PhaseInput`] the interface's arguments describe (a, b, c in place).

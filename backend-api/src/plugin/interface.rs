@@ -9,6 +9,10 @@
 //! numbers in the error.
 //!
 //! ## History
+//! - 3.1.0: [`FfiBackend::bases_need_host`] is appended after `reserve_host`: a plugin that
+//!   answers `false` for a handle (the CUDA backend, for a set held whole on its GPUs) lets the
+//!   host drop the points it lent at once instead of at `free_bases`. A 3.0 plugin lacks it and
+//!   the host keeps them, as before.
 //! - 3.0.0: the types of the interface are defined in `bellows-backend-api` instead of
 //!   `bellows-core`; nothing in them changed. abi_stable records the defining package in every
 //!   type's layout, so a 2.x plugin would fail the layout check in a 3.0 host: the new major
@@ -54,7 +58,7 @@ use super::abi::{
 
 /// Version of the plugin interface, `major.minor.patch`. A plugin whose interface major version
 /// differs from the host's is rejected at load time.
-pub const INTERFACE_VERSION: &str = "3.0.0";
+pub const INTERFACE_VERSION: &str = "3.1.0";
 
 /// Major part of [`INTERFACE_VERSION`].
 pub const INTERFACE_MAJOR: u32 = 3;
@@ -228,6 +232,14 @@ pub trait FfiBackend: Send + Sync {
     fn reserve_host(&self, sizes: RSlice<'_, u64>) -> RResult<(), FfiError> {
         let _ = sizes;
         RResult::ROk(())
+    }
+
+    /// [`crate::backend::Msm::bases_need_host`]: whether the plugin still reads the points the
+    /// host lent for `handle`. The default (a plugin built before 3.1): yes, and the host keeps
+    /// them until `free_bases`.
+    fn bases_need_host(&self, handle: FfiBasesHandle) -> RResult<bool, FfiError> {
+        let _ = handle;
+        RResult::ROk(true)
     }
 }
 

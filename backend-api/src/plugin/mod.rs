@@ -20,6 +20,8 @@
 //! - **Resident bases, zero-copy.** `load_bases_*` passes a pointer and length into host memory.
 //!   The host keeps that memory alive and unchanged until `free_bases` for the handle has
 //!   returned (and during every call naming it); the plugin may read it until then, never after.
+//!   A plugin that answers `bases_need_host(handle) == false` right after the load (it keeps its
+//!   own copy) promises never to read it again, and the host drops it then.
 //!   Handles are checked on the host: a freed handle is an invalid-input error before the plugin
 //!   is called, job ranges and density bitmaps never leave the lent points, and `free_bases` is
 //!   refused while a call naming the handle is in flight.

@@ -81,6 +81,14 @@ impl Resident {
             Resident::G2(s) => s.tier,
         }
     }
+    /// Whether the set still reads the points it was loaded from (a part of them is streamed
+    /// from host memory); a set held whole on its GPU (as points or as a table) never does.
+    pub fn reads_host(&self) -> bool {
+        match self {
+            Resident::G1(s) => s.host.is_some(),
+            Resident::G2(s) => s.host.is_some(),
+        }
+    }
     /// The G1 set (the caller checked the group).
     pub fn g1(&self) -> &ResidentSet<G1Affine> {
         match self {

@@ -49,6 +49,8 @@ use crate::{
 enum Lent {
     G1(SharedPoints<G1Affine>),
     G2(SharedPoints<G2Affine>),
+    /// The plugin said it no longer reads them (`bases_need_host`): dropped.
+    Released,
 }
 
 /// One resident handle as the host records it (the table keeps the handle itself).
@@ -135,6 +137,18 @@ impl PluginBackend {
     }
 
     /// Checks a handle the plugin returned and records the lent points under it.
+    /// Drops the points lent for `handle` when the plugin says it no longer reads them (a set
+    /// it holds whole in its own memory): for a GPU holding a 32 GiB key, the 47 GB the host
+    /// would otherwise keep until `free_bases`. An error, or a plugin that does not say (built
+    /// before interface 3.1), keeps them.
+    fn release_unneeded(&self, handle: BasesHandle) {
+        if let RResult::ROk(false) = self.object.bases_need_host(handle.into()) {
+            let _ = self
+                .lent
+                .with(handle, handle.group, |e| e.lent = Lent::Released);
+        }
+    }
+
     fn record(
         &self,
         got: FfiBasesHandle,
@@ -271,10 +285,13 @@ impl Msm for PluginBackend {
         let pts = FfiG1Affine::from_layout(bases.points());
         let (ptr, len) = (pts.as_ptr(), pts.len());
         // SAFETY: `bases` goes into the table below before this function returns and stays there
-        // until `free_bases` has returned, so the memory outlives the plugin's use of it; on error
-        // the plugin holds no reference (it returned no handle).
+        // until `free_bases` has returned, or until the plugin has said it no longer reads them
+        // (`bases_need_host`), so the memory outlives the plugin's use of it; on error the plugin
+        // holds no reference (it returned no handle).
         let got = self.answer(unsafe { self.object.load_bases_g1(ptr, len as u64) })?;
-        self.record(got, Group::G1, len, Lent::G1(bases))
+        let handle = self.record(got, Group::G1, len, Lent::G1(bases))?;
+        self.release_unneeded(handle);
+        Ok(handle)
     }
 
     fn load_bases_g2(&self, bases: SharedPoints<G2Affine>) -> Result<BasesHandle> {
@@ -282,7 +299,14 @@ impl Msm for PluginBackend {
         let (ptr, len) = (pts.as_ptr(), pts.len());
         // SAFETY: as for G1.
         let got = self.answer(unsafe { self.object.load_bases_g2(ptr, len as u64) })?;
-        self.record(got, Group::G2, len, Lent::G2(bases))
+        let handle = self.record(got, Group::G2, len, Lent::G2(bases))?;
+        self.release_unneeded(handle);
+        Ok(handle)
+    }
+
+    fn bases_need_host(&self, handle: BasesHandle) -> Result<bool> {
+        self.lent
+            .with(handle, handle.group, |e| !matches!(e.lent, Lent::Released))
     }
 
     fn free_bases(&self, handle: BasesHandle) -> Result<()> {

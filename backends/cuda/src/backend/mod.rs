@@ -410,6 +410,13 @@ impl Msm for CudaBackend {
         self.bases.remove(handle).map(drop)
     }
 
+    /// A set held whole on every GPU kept no reference to the points (`residency::load`), so
+    /// the host that lent them may drop them: a 32 GiB key's 47 GB.
+    fn bases_need_host(&self, handle: BasesHandle) -> Result<bool> {
+        let sets = self.resident(handle, handle.group)?;
+        Ok(sets.iter().any(Resident::reads_host))
+    }
+
     fn msm_g1(&self, handle: BasesHandle, jobs: &[MsmJob], out: &mut [G1Jacobian]) -> Result<()> {
         self.msm_jobs::<G1>(handle, Group::G1, jobs, out, Resident::g1)
     }

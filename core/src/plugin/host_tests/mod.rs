@@ -40,6 +40,8 @@ struct Mini {
     next: AtomicU64,
     refuse_g1_phase: bool,
     gate: Option<Arc<std::sync::Barrier>>,
+    /// Keeps a copy of the points it loads, and says it no longer reads the lent ones.
+    copies: bool,
 }
 
 fn bitrev_permute(v: &mut [blstrs::Scalar]) {
@@ -133,7 +135,15 @@ impl Mini {
 impl Msm for Mini {
     fn load_bases_g1(&self, bases: SharedPoints<G1Affine>) -> Result<BasesHandle> {
         let len = bases.points().len();
+        let bases = if self.copies {
+            Arc::new(bases.points().to_vec()) as SharedPoints<G1Affine>
+        } else {
+            bases
+        };
         Ok(self.load(Group::G1, len, Lent::G1(bases)))
+    }
+    fn bases_need_host(&self, h: BasesHandle) -> Result<bool> {
+        self.get(h).map(|_| !self.copies)
     }
     fn load_bases_g2(&self, bases: SharedPoints<G2Affine>) -> Result<BasesHandle> {
         let len = bases.points().len();
@@ -154,13 +164,13 @@ impl Msm for Mini {
         }
         match self.get(h)? {
             Lent::G1(b) => msm_jobs(&h, b.points(), jobs, out, host_msm::msm_g1),
-            Lent::G2(_) => Err(Error::invalid("group")),
+            _ => Err(Error::invalid("group")),
         }
     }
     fn msm_g2(&self, h: BasesHandle, jobs: &[MsmJob<'_>], out: &mut [G2Jacobian]) -> Result<()> {
         match self.get(h)? {
             Lent::G2(b) => msm_jobs(&h, b.points(), jobs, out, host_msm::msm_g2),
-            Lent::G1(_) => Err(Error::invalid("group")),
+            _ => Err(Error::invalid("group")),
         }
     }
 }
@@ -385,6 +395,44 @@ fn msm_through_the_interface_is_exact_and_handles_are_checked() {
         plugin.memory_info().unwrap().total > 0 || !std::path::Path::new("/proc/meminfo").exists()
     );
     plugin.trim().unwrap();
+}
+
+#[test]
+fn points_a_plugin_no_longer_reads_are_dropped_by_the_host_at_once() {
+    for copies in [false, true] {
+        let plugin = in_process(
+            Mini {
+                copies,
+                ..Mini::default()
+            },
+            "in-process:copies",
+        )
+        .unwrap();
+        let pts = g1_points(24);
+        let kept: Vec<blstrs::G1Affine> = pts.to_vec();
+        let weak = Arc::downgrade(&pts);
+        let h = plugin
+            .load_bases_g1(pts.clone() as SharedPoints<G1Affine>)
+            .unwrap();
+        drop(pts);
+        // A plugin with its own copy says so, and the host lets the points go; one that reads
+        // them keeps them alive until free_bases.
+        assert_eq!(plugin.bases_need_host(h).unwrap(), !copies);
+        assert_eq!(weak.upgrade().is_some(), !copies, "copies: {copies}");
+        let sc = rand_scalars(24, 9);
+        let mut out = vec![G1Jacobian::default(); 1];
+        plugin
+            .msm_g1(h, &[MsmJob::new(0, fr_slice(&sc))], &mut out)
+            .unwrap();
+        let expect: blstrs::G1Projective = sc
+            .iter()
+            .zip(&kept)
+            .map(|(k, b)| blstrs::G1Projective::from(*b) * k)
+            .sum();
+        assert_eq!(blstrs::G1Projective::from(out[0]), expect);
+        plugin.free_bases(h).unwrap();
+        assert!(weak.upgrade().is_none());
+    }
 }
 
 #[test]
