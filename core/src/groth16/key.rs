@@ -7,7 +7,7 @@ use std::sync::Arc;
 use group::prime::PrimeCurveAffine;
 
 use super::{
-    io::{ParamsFile, ParamsSection, PointCheck},
+    io::{ParamsFile, ParamsSection, ParamsShape, PointCheck},
     params::Parameters,
     synthesis::Synthesized,
 };
@@ -84,6 +84,19 @@ pub struct QueryLens {
     pub a_len: usize,
     /// Points of each b query (G1 and G2).
     pub b_len: usize,
+}
+
+impl From<&ParamsShape> for QueryLens {
+    /// The query sizes a parameters file's header (or a recording's shape) gives.
+    fn from(shape: &ParamsShape) -> Self {
+        QueryLens {
+            domain_size: shape.domain_size,
+            num_inputs: shape.num_inputs,
+            num_aux: shape.num_aux,
+            a_len: shape.a_len,
+            b_len: shape.b_len,
+        }
+    }
 }
 
 impl QueryLens {
@@ -229,14 +242,7 @@ impl ProvingKey {
         g2: G2Policy,
         progress: &(dyn Fn(u64) + Sync),
     ) -> Result<Self> {
-        let shape = file.shape();
-        let lens = QueryLens {
-            domain_size: shape.domain_size,
-            num_inputs: shape.num_inputs,
-            num_aux: shape.num_aux,
-            a_len: shape.a_len,
-            b_len: shape.b_len,
-        };
+        let lens = QueryLens::from(&file.shape());
         let vk = file.decode_verifying_key(check)?;
         let g2_on_backend = check_key(&vk, &lens, &*backend, g2)?;
         let (handles, b_g2, host_b_g2) = loading(&*backend, |loaded| {

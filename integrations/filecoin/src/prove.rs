@@ -382,13 +382,7 @@ pub fn prove_instances<C: Circuit<Fr> + Send>(
     // instead of on the first proof's path (the pipeline then finds them ready). The shape is
     // the recording's; without one the pipeline reserves them itself, after the load.
     let ahead = shape.as_ref().map(|shape| {
-        let lens = QueryLens {
-            domain_size: shape.domain_size,
-            num_inputs: shape.num_inputs,
-            num_aux: shape.num_aux,
-            a_len: shape.a_len,
-            b_len: shape.b_len,
-        };
+        let lens = QueryLens::from(shape);
         let device_workers = if cfg.backend.info().capabilities.concurrent {
             cfg.pipeline.workers_per_device
         } else {

@@ -1,7 +1,8 @@
 //! Host memory made ready ahead of a job's first partitions.
 
-use bellows_core::groth16::prover::QueryLens;
 use std::time::Instant;
+
+use bellows_core::groth16::prover::QueryLens;
 
 use super::{workers, ParamsEntry, Shared};
 
@@ -45,13 +46,7 @@ impl Shared {
             fit.min(workers)
         }
         .min(u64::from(partitions).max(1));
-        let one = bellows_core::groth16::prover::proof_host_blocks_of(&QueryLens {
-            domain_size: shape.domain_size,
-            num_inputs: shape.num_inputs,
-            num_aux: shape.num_aux,
-            a_len: shape.a_len,
-            b_len: shape.b_len,
-        });
+        let one = bellows_core::groth16::prover::proof_host_blocks_of(&QueryLens::from(shape));
         let sizes: Vec<usize> = (0..count).flat_map(|_| one).collect();
         let backend = device.spec.backend.clone();
         let label = device.spec.label.clone();
