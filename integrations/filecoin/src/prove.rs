@@ -378,11 +378,12 @@ pub fn prove_instances<C: Circuit<Fr> + Send>(
     if let Some(shape) = &shape {
         check_host_memory(what, shape, bellows_core::backend::host_memory_info().free)?;
     }
+    let lens = shape.as_ref().map(QueryLens::from);
+    let (path, expect) = cached_file_of(what, cache_id, dir, num_inputs, shape)?;
     // The partitions' host blocks, pinned by a device backend, made ready while the key loads
     // instead of on the first proof's path (the pipeline then finds them ready). The shape is
     // the recording's; without one the pipeline reserves them itself, after the load.
-    let ahead = shape.as_ref().map(|shape| {
-        let lens = QueryLens::from(shape);
+    let ahead = lens.map(|lens| {
         let device_workers = if cfg.backend.info().capabilities.concurrent {
             cfg.pipeline.workers_per_device
         } else {
@@ -395,15 +396,16 @@ pub fn prove_instances<C: Circuit<Fr> + Send>(
         let backend = cfg.backend.clone();
         std::thread::spawn(move || backend.reserve_host(&sizes))
     });
-    let (path, expect) = cached_file_of(what, cache_id, dir, num_inputs, shape)?;
-    let loaded = params::load_key(
+    // A load that fails returns at once (the reservation finishes on its own; its blocks stay
+    // in the backend's pool for the next attempt).
+    let (key, load) = params::load_key(
         &path,
         cfg.check,
         cfg.manifest.as_deref(),
         expect,
         cfg.backend.clone(),
         cfg.g2,
-    );
+    )?;
     if let Some(reserving) = ahead {
         match reserving.join() {
             Ok(Ok(())) => {}
@@ -411,7 +413,6 @@ pub fn prove_instances<C: Circuit<Fr> + Send>(
             Err(_) => tracing::warn!("reserving host memory ahead of the proofs panicked"),
         }
     }
-    let (key, load) = loaded?;
     let key = Arc::new(key);
     let vk = if cfg.verify {
         Some(cached_vk(
