@@ -82,17 +82,14 @@ export FIL_PROOFS_PARENT_CACHE="$work/parents" FIL_PROOFS_VERIFY_PRODUCTION_PARA
 export FIL_PROOFS_USE_MULTICORE_SDR=false BELLOWS_PCE_DIR="$work/pce"
 mkdir -p "$FIL_PROOFS_PARENT_CACHE" "$BELLOWS_PCE_DIR"
 
-# watch NAME CMD...: runs CMD, polling its peak resident memory (VmHWM of the process tree's
-# largest member) and the GPU's busy share each second; appends "NAME: rc, wall, peak RSS, GPU
-# busy" to the summary. Output in $logs/NAME.{log,err}; $logs/NAME.mem has a line a second:
-# seconds since the start, then the largest member's RSS split as the kernel counts it (anon,
-# file-backed, shared: pinned driver memory is among the last two), in MiB, then the GPU's busy
-# % and memory used (MiB), so a peak can be put beside the phase (-vv logs) that made it.
-watch() {
-  local name=$1; shift
-  local t0; t0=$(date +%s%N)
-  "$@" > "$logs/$name.log" 2> "$logs/$name.err" &
-  local pid=$! peak=0 busy=0 samples=0 q
+# poll PID NAME: until PID ends, a line a second in $logs/NAME.mem: seconds since the start,
+# then the RSS of PID's tree's largest member split as the kernel counts it (anon, file-backed,
+# shared: pinned driver memory is among the last two), in MiB, then the GPU's busy % and memory
+# used (MiB), so a peak can be put beside the phase (-vv logs) that made it; and in
+# $logs/NAME.peak "PEAK_MiB MEAN_BUSY_% SECONDS" so far (the tree's largest VmHWM).
+poll() {
+  local pid=$1 name=$2 t0 peak=0 busy=0 samples=0 q
+  t0=$(date +%s)
   echo "# s anon_MiB file_MiB shmem_MiB gpu_busy_% gpu_mem_MiB" > "$logs/$name.mem"
   while kill -0 "$pid" 2>/dev/null; do
     local big=0 split="0 0 0"
@@ -107,14 +104,26 @@ watch() {
     done
     local g; g=$(nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader,nounits 2>/dev/null | head -n1 | tr -d ' ')
     local u=${g%%,*}
-    echo "$(( ($(date +%s%N) - t0) / 1000000000 )) $split ${u:--} ${g#*,}" >> "$logs/$name.mem"
+    echo "$(( $(date +%s) - t0 )) $split ${u:--} ${g#*,}" >> "$logs/$name.mem"
     [ -n "$u" ] && busy=$((busy + u)) && samples=$((samples + 1))
+    echo "$((peak / 1024)) $([ $samples -gt 0 ] && echo $((busy / samples)) || echo -) $samples" > "$logs/$name.peak"
     sleep 1
   done
+}
+
+# watch NAME CMD...: runs CMD (output in $logs/NAME.{log,err}) under poll, and appends "NAME:
+# rc, wall, peak RSS, GPU busy" to the summary.
+watch() {
+  local name=$1; shift
+  local t0; t0=$(date +%s%N)
+  "$@" > "$logs/$name.log" 2> "$logs/$name.err" &
+  local pid=$!
+  poll "$pid" "$name"
   wait "$pid"; local rc=$?
-  local wall=$(( ($(date +%s%N) - t0) / 1000000 ))
+  local wall=$(( ($(date +%s%N) - t0) / 1000000 )) peak busy samples
+  read -r peak busy samples < "$logs/$name.peak" || { peak=0; busy=-; samples=0; }
   [ "$rc" -ne 0 ] && fail=1
-  note "$name: exit $rc, wall $((wall / 1000)).$(printf %03d $((wall % 1000))) s, peak RSS $((peak / 1024)) MiB, GPU busy $([ $samples -gt 0 ] && echo $((busy / samples)) || echo -) % over $samples s"
+  note "$name: exit $rc, wall $((wall / 1000)).$(printf %03d $((wall % 1000))) s, peak RSS $peak MiB, GPU busy $busy % over $samples s"
   [ "$rc" -ne 0 ] && tail -n 5 "$logs/$name.err" | sed "s/^/  $name: /" | tee -a "$summary"
   return $rc
 }
@@ -196,16 +205,7 @@ if has daemon32; then
     RUST_LOG=${RUST_LOG32:-info,bellows_core::pipeline=debug} "$B/bellows" -vv serve ${SERVE_CONFIG:+--config "$SERVE_CONFIG"} --backend "$backend" --state-dir "$st" --params-dir "$p32" --listen "unix:$st/sock" --params-check curve-only > "$logs/serve32-$phase.log" 2> "$logs/serve32-$phase.err" &
     spid=$!
     for _ in $(seq 1 60); do [ -S "$st/sock" ] && break; sleep 1; done
-    # The daemon's memory split and the GPU each second (as in watch), its peak RSS, mean busy.
-    ( peak=0; busy=0; k=0; t1=$(date +%s)
-      echo "# s anon_MiB file_MiB shmem_MiB gpu_busy_% gpu_mem_MiB" > "$logs/serve32-$phase.mem"
-      while kill -0 "$spid" 2>/dev/null; do
-        h=$(awk '/VmHWM/ {print $2}' "/proc/$spid/status" 2>/dev/null); [ -n "$h" ] && [ "$h" -gt "$peak" ] && peak=$h
-        g=$(nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader,nounits 2>/dev/null | head -n1 | tr -d ' ')
-        u=${g%%,*}; [ -n "$u" ] && busy=$((busy + u)) && k=$((k + 1))
-        echo "$(( $(date +%s) - t1 )) $(awk '/RssAnon/ {a=$2} /RssFile/ {f=$2} /RssShmem/ {m=$2} END {print int(a/1024), int(f/1024), int(m/1024)}' "/proc/$spid/status" 2>/dev/null) ${u:--} ${g#*,}" >> "$logs/serve32-$phase.mem"
-        echo "$((peak / 1024)) $([ $k -gt 0 ] && echo $((busy / k)) || echo -)" > "$work/serve32.poll"; sleep 1
-      done ) &
+    poll "$spid" "serve32-$phase" &
     t0=$(date +%s%N); jobs=()
     for i in $(seq 1 "$m"); do
       jobs+=("$("$B/bellows" porep c2 --daemon "unix:$st/sock" --submit --c1 "$work/c1-$big-$i.json" --params-dir "$p32" --out "$work/d-32-$i.proof" --force 2>> "$logs/daemon32.err" | tail -n1)")
@@ -218,7 +218,7 @@ if has daemon32; then
       note "daemon32 $phase sector $i (job ${jobs[$((i - 1))]}): exit $rc, done $((t / 1000)).$(printf %03d $((t % 1000))) s after the submission$([ -n "$prev" ] && echo ", $(( (t - prev) / 1000 )).$(printf %03d $(( (t - prev) % 1000 ))) s after the previous")"
       prev=$t
     done
-    note "daemon32 $phase: peak RSS MiB, GPU busy %: $(cat "$work/serve32.poll" 2>/dev/null)"
+    note "daemon32 $phase: peak RSS MiB, mean GPU busy %, seconds: $(cat "$logs/serve32-$phase.peak" 2>/dev/null)"
     kill "$spid" 2>/dev/null; wait "$spid" 2>/dev/null
   done
   watch verify-d32 "$B/bellows" porep verify --c1 "$work/c1-$big-$n.json" --proof "$work/d-32-$n.proof" --params-dir "$p32" --miner 1000

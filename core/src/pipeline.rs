@@ -38,7 +38,7 @@ use blstrs::Scalar;
 
 use crate::{
     groth16::{
-        prover::{self, PendingProofs, ProvingKey},
+        prover::{self, PendingProofs, ProvingKey, QueryLens},
         synthesis::synthesize,
         Parameters, Proof,
     },
@@ -90,24 +90,39 @@ impl PipelineConfig {
     /// or the run has.
     pub fn host_reservation(
         &self,
-        lens: &crate::groth16::prover::QueryLens,
+        lens: &QueryLens,
         device_workers: usize,
         partitions: usize,
     ) -> Vec<usize> {
-        let per = partition_bytes_of(
-            lens.domain_size as u64,
-            (lens.num_inputs + lens.num_aux) as u64,
-            lens.b_len as u64,
-        );
+        let per = lens_partition_bytes(lens);
         let fit = (self.budget_bytes(per) / per.max(1)).min(partitions as u64);
         if fit == 0 {
             return Vec::new();
         }
         let workers = self.synthesis_workers + device_workers;
         let count = (fit as usize).clamp(1, workers.max(1));
-        let one = crate::groth16::prover::proof_host_blocks_of(lens);
-        (0..count).flat_map(|_| one).collect()
+        prover::proofs_host_blocks(lens, count)
     }
+
+    /// Device workers for a key on `backend`: [`PipelineConfig::workers_per_device`], or one
+    /// when the backend does not declare `concurrent` (it must not be called from several
+    /// threads).
+    pub fn device_workers(&self, backend: &dyn crate::Backend) -> usize {
+        if backend.info().capabilities.concurrent {
+            self.workers_per_device
+        } else {
+            1
+        }
+    }
+}
+
+/// [`partition_bytes_of`] a key of `lens`.
+fn lens_partition_bytes(lens: &QueryLens) -> u64 {
+    partition_bytes_of(
+        lens.domain_size as u64,
+        (lens.num_inputs + lens.num_aux) as u64,
+        lens.b_len as u64,
+    )
 }
 
 impl Default for PipelineConfig {
@@ -403,11 +418,7 @@ impl Pipeline {
     /// Device workers for `key`: [`PipelineConfig::workers_per_device`], or one when its backend
     /// does not declare `concurrent` (such a backend must not be called from several threads).
     pub fn workers_for(&self, key: &ProvingKey) -> usize {
-        if key.backend().info().capabilities.concurrent {
-            self.config.workers_per_device
-        } else {
-            1
-        }
+        self.config.device_workers(&**key.backend())
     }
 
     /// Asks each key's backend to get host memory ready, before the first partition, for the
@@ -447,12 +458,7 @@ impl Pipeline {
         F: FnMut(JobResult),
     {
         let t0 = Instant::now();
-        let lens = self.keys[0].lens();
-        let per_partition = partition_bytes_of(
-            lens.domain_size as u64,
-            (lens.num_inputs + lens.num_aux) as u64,
-            lens.b_len as u64,
-        );
+        let per_partition = lens_partition_bytes(&self.keys[0].lens());
         let budget_bytes = self.config.budget_bytes(per_partition);
         let budget = ByteBudget::new(budget_bytes);
         let seed = self.config.seed;
@@ -565,11 +571,9 @@ impl Pipeline {
                         clock.device_enter();
                         let t = Instant::now();
                         let result = prover::start(&key, vec![s], &mut rng);
-                        clock.device_leave(t.elapsed());
-                        tracing::debug!(
-                            "job {job} partition {index}: device phase {:.2?}",
-                            t.elapsed()
-                        );
+                        let took = t.elapsed();
+                        clock.device_leave(took);
+                        tracing::debug!("job {job} partition {index}: device phase {took:.2?}");
                         budget.release(per_partition);
                         let msg = match result {
                             Ok(pending) => Done::Pending {

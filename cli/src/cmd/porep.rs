@@ -336,7 +336,7 @@ fn c2(a: &C2Args, g: &Globals) -> Result<()> {
     let c1s = vec![c1.clone(); a.reps as usize];
     let batch = bellows_filecoin::porep::prove_c2_batch(&c1s, &params_dir(&a.params_dir), &cfg)?;
     let total = t.elapsed();
-    let stats = batch.stats.clone();
+    let stats = batch.stats;
     let done: Vec<f64> = batch
         .proofs
         .iter()
@@ -352,12 +352,10 @@ fn c2(a: &C2Args, g: &Globals) -> Result<()> {
     // Seconds between consecutive proofs once the pipeline is full: from the first completion
     // to the last, over the proofs after the first (proofs of one partition may finish
     // together, out of order).
-    let interval = (done.len() > 1).then(|| {
-        let (first, last) = done
-            .iter()
-            .fold((f64::MAX, 0f64), |(lo, hi), &d| (lo.min(d), hi.max(d)));
-        (last - first) / (done.len() - 1) as f64
-    });
+    let (first, last) = done
+        .iter()
+        .fold((f64::MAX, 0f64), |(lo, hi), &d| (lo.min(d), hi.max(d)));
+    let interval = (done.len() > 1).then(|| (last - first) / (done.len() - 1) as f64);
     let partitions = stats.partitions.max(1) as f64;
     errln!(
         "pipeline: {} partition(s) in {:.1} s; a partition's synthesis {:.2} s and device phase \
@@ -371,7 +369,6 @@ fn c2(a: &C2Args, g: &Globals) -> Result<()> {
     if a.reps > 1 {
         // The proofs' partitions interleave, so the interval between completions can flatter;
         // the whole batch's time over its proofs cannot.
-        let last = done.iter().fold(0f64, |hi, &d| hi.max(d));
         errln!(
             "{} proofs done at {} s after the load; {:.2} s per proof in steady state, {:.2} s \
              a proof over the whole batch",

@@ -97,26 +97,22 @@ fn scalars_b(s: &Synthesized) -> Vec<Scalar> {
 /// otherwise, so a first batch would take fresh heap memory). For a caller that proves such
 /// batches repeatedly; a one-off proof is better served by the heap.
 pub fn reserve_batch(key: &ProvingKey, count: usize) -> Result<()> {
-    let one = proof_host_blocks(key);
-    let mut sizes: Vec<usize> = (0..count).flat_map(|_| one).collect();
+    let mut sizes = proofs_host_blocks(&key.lens(), count);
     if count > 1 {
-        sizes.extend([one[0].saturating_mul(count); 3]);
+        let domain = sizes[0];
+        sizes.extend([domain.saturating_mul(count); 3]);
     }
     key.backend.reserve_host(&sizes)
 }
 
-/// The host blocks, in bytes, one proof on `key` takes from its backend: a, b and c (the
-/// evaluation domain each, as pre-compiled synthesis allocates them) and the aux assignment.
-pub(crate) fn proof_host_blocks(key: &ProvingKey) -> [usize; 4] {
-    proof_host_blocks_of(&key.lens())
-}
-
-/// The host blocks, in bytes, one proof on a key of `lens` takes from its backend (see
-/// [`reserve_batch`]): a, b and c (the evaluation domain each) and the aux assignment.
-pub fn proof_host_blocks_of(lens: &QueryLens) -> [usize; 4] {
+/// The host blocks, in bytes, that `count` proofs on a key of `lens` take from its backend: for
+/// each, a, b and c (the evaluation domain each, as pre-compiled synthesis allocates them) and
+/// the aux assignment.
+pub fn proofs_host_blocks(lens: &QueryLens, count: usize) -> Vec<usize> {
     let fr = std::mem::size_of::<Scalar>();
     let n = lens.domain_size.saturating_mul(fr);
-    [n, n, n, lens.num_aux.saturating_mul(fr)]
+    let one = [n, n, n, lens.num_aux.saturating_mul(fr)];
+    (0..count).flat_map(|_| one).collect()
 }
 
 /// `parts` (each at most `n` long) laid out in slots of `n` elements, zero-padded, filled in

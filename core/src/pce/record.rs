@@ -284,7 +284,13 @@ pub(super) fn record_with<C: Circuit<Scalar>>(
     force_width: Option<u32>,
 ) -> Result<Pce> {
     check_id(id)?;
-    let mut cs = Cs::assemble(Recorder::new(), circuit).map_err(synthesis_error)?;
+    let cs = Cs::assemble(Recorder::new(), circuit).map_err(synthesis_error)?;
+    finish(cs, id, force_width)
+}
+
+/// The last rows of a recorded circuit (one `input · 0 = 0` per public input, as direct
+/// synthesis adds them), its domain checked, the recording closed.
+fn finish(mut cs: Cs<Recorder>, id: &str, force_width: Option<u32>) -> Result<Pce> {
     cs.enforce_inputs(cs.num_inputs);
     check_domain(cs.rows)?;
     let Cs(mut recorder) = cs;
@@ -406,11 +412,7 @@ pub fn record_repeated<P: Circuit<Scalar>, T: Circuit<Scalar>>(
         cs.num_aux += aux;
         cs.num_inputs += inputs;
     }
-    cs.enforce_inputs(cs.num_inputs);
-    check_domain(cs.rows)?;
-    let Cs(mut recorder) = cs;
-    recorder.mark_block();
-    recorder.finish(id, None)
+    finish(cs, id, None)
 }
 
 #[cfg(test)]
@@ -512,23 +514,28 @@ mod tests {
                 Ok(())
             }
         }
-        let e = record_repeated(c(0, false), Second, 5, "rep")
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("not a repeated circuit"), "{e}");
+        let refused = |r: Result<Pce>, why: &str| {
+            let e = r.map(|_| ()).unwrap_err().to_string();
+            assert!(e.contains(why), "{e}");
+        };
+        let two = || c(2, false);
+        refused(
+            record_repeated(c(0, false), Second, 5, "rep"),
+            "not a repeated circuit",
+        );
         // No identifier, or fewer than two copies.
-        let e = record_repeated(c(0, false), c(2, false), 5, "")
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("circuit identifier must have"), "{e}");
-        let e = record_repeated(c(0, false), c(2, false), 1, "rep")
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("at least two copies"), "{e}");
+        refused(
+            record_repeated(c(0, false), two(), 5, ""),
+            "circuit identifier must have",
+        );
+        refused(
+            record_repeated(c(0, false), two(), 1, "rep"),
+            "at least two copies",
+        );
         // A prefix that is not the two-copy circuit's beginning.
-        let e = record_repeated(c(3, false), c(2, false), 5, "rep")
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("not a repeated circuit"), "{e}");
+        refused(
+            record_repeated(c(3, false), two(), 5, "rep"),
+            "not a repeated circuit",
+        );
     }
 }

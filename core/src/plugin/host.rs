@@ -136,7 +136,6 @@ impl PluginBackend {
         }
     }
 
-    /// Checks a handle the plugin returned and records the lent points under it.
     /// Drops the points lent for `handle` when the plugin says it no longer reads them (a set
     /// it holds whole in its own memory): for a GPU holding a 32 GiB key, the 47 GB the host
     /// would otherwise keep until `free_bases`. An error, or a plugin that does not say (built
@@ -149,6 +148,7 @@ impl PluginBackend {
         }
     }
 
+    /// Checks a handle the plugin returned and records the lent points under it.
     fn record(
         &self,
         got: FfiBasesHandle,

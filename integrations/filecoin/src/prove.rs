@@ -384,11 +384,7 @@ pub fn prove_instances<C: Circuit<Fr> + Send>(
     // instead of on the first proof's path (the pipeline then finds them ready). The shape is
     // the recording's; without one the pipeline reserves them itself, after the load.
     let ahead = lens.map(|lens| {
-        let device_workers = if cfg.backend.info().capabilities.concurrent {
-            cfg.pipeline.workers_per_device
-        } else {
-            1
-        };
+        let device_workers = cfg.pipeline.device_workers(&*cfg.backend);
         let partitions = proofs.iter().map(|(c, _)| c.len()).sum();
         let sizes = cfg
             .pipeline
@@ -588,10 +584,9 @@ pub fn setup_circuit(
     // Refuse before the (long) setup rather than after it.
     paths.make_room(dir, force)?;
     let t = Instant::now();
-    let id = pce_id(cache_id);
     let pce = match pce_dir {
-        Some(d) => PceCache::new(d).load_or_record_with(&id, || record(&id))?.0,
-        None => record(&id)?,
+        Some(d) => pce_with(d, cache_id, record)?,
+        None => Arc::new(record(&pce_id(cache_id))?),
     };
     let record_time = t.elapsed();
     let file_bytes = parameters_file_size(&pce)?;

@@ -2,7 +2,7 @@
 
 use std::time::Instant;
 
-use bellows_core::groth16::prover::QueryLens;
+use bellows_core::groth16::prover::{proofs_host_blocks, QueryLens};
 
 use super::{workers, ParamsEntry, Shared};
 
@@ -46,8 +46,7 @@ impl Shared {
             fit.min(workers)
         }
         .min(u64::from(partitions).max(1));
-        let one = bellows_core::groth16::prover::proof_host_blocks_of(&QueryLens::from(shape));
-        let sizes: Vec<usize> = (0..count).flat_map(|_| one).collect();
+        let sizes = proofs_host_blocks(&QueryLens::from(shape), count as usize);
         let backend = device.spec.backend.clone();
         let label = device.spec.label.clone();
         let log_domain = shape.domain_size.trailing_zeros();
