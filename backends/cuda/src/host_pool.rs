@@ -13,8 +13,9 @@
 //! What the lender holds, lent and idle, stays under a limit (option `pinned-host-limit`; default
 //! half of the host's memory, as pinned pages cannot be swapped); past it, idle blocks are
 //! released and, if that is not enough, the request is declined. An idle block not reused for
-//! [`IDLE_KEEP`] is released at the lender's next call, and `trim` releases every idle block. Blocks are allocated portable (`CU_MEMHOSTALLOC_PORTABLE`), so every GPU of the process
-//! reads them at full speed.
+//! [`IDLE_KEEP`] is released at the lender's next call (a block reserved ahead of need, not before
+//! [`RESERVED_KEEP`]), and `trim` releases every idle block. Blocks are allocated portable
+//! (`CU_MEMHOSTALLOC_PORTABLE`), so every GPU of the process reads them at full speed.
 //!
 //! [`MemoryPool::alloc_host`]: bellows_backend_api::backend::MemoryPool::alloc_host
 
@@ -107,7 +108,7 @@ impl RawHost for DriverHost {
 struct State {
     /// Lent blocks: start → their real size.
     lent: HashMap<usize, usize>,
-    /// Returned blocks kept for reuse: (start, size, when returned).
+    /// Blocks kept for reuse: (start, size, when they are released if not lent by then).
     idle: Vec<(usize, usize, Instant)>,
     /// Bytes of every block held (lent, idle, and being allocated).
     held: u64,
@@ -179,12 +180,18 @@ pub const REPEAT_AFTER: Duration = Duration::from_secs(1);
 /// daemon's byte budget does not see) beyond that.
 pub const IDLE_KEEP: Duration = Duration::from_secs(60);
 
+/// How long a block reserved ahead of need ([`HostLender::reserve`]) waits for its first use:
+/// a reservation made while a large key loads (a 32 GiB PoRep's takes about a minute) must
+/// still be there when the proofs start, or they pay the pinning it was for.
+pub const RESERVED_KEEP: Duration = Duration::from_secs(600);
+
 /// Lends pinned blocks under a byte limit, keeping returned ones for reuse.
 pub struct HostLender<R: RawHost> {
     shared: Shared<R>,
     sync_max: usize,
     repeat_after: Duration,
     keep_idle: Duration,
+    keep_reserved: Duration,
 }
 
 impl<R: RawHost> HostLender<R> {
@@ -199,6 +206,7 @@ impl<R: RawHost> HostLender<R> {
             sync_max: SYNC_MAX,
             repeat_after: REPEAT_AFTER,
             keep_idle: IDLE_KEEP,
+            keep_reserved: RESERVED_KEEP,
         }
     }
 
@@ -208,13 +216,19 @@ impl<R: RawHost> HostLender<R> {
         self
     }
 
-    /// Takes out the idle blocks not reused for `keep_idle` (released by the caller, outside
-    /// the lock).
+    /// The same lender keeping blocks reserved ahead of need for `keep` ([`RESERVED_KEEP`]).
+    pub fn with_reserved_keep(mut self, keep: Duration) -> Self {
+        self.keep_reserved = keep;
+        self
+    }
+
+    /// Takes out the idle blocks past their time (`keep_idle` after their return,
+    /// `keep_reserved` after a reservation), released by the caller, outside the lock.
     fn expire(&self, st: &mut State) -> Vec<(usize, usize)> {
         let now = Instant::now();
         let mut out = Vec::new();
-        st.idle.retain(|&(p, n, since)| {
-            let keep = now.duration_since(since) < self.keep_idle;
+        st.idle.retain(|&(p, n, until)| {
+            let keep = now < until;
             if !keep {
                 out.push((p, n));
             }
@@ -323,7 +337,7 @@ impl<R: RawHost> HostLender<R> {
                 "free_host: {p:#x} is not a block this backend lent (or it was returned already)"
             ))
         })?;
-        st.idle.push((p, n, Instant::now()));
+        st.idle.push((p, n, Instant::now() + self.keep_idle));
         let expired = self.expire(&mut st);
         drop(st);
         self.shared.release(expired);
@@ -331,8 +345,10 @@ impl<R: RawHost> HostLender<R> {
     }
 
     /// Makes blocks of `sizes` ready ahead of need ([`MemoryPool::reserve_host`]): for each
-    /// size that no idle block already serves, a block is allocated now and kept idle, under the
-    /// limit (sizes past it are left to the heap, logged). Returns the bytes newly allocated.
+    /// size that no idle block already serves (the smallest that does is kept for it), a block
+    /// is allocated now and kept idle, under the limit (sizes past it are left to the heap,
+    /// logged). Every block serving the reservation is then kept at least [`RESERVED_KEEP`].
+    /// Returns the bytes newly allocated.
     /// Those blocks then serve the first requests of their sizes at once, where a request would
     /// otherwise be declined until it comes again ([`REPEAT_AFTER`]).
     ///
@@ -341,15 +357,25 @@ impl<R: RawHost> HostLender<R> {
         let mut added = 0u64;
         // Idle blocks already counted for an earlier size of this call.
         let mut taken: Vec<usize> = Vec::new();
+        let keep = self.keep_idle.max(self.keep_reserved);
         for &bytes in sizes.iter().filter(|&&b| b > 0) {
             let mut st = self.lock();
             let expired = self.expire(&mut st);
+            // The best fit, as `alloc` lends: a slightly larger block taken for a smaller
+            // size would leave that size's own request without one.
             let serving = st
                 .idle
                 .iter()
-                .position(|&(p, n, _)| n >= bytes && n - bytes <= bytes / 4 && !taken.contains(&p));
+                .enumerate()
+                .filter(|(_, &(p, n, _))| {
+                    n >= bytes && n - bytes <= bytes / 4 && !taken.contains(&p)
+                })
+                .min_by_key(|(_, &(_, n, _))| n)
+                .map(|(i, _)| i);
             if let Some(i) = serving {
-                taken.push(st.idle[i].0);
+                let entry = &mut st.idle[i];
+                entry.2 = entry.2.max(Instant::now() + keep);
+                taken.push(entry.0);
                 drop(st);
                 self.shared.release(expired);
                 continue;
@@ -369,7 +395,7 @@ impl<R: RawHost> HostLender<R> {
             self.shared.release(expired);
             if let Some(p) = self.shared.allocate(bytes) {
                 let p = p.as_ptr() as usize;
-                self.lock().idle.push((p, bytes, Instant::now()));
+                self.lock().idle.push((p, bytes, Instant::now() + keep));
                 taken.push(p);
                 added += bytes as u64;
             }
@@ -445,6 +471,44 @@ mod tests {
         lender.free(a).unwrap();
         lender.free(b).unwrap();
         assert_eq!(lender.shared.raw.allocs.load(Ordering::SeqCst), 3);
+    }
+
+    #[test]
+    fn reserved_blocks_wait_for_their_first_use_and_fit_best() {
+        // A reservation made while a key loads outlives the idle keep of a returned block.
+        let lender = HostLender::new(Heap::default(), 10_000)
+            .with_first_use(100, REPEAT_AFTER)
+            .with_idle_keep(Duration::from_millis(20))
+            .with_reserved_keep(Duration::from_secs(60));
+        // Sizes as a proof asks them: a, b, c of one size and a slightly smaller aux.
+        assert_eq!(lender.reserve(&[1000, 1000, 970]), 2970);
+        std::thread::sleep(Duration::from_millis(40));
+        // Asked again (the pipeline after the load): every block still serves, the smaller
+        // size its own block, so nothing new is made.
+        assert_eq!(lender.reserve(&[1000, 1000, 970]), 0);
+        let got: Vec<_> = [1000, 1000, 970]
+            .iter()
+            .map(|&n| lender.alloc(n).expect("reserved, not expired"))
+            .collect();
+        assert_eq!(lender.shared.raw.allocs.load(Ordering::SeqCst), 3);
+        assert_eq!(lender.shared.raw.frees.load(Ordering::SeqCst), 0);
+        // Once returned, a block is kept only the idle keep.
+        for p in got {
+            lender.free(p).unwrap();
+        }
+        std::thread::sleep(Duration::from_millis(40));
+        assert!(lender.alloc(50).is_some());
+        assert_eq!(
+            lender.idle(),
+            0,
+            "returned blocks past the idle keep are released"
+        );
+        assert_eq!(lender.shared.raw.frees.load(Ordering::SeqCst), 3);
+        // Asked again with the smaller size first: it keeps its own block (the first fit would
+        // take the larger one and leave the larger size a new block to pin).
+        let fresh = HostLender::new(Heap::default(), 10_000).with_first_use(100, REPEAT_AFTER);
+        assert_eq!(fresh.reserve(&[1000, 970]), 1970);
+        assert_eq!(fresh.reserve(&[970, 1000]), 0, "best fit: both served");
     }
 
     #[test]
