@@ -17,6 +17,7 @@ mod params_changed;
 mod params_io;
 mod pce;
 mod pipeline;
+mod pipeline_loading;
 mod setup;
 mod shortcuts;
 mod unsatisfied;

@@ -14,7 +14,7 @@ use bellows_core::groth16::{
     prepare_verifying_key, verify_proof, Parameters, PreparedVerifyingKey, Proof, VerifyingKey,
 };
 use bellows_core::pce::{cache::PceCache, Pce};
-use bellows_core::pipeline::{Job, Pipeline, PipelineConfig};
+use bellows_core::pipeline::{Job, JobResult, Loading, Pipeline, PipelineConfig};
 use bellows_core::{Backend, Error, Result};
 use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
 use blstrs::Scalar as Fr;
@@ -380,48 +380,14 @@ pub fn prove_instances<C: Circuit<Fr> + Send>(
     }
     let lens = shape.as_ref().map(QueryLens::from);
     let (path, expect) = cached_file_of(what, cache_id, dir, num_inputs, shape)?;
-    // The partitions' host blocks, pinned by a device backend, made ready while the key loads
-    // instead of on the first proof's path (the pipeline then finds them ready). The shape is
-    // the recording's; without one the pipeline reserves them itself, after the load.
-    let ahead = lens.map(|lens| {
-        let device_workers = cfg.pipeline.device_workers(&*cfg.backend);
-        let partitions = proofs.iter().map(|(c, _)| c.len()).sum();
-        let sizes = cfg
-            .pipeline
-            .host_reservation(&lens, device_workers, partitions);
-        let backend = cfg.backend.clone();
-        std::thread::spawn(move || backend.reserve_host(&sizes))
-    });
-    // A load that fails returns at once (the reservation finishes on its own; its blocks stay
-    // in the backend's pool for the next attempt).
-    let (key, load) = params::load_key(
-        &path,
-        cfg.check,
-        cfg.manifest.as_deref(),
-        expect,
-        cfg.backend.clone(),
-        cfg.g2,
-    )?;
-    if let Some(reserving) = ahead {
-        match reserving.join() {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => tracing::warn!("reserving host memory ahead of the proofs: {e}"),
-            Err(_) => tracing::warn!("reserving host memory ahead of the proofs panicked"),
-        }
-    }
-    let key = Arc::new(key);
-    let vk = if cfg.verify {
-        Some(cached_vk(
-            &CachePaths::new(dir, cache_id).vk,
-            &key.params().vk,
-        )?)
+    // The cache folder's verifying key (fully checked) is read before any work; without one
+    // the proofs are checked against the parameters' own (`cached_vk`).
+    let vk_file = CachePaths::new(dir, cache_id).vk;
+    let early_vk = if cfg.verify && vk_file.exists() {
+        Some(read_verifying_key(&vk_file, PointCheck::Full)?)
     } else {
         None
     };
-    let mut pipeline = Pipeline::new(vec![key], cfg.pipeline.clone())?;
-    if let Some(pce) = pce {
-        pipeline = pipeline.with_pce(pce);
-    }
     let mut inputs = Vec::with_capacity(proofs.len());
     let jobs: Vec<Job<Guarded<C>>> = proofs
         .into_iter()
@@ -435,14 +401,62 @@ pub fn prove_instances<C: Circuit<Fr> + Send>(
         })
         .collect();
     let n = jobs.len();
-    let t = Instant::now();
-    let mut done: Vec<Option<(Result<Vec<Proof>>, Duration)>> = (0..n).map(|_| None).collect();
-    let stats = pipeline.run(jobs, |r| {
+    // When each proof completed, and when the key was ready: the times reported are from the
+    // end of the load.
+    let mut done: Vec<Option<(Result<Vec<Proof>>, Instant)>> = (0..n).map(|_| None).collect();
+    let on_done = |r: JobResult| {
         if let Some(slot) = done.get_mut(r.id as usize) {
-            *slot = Some((r.proofs, t.elapsed()));
+            *slot = Some((r.proofs, Instant::now()));
         }
-    })?;
-    let prove_time = t.elapsed();
+    };
+    let load_key = || {
+        params::load_key(
+            &path,
+            cfg.check,
+            cfg.manifest.as_deref(),
+            expect,
+            cfg.backend.clone(),
+            cfg.g2,
+        )
+    };
+    let (stats, load, key_vk, loaded_at) = match lens {
+        // The recording gives the key's shape before the key: the partitions' host blocks are
+        // made ready (pinned by a device backend) and the first partitions synthesised while
+        // the key loads, instead of on the first proof's path.
+        Some(lens) => {
+            let mut loaded = None;
+            let slot = &mut loaded;
+            let loading = Loading {
+                lens,
+                backend: cfg.backend.clone(),
+                load: move || {
+                    let (key, load) = load_key()?;
+                    *slot = Some((load, key.params().vk.clone(), Instant::now()));
+                    Ok(vec![Arc::new(key)])
+                },
+            };
+            let stats = Pipeline::run_loading(&cfg.pipeline, pce, loading, jobs, on_done)?;
+            let (load, vk, at) =
+                loaded.ok_or_else(|| Error::Pipeline("the parameters were never loaded".into()))?;
+            (stats, load, vk, at)
+        }
+        None => {
+            let (key, load) = load_key()?;
+            let loaded_at = Instant::now();
+            let vk = key.params().vk.clone();
+            let mut pipeline = Pipeline::new(vec![Arc::new(key)], cfg.pipeline.clone())?;
+            if let Some(pce) = pce {
+                pipeline = pipeline.with_pce(pce);
+            }
+            (pipeline.run(jobs, on_done)?, load, vk, loaded_at)
+        }
+    };
+    let vk = cfg.verify.then(|| early_vk.unwrap_or(key_vk));
+    let done: Vec<Option<(Result<Vec<Proof>>, Duration)>> = done
+        .into_iter()
+        .map(|slot| slot.map(|(r, at)| (r, at.saturating_duration_since(loaded_at))))
+        .collect();
+    let prove_time = loaded_at.elapsed();
     let mut out = Vec::with_capacity(n);
     for (k, slot) in done.into_iter().enumerate() {
         let (partitions, at) =

@@ -73,7 +73,7 @@ impl Section {
             PointCheck::Batched => (PointCheck::CurveOnly, true),
             other => (other, false),
         };
-        let mut out = vec![identity; self.count];
+        let mut out = codec::filled(identity, self.count);
         let mut done = 0;
         src.pieces(
             self.offset as u64,

@@ -25,21 +25,17 @@
 //! say) fails its job, with the error, and the pipeline goes on with the others.
 
 use std::{
-    collections::HashMap,
-    sync::{
-        mpsc::{sync_channel, Receiver},
-        Arc, Condvar, Mutex,
-    },
+    sync::{Arc, Condvar, Mutex},
     time::{Duration, Instant},
 };
 
-use bellpepper_core::Circuit;
-use blstrs::Scalar;
+mod run;
+
+pub use run::Loading;
 
 use crate::{
     groth16::{
         prover::{self, PendingProofs, ProvingKey, QueryLens},
-        synthesis::synthesize,
         Parameters, Proof,
     },
     pce::Pce,
@@ -389,17 +385,7 @@ impl Pipeline {
                 "synthesis_workers and workers_per_device must be at least 1",
             ));
         }
-        // Keys of one pipeline prove the same circuit: the same verifying key and query sizes
-        // (they may come from one Parameters, or each from the same file loaded per device).
-        let (vk0, lens0) = (&keys[0].params().vk, keys[0].lens());
-        if keys
-            .iter()
-            .any(|k| k.lens() != lens0 || &k.params().vk != vk0)
-        {
-            return Err(Error::invalid(
-                "every proving key of a pipeline must be of the same parameters",
-            ));
-        }
+        check_keys(&keys)?;
         Ok(Self {
             keys,
             config,
@@ -420,248 +406,24 @@ impl Pipeline {
     pub fn workers_for(&self, key: &ProvingKey) -> usize {
         self.config.device_workers(&**key.backend())
     }
-
-    /// Asks each key's backend to get host memory ready, before the first partition, for the
-    /// partitions the pipeline can hold at once (at most `fit` by the budget, and no more than
-    /// its workers can fill): a, b, c (the evaluation domain each) and the aux assignment of
-    /// each ([`crate::backend::MemoryPool::reserve_host`]). A device backend pins them now
-    /// instead of on the critical path of the first proofs. Failures are logged, never fatal.
-    fn reserve_host_memory(&self, partitions: usize) {
-        let device_workers = self.keys.iter().map(|k| self.workers_for(k)).sum::<usize>();
-        let sizes = self
-            .config
-            .host_reservation(&self.keys[0].lens(), device_workers, partitions);
-        if sizes.is_empty() {
-            return;
-        }
-        let mut seen: Vec<*const ()> = Vec::new();
-        for key in &self.keys {
-            // One reservation per backend object, however many keys share it.
-            let id = Arc::as_ptr(key.backend()) as *const ();
-            if seen.contains(&id) {
-                continue;
-            }
-            seen.push(id);
-            if let Err(e) = key.backend().reserve_host(&sizes) {
-                tracing::warn!("reserving host memory ahead of the proofs: {e}");
-            }
-        }
-    }
-
-    /// Proves every job, calling `on_done` (on the calling thread) as each job completes.
-    /// Job ids must be unique within one run.
-    pub fn run<C, I, F>(&self, jobs: I, mut on_done: F) -> Result<PipelineStats>
-    where
-        C: Circuit<Scalar> + Send,
-        I: IntoIterator<Item = Job<C>>,
-        I::IntoIter: Send,
-        F: FnMut(JobResult),
-    {
-        let t0 = Instant::now();
-        let per_partition = lens_partition_bytes(&self.keys[0].lens());
-        let budget_bytes = self.config.budget_bytes(per_partition);
-        let budget = ByteBudget::new(budget_bytes);
-        let seed = self.config.seed;
-        // The jobs are taken in full first (every caller has them at hand): the host memory
-        // made ready ahead is for no more partitions than there are.
-        let jobs: Vec<Job<C>> = jobs.into_iter().collect();
-        let partitions: usize = jobs.iter().map(|j| j.partitions.len()).sum();
-        self.reserve_host_memory(partitions);
-
-        // The queue of partitions, in submission order; jobs are registered as they are taken.
-        let states: Mutex<HashMap<u64, JobState>> = Mutex::new(HashMap::new());
-        let empty_jobs: Mutex<Vec<u64>> = Mutex::new(Vec::new());
-        let queue = Mutex::new(jobs.into_iter().flat_map(|job| {
-            let n = job.partitions.len();
-            let id = job.id;
-            if n == 0 {
-                empty_jobs
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .push(id);
-            }
-            job.partitions
-                .into_iter()
-                .enumerate()
-                .map(move |(index, circuit)| {
-                    (
-                        n,
-                        Partition {
-                            job: id,
-                            index,
-                            circuit,
-                        },
-                    )
-                })
-        }));
-        let workers: Vec<usize> = self.keys.iter().map(|k| self.workers_for(k)).collect();
-        let n_workers: usize = workers.iter().sum();
-        let (syn_tx, syn_rx) = sync_channel(n_workers);
-        let syn_rx = Arc::new(Mutex::new(syn_rx));
-        let (done_tx, done_rx) = sync_channel::<Done>(n_workers * 2);
-
-        let mut stats = PipelineStats {
-            budget_bytes,
-            ..Default::default()
-        };
-        let clock = StageClock::default();
-        std::thread::scope(|scope| -> Result<()> {
-            for _ in 0..self.config.synthesis_workers {
-                let (syn_tx, done_tx) = (syn_tx.clone(), done_tx.clone());
-                let (queue, states, budget, clock) = (&queue, &states, &budget, &clock);
-                let pce = self.pce.as_deref();
-                // Synthesis writes into the first device's host memory (pinned on a device
-                // backend; any of the devices reads it directly).
-                let host = self.keys[0].backend();
-                scope.spawn(move || loop {
-                    let next = queue.lock().unwrap_or_else(|e| e.into_inner()).next();
-                    let Some((n_parts, part)) = next else { break };
-                    states
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .entry(part.job)
-                        .or_insert_with(|| JobState {
-                            proofs: vec![None; n_parts],
-                            remaining: n_parts,
-                            error: None,
-                            started: Instant::now(),
-                        });
-                    let t_wait = Instant::now();
-                    budget.acquire(per_partition);
-                    let t_syn = Instant::now();
-                    let synthesized = match pce {
-                        Some(p) => p.synthesize_for(part.circuit, Some(host)),
-                        None => synthesize(part.circuit),
-                    };
-                    let (wait, took) = (t_syn - t_wait, t_syn.elapsed());
-                    clock.synthesised(wait, took);
-                    tracing::debug!(
-                        "job {} partition {}: synthesised in {took:.2?} (waited {wait:.2?} for \
-                         the memory budget)",
-                        part.job,
-                        part.index
-                    );
-                    match synthesized {
-                        Ok(s) => {
-                            if syn_tx.send((part.job, part.index, s)).is_err() {
-                                budget.release(per_partition);
-                                break;
-                            }
-                        }
-                        Err(error) => {
-                            budget.release(per_partition);
-                            let _ = done_tx.send(Done::Failed {
-                                job: part.job,
-                                error,
-                            });
-                        }
-                    }
-                });
-            }
-            drop(syn_tx);
-            for (key, &n_workers) in self.keys.iter().zip(&workers) {
-                for _ in 0..n_workers {
-                    let (syn_rx, done_tx, budget, clock) =
-                        (syn_rx.clone(), done_tx.clone(), &budget, &clock);
-                    let key = key.clone();
-                    scope.spawn(move || loop {
-                        let next = syn_rx.lock().unwrap_or_else(|e| e.into_inner()).recv();
-                        let Ok((job, index, s)) = next else { break };
-                        let mut rng = partition_rng(seed, job, index);
-                        clock.device_enter();
-                        let t = Instant::now();
-                        let result = prover::start(&key, vec![s], &mut rng);
-                        let took = t.elapsed();
-                        clock.device_leave(took);
-                        tracing::debug!("job {job} partition {index}: device phase {took:.2?}");
-                        budget.release(per_partition);
-                        let msg = match result {
-                            Ok(pending) => Done::Pending {
-                                job,
-                                index,
-                                pending,
-                            },
-                            Err(error) => Done::Failed { job, error },
-                        };
-                        if done_tx.send(msg).is_err() {
-                            break;
-                        }
-                    });
-                }
-            }
-            drop(done_tx);
-            finalise(done_rx, &states, &mut stats, &mut on_done);
-            Ok(())
-        })?;
-        drop(queue);
-        for id in empty_jobs.into_inner().unwrap_or_else(|e| e.into_inner()) {
-            stats.jobs += 1;
-            on_done(JobResult {
-                id,
-                proofs: Err(Error::invalid(format!("job {id} has no partitions"))),
-                latency: Duration::ZERO,
-            });
-        }
-        stats.peak_reserved_bytes = budget.peak();
-        stats.wall = t0.elapsed();
-        let t = clock.times();
-        (stats.synthesis, stats.budget_wait) = (t.synthesis, t.budget_wait);
-        (stats.device, stats.device_occupied) = (t.device, t.occupied);
-        Ok(stats)
-    }
 }
 
-fn finalise(
-    done_rx: Receiver<Done>,
-    states: &Mutex<HashMap<u64, JobState>>,
-    stats: &mut PipelineStats,
-    on_done: &mut impl FnMut(JobResult),
-) {
-    for msg in done_rx {
-        let (job, outcome) = match msg {
-            Done::Pending {
-                job,
-                index,
-                pending,
-            } => match pending.finalize() {
-                Ok(mut p) => (job, Ok((index, p.remove(0)))),
-                Err(e) => (job, Err(e)),
-            },
-            Done::Failed { job, error } => (job, Err(error)),
-        };
-        let mut st = states.lock().unwrap_or_else(|e| e.into_inner());
-        let Some(state) = st.get_mut(&job) else {
-            continue;
-        };
-        match outcome {
-            Ok((index, proof)) => {
-                state.proofs[index] = Some(proof);
-                stats.partitions += 1;
-            }
-            Err(e) => {
-                if state.error.is_none() {
-                    state.error = Some(e);
-                }
-            }
-        }
-        state.remaining -= 1;
-        if state.remaining == 0 {
-            let state = st.remove(&job).expect("present");
-            drop(st);
-            stats.jobs += 1;
-            let proofs = match state.error {
-                Some(e) => Err(e),
-                None => Ok(state
-                    .proofs
-                    .into_iter()
-                    .map(|p| p.expect("every partition proved"))
-                    .collect()),
-            };
-            on_done(JobResult {
-                id: job,
-                proofs,
-                latency: state.started.elapsed(),
-            });
-        }
+/// Keys of one pipeline prove the same circuit: the same verifying key and query sizes (they
+/// may come from one Parameters, or each from the same file loaded per device).
+fn check_keys(keys: &[Arc<ProvingKey>]) -> Result<()> {
+    let Some(first) = keys.first() else {
+        return Err(Error::invalid(
+            "a pipeline needs at least one proving key (device)",
+        ));
+    };
+    let (vk0, lens0) = (&first.params().vk, first.lens());
+    if keys
+        .iter()
+        .any(|k| k.lens() != lens0 || &k.params().vk != vk0)
+    {
+        return Err(Error::invalid(
+            "every proving key of a pipeline must be of the same parameters",
+        ));
     }
+    Ok(())
 }
