@@ -24,8 +24,10 @@
 #           steady state), the daemon's peak RSS, GPU busy. Then the daemon is restarted on the
 #           same state folder and proves one sector: the first proof after a restart.
 # c2-32 also reads 8 GiB of the parameters file past the page cache (the disk's rate, the floor
-# of a load from disk); DROP_CACHES=1 empties the page cache before its proofs. Every step's
-# log has a .mem file beside it: a line a second of the memory split and the GPU's busy share.
+# of a load from disk); DROP_CACHES=1 empties the page cache before its proofs, and LOAD32=1
+# times the load's host side alone first (`porep load`: read and decode). Every step's
+# log has a .mem file beside it: a line a second of the process's memory split and the GPU's
+# busy share, and of the host's free memory, page cache, disk reads and CPU busy share.
 #
 #   STEPS="small setup32" bash bench/filecoin-porep.sh     # then, in the next call (the machine
 #   STEPS=c2-32 bash bench/filecoin-porep.sh               # must still be warm: $WORK survives)
@@ -87,10 +89,16 @@ mkdir -p "$FIL_PROOFS_PARENT_CACHE" "$BELLOWS_PCE_DIR"
 # shared: pinned driver memory is among the last two), in MiB, then the GPU's busy % and memory
 # used (MiB), so a peak can be put beside the phase (-vv logs) that made it; and in
 # $logs/NAME.peak "PEAK_MiB MEAN_BUSY_% SECONDS" so far (the tree's largest VmHWM).
+# Sectors read by the whole-disk devices so far, and the CPUs' total and idle(+iowait) ticks.
+host_read_sectors() { awk '$3 ~ /^(sd[a-z]+|vd[a-z]+|nvme[0-9]+n[0-9]+|xvd[a-z]+)$/ {s+=$6} END {print s+0}' /proc/diskstats; }
+host_cpu_ticks() { awk '/^cpu / {t=0; for (i=2; i<=NF; i++) t+=$i; print t, $5+$6}' /proc/stat; }
+
 poll() {
   local pid=$1 name=$2 t0 peak=0 busy=0 samples=0 q
   t0=$(date +%s)
-  echo "# s anon_MiB file_MiB shmem_MiB gpu_busy_% gpu_mem_MiB" > "$logs/$name.mem"
+  echo "# s anon_MiB file_MiB shmem_MiB gpu_busy_% gpu_mem_MiB | host: free_MiB cache_MiB read_MiB/s cpu_busy_%" > "$logs/$name.mem"
+  local last_rd last_cpu
+  last_rd=$(host_read_sectors); last_cpu=$(host_cpu_ticks)
   while kill -0 "$pid" 2>/dev/null; do
     local big=0 split="0 0 0"
     for q in $pid $(pgrep -P "$pid" 2>/dev/null); do
@@ -104,7 +112,15 @@ poll() {
     done
     local g; g=$(nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader,nounits 2>/dev/null | head -n1 | tr -d ' ')
     local u=${g%%,*}
-    echo "$(( $(date +%s) - t0 )) $split ${u:--} ${g#*,}" >> "$logs/$name.mem"
+    # The host beside the process: memory free and in the page cache, the disks' read rate
+    # and the CPUs' busy share over the last second (what a load or a first synthesis waits on).
+    local rd cpu host
+    rd=$(host_read_sectors); cpu=$(host_cpu_ticks)
+    host=$(awk -v rd=$((rd - last_rd)) -v c0="$last_cpu" -v c1="$cpu" '/^MemFree:/ {f=$2} /^Cached:/ {c=$2}
+      END {split(c0, a, " "); split(c1, b, " "); busy = (b[1]-a[1]) - ((b[2]-a[2])); tot = b[1]-a[1];
+           printf "%d %d %d %d", f/1024, c/1024, rd*512/1048576, (tot > 0 ? 100*busy/tot : 0)}' /proc/meminfo)
+    last_rd=$rd; last_cpu=$cpu
+    echo "$(( $(date +%s) - t0 )) $split ${u:--} ${g#*,} | $host" >> "$logs/$name.mem"
     [ -n "$u" ] && busy=$((busy + u)) && samples=$((samples + 1))
     echo "$((peak / 1024)) $([ $samples -gt 0 ] && echo $((busy / samples)) || echo -) $samples" > "$logs/$name.peak"
     sleep 1
@@ -175,8 +191,13 @@ if has c2-32; then
   f32=$(ls "$p32"/*.params | head -n1)
   note "disk read of $(basename "$f32"): $(dd if="$f32" of=/dev/null bs=64M count=128 iflag=direct 2>&1 | tail -n1)"
   [ -n "${DROP_CACHES:-}" ] && sync && echo 3 > /proc/sys/vm/drop_caches && note "page cache dropped"
+  # LOAD32=1: the host side of the load alone first (read and decode, nothing on the GPU).
+  if [ -n "${LOAD32:-}" ]; then
+    watch load-32 "$B/bellows" porep load --params "$f32" --check curve-only
+    tail -n 1 "$logs/load-32.log" | sed "s/^/  /" | tee -a "$summary"
+  fi
   # -vv: each phase's span and every partition's synthesis and device phase, timestamped.
-  RUST_LOG=${RUST_LOG32:-info,bellows_core::pipeline=debug} watch bellows-c2-32 "$B/bellows" -vv porep c2 --backend "$backend" --c1 "$c32" --params-dir "$p32" --out "$work/b-32.proof" --force --reps "$reps32" --check curve-only --json
+  RUST_LOG=${RUST_LOG32:-info,bellows_core::pipeline=debug,bellows_cuda::host_pool=debug} watch bellows-c2-32 "$B/bellows" -vv porep c2 --backend "$backend" --c1 "$c32" --params-dir "$p32" --out "$work/b-32.proof" --force --reps "$reps32" --check curve-only --json
   grep -h "steady state\|wrote\|^proving\|^pipeline" "$logs/bellows-c2-32.err" | tail -n 5 | sed "s/^/  /" | tee -a "$summary"
   cat "$logs/bellows-c2-32.log" >> "$summary"
   watch verify-32 "$B/bellows" porep verify --c1 "$c32" --proof "$work/b-32.proof" --params-dir "$p32" --miner 1000
@@ -202,7 +223,7 @@ if has daemon32; then
   # with the digest kept: a provider's first proof after start.
   for phase in cold restart; do
     m=$n; [ "$phase" = restart ] && m=1
-    RUST_LOG=${RUST_LOG32:-info,bellows_core::pipeline=debug} "$B/bellows" -vv serve ${SERVE_CONFIG:+--config "$SERVE_CONFIG"} --backend "$backend" --state-dir "$st" --params-dir "$p32" --listen "unix:$st/sock" --params-check curve-only > "$logs/serve32-$phase.log" 2> "$logs/serve32-$phase.err" &
+    RUST_LOG=${RUST_LOG32:-info,bellows_core::pipeline=debug,bellows_cuda::host_pool=debug} "$B/bellows" -vv serve ${SERVE_CONFIG:+--config "$SERVE_CONFIG"} --backend "$backend" --state-dir "$st" --params-dir "$p32" --listen "unix:$st/sock" --params-check curve-only > "$logs/serve32-$phase.log" 2> "$logs/serve32-$phase.err" &
     spid=$!
     for _ in $(seq 1 60); do [ -S "$st/sock" ] && break; sleep 1; done
     poll "$spid" "serve32-$phase" &

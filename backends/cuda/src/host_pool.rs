@@ -306,6 +306,10 @@ impl<R: RawHost> HostLender<R> {
             if now.duration_since(first) < self.repeat_after {
                 drop(st);
                 self.shared.release(freed);
+                tracing::debug!(
+                    "pinned host memory: {bytes} bytes asked for the first time and not \
+                     reserved; the heap is used"
+                );
                 return None;
             }
         }
