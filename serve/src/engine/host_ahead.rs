@@ -1,10 +1,57 @@
-//! Host memory made ready ahead of a job's first partitions.
+//! What a job's first partitions need, made ready ahead of them: host memory for their blocks,
+//! and the parameters on the first device.
 
-use std::time::Instant;
+use std::{
+    sync::{mpsc, Arc},
+    time::{Duration, Instant},
+};
 
 use bellows_core::groth16::prover::{proofs_host_blocks, QueryLens};
 
 use super::{workers, ParamsEntry, Shared};
+use crate::error::Result;
+
+/// Parameters to load onto the first device ahead of a job's partitions, with the job's check.
+pub(crate) struct KeyAhead {
+    entry: Arc<ParamsEntry>,
+    curve_only: bool,
+}
+
+/// Loads the parameters asked for by [`Shared::load_key_ahead`], one at a time, until the
+/// engine shuts down.
+pub(crate) fn keys_ahead_loop(s: &Shared, rx: &mpsc::Receiver<KeyAhead>) {
+    while !s.shutdown.load(std::sync::atomic::Ordering::SeqCst) {
+        let Ok(KeyAhead { entry, curve_only }) = rx.recv_timeout(Duration::from_millis(200)) else {
+            continue;
+        };
+        let Some(d) = s.devices.iter().position(|d| !d.spec.fallback) else {
+            continue;
+        };
+        if entry.is_resident_on(d) {
+            continue;
+        }
+        let t = Instant::now();
+        match s.make_resident(&entry, curve_only, d) {
+            Ok(true) => tracing::info!(
+                "parameters {} made resident on {} ahead of their job's partitions in {:.2?}",
+                entry.path.display(),
+                s.devices[d].spec.label,
+                t.elapsed()
+            ),
+            Ok(false) => tracing::debug!(
+                "parameters {} not loaded ahead: they do not fit what is left of {}'s budget now",
+                entry.path.display(),
+                s.devices[d].spec.label
+            ),
+            // The job's device phase meets the error again and reports it.
+            Err(e) => tracing::warn!(
+                "loading parameters {} ahead of their job's partitions: {e}",
+                entry.path.display()
+            ),
+        }
+        s.update_gauges();
+    }
+}
 
 impl Shared {
     /// Makes the first device's host memory ready, in the background, for the partitions of
@@ -68,5 +115,52 @@ impl Shared {
         if let Err(e) = spawned {
             tracing::warn!("reserving host memory ahead of the partitions: {e}");
         }
+    }
+
+    /// Asks for `entry` to be loaded onto the first device in the background when that device
+    /// is an accelerator (its key is read from the file straight onto it) that does not hold
+    /// it yet: the load (about a minute for a 32 GiB PoRep's key) then overlaps the recording's
+    /// load and the first partitions' synthesis, where the device phase would start it only
+    /// once the first partition is synthesised. The device phase that needs the key waits for
+    /// this load (one load at a time per file).
+    pub(super) fn load_key_ahead(&self, entry: &Arc<ParamsEntry>, curve_only: bool) {
+        let Some((d, dev)) = self
+            .devices
+            .iter()
+            .enumerate()
+            .find(|(_, d)| !d.spec.fallback)
+        else {
+            return;
+        };
+        if !dev.spec.backend.info().capabilities.accelerator || entry.is_resident_on(d) {
+            return;
+        }
+        let _ = self.keys_ahead.send(KeyAhead {
+            entry: entry.clone(),
+            curve_only,
+        });
+    }
+
+    /// Makes `entry` resident on device `d` as a partition's device phase would, its points
+    /// counted against the device's memory budget (idle parameters evicted to make room).
+    /// `Ok(false)` when they do not fit what is left of the budget now.
+    pub(crate) fn make_resident(
+        &self,
+        entry: &Arc<ParamsEntry>,
+        curve_only: bool,
+        d: usize,
+    ) -> Result<bool> {
+        let Some(evict) = self.lock_sched().mem[d].try_reserve(entry, 0) else {
+            return Ok(false);
+        };
+        for e in &evict {
+            self.params.evict_device(e, d);
+        }
+        let dev = &self.devices[d];
+        let key = self
+            .params
+            .key(entry, curve_only, d, &dev.spec.backend, dev.spec.g2);
+        self.lock_sched().mem[d].release(&entry.digest, 0);
+        key.map(|_| true)
     }
 }

@@ -448,25 +448,14 @@ impl Engine {
                 continue;
             }
             // The points count against the device's budget like a partition's would.
-            let evict = self.shared.lock_sched().mem[i].try_reserve(&entry, 0);
-            let Some(evict) = evict else {
+            if !self.shared.make_resident(&entry, curve_only, i)? {
                 tracing::warn!(
                     "parameters {} not preloaded on {}: their points do not fit what is left of \
                      its memory budget",
                     entry.path.display(),
                     d.spec.label
                 );
-                continue;
-            };
-            for e in &evict {
-                self.shared.params.evict_device(e, i);
             }
-            let key = self
-                .shared
-                .params
-                .key(&entry, curve_only, i, &d.spec.backend, d.spec.g2);
-            self.shared.lock_sched().mem[i].release(&entry.digest, 0);
-            key?;
         }
         self.shared.update_gauges();
         Ok(entry)

@@ -220,6 +220,8 @@ pub(crate) struct Shared {
     /// Partition shapes (domain, private variables) whose host blocks were made ready ahead
     /// ([`Shared::reserve_host_ahead`]).
     pub(crate) host_reserved: Mutex<std::collections::HashSet<(usize, usize)>>,
+    /// Parameters to load onto the first device ahead of their job's partitions.
+    pub(crate) keys_ahead: mpsc::Sender<host_ahead::KeyAhead>,
 }
 
 /// Host bytes of one partition of a job with parameters `entry` (also what its device
@@ -500,6 +502,7 @@ impl Shared {
         let bytes = job_partition_bytes(&entry);
         let paced = spec.kind.witness_on_every_core() && self.cfg.pce_dir.is_some();
         self.reserve_host_ahead(&entry, bytes, paced, total);
+        self.load_key_ahead(&entry, spec.curve_only);
         let snap = JobSnapshot {
             id,
             state,
@@ -642,7 +645,9 @@ impl Engine {
         let decode_ahead = devices
             .iter()
             .any(|d| !d.spec.fallback && !d.spec.backend.info().capabilities.accelerator);
+        let (keys_ahead, ahead_rx) = mpsc::channel();
         let shared = Arc::new(Shared {
+            keys_ahead,
             params,
             decode_ahead,
             fleet,
@@ -704,6 +709,11 @@ impl Engine {
             }
         }
         drop(fin_tx);
+        let s = shared.clone();
+        threads.push(spawn(
+            "bellows-keys-ahead".into(),
+            Box::new(move || host_ahead::keys_ahead_loop(&s, &ahead_rx)),
+        )?);
         for i in 0..shared.cfg.finalizers {
             let (s, rx) = (shared.clone(), fin_rx.clone());
             threads.push(spawn(
