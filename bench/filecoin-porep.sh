@@ -82,17 +82,21 @@ note() { echo "$*" | tee -a "$summary"; }
 export BELLOWS_PLUGIN_PATH="$B" RUST_BACKTRACE=1 RUST_LOG=${RUST_LOG:-info}
 export FIL_PROOFS_PARENT_CACHE="$work/parents" FIL_PROOFS_VERIFY_PRODUCTION_PARAMS=false
 export FIL_PROOFS_USE_MULTICORE_SDR=false BELLOWS_PCE_DIR="$work/pce"
+# The 32 GiB steps' log filter: every partition's synthesis and device phase, and the pinned
+# memory pool's decisions.
+log32=${RUST_LOG32:-info,bellows_core::pipeline=debug,bellows_cuda::host_pool=debug}
 mkdir -p "$FIL_PROOFS_PARENT_CACHE" "$BELLOWS_PCE_DIR"
 
-# poll PID NAME: until PID ends, a line a second in $logs/NAME.mem: seconds since the start,
-# then the RSS of PID's tree's largest member split as the kernel counts it (anon, file-backed,
-# shared: pinned driver memory is among the last two), in MiB, then the GPU's busy % and memory
-# used (MiB), so a peak can be put beside the phase (-vv logs) that made it; and in
-# $logs/NAME.peak "PEAK_MiB MEAN_BUSY_% SECONDS" so far (the tree's largest VmHWM).
 # Sectors read by the whole-disk devices so far, and the CPUs' total and idle(+iowait) ticks.
 host_read_sectors() { awk '$3 ~ /^(sd[a-z]+|vd[a-z]+|nvme[0-9]+n[0-9]+|xvd[a-z]+)$/ {s+=$6} END {print s+0}' /proc/diskstats; }
 host_cpu_ticks() { awk '/^cpu / {t=0; for (i=2; i<=NF; i++) t+=$i; print t, $5+$6}' /proc/stat; }
 
+# poll PID NAME: until PID ends, a line a second in $logs/NAME.mem: seconds since the start,
+# then the RSS of PID's tree's largest member split as the kernel counts it (anon, file-backed,
+# shared: pinned driver memory is among the last two), in MiB, then the GPU's busy % and memory
+# used (MiB), then the host's free memory, page cache, disk reads and CPU busy share, so a peak
+# can be put beside the phase (-vv logs) that made it; and in $logs/NAME.peak "PEAK_MiB
+# MEAN_BUSY_% SECONDS" so far (the tree's largest VmHWM).
 poll() {
   local pid=$1 name=$2 t0 peak=0 busy=0 samples=0 q
   t0=$(date +%s)
@@ -197,7 +201,7 @@ if has c2-32; then
     tail -n 1 "$logs/load-32.log" | sed "s/^/  /" | tee -a "$summary"
   fi
   # -vv: each phase's span and every partition's synthesis and device phase, timestamped.
-  RUST_LOG=${RUST_LOG32:-info,bellows_core::pipeline=debug,bellows_cuda::host_pool=debug} watch bellows-c2-32 "$B/bellows" -vv porep c2 --backend "$backend" --c1 "$c32" --params-dir "$p32" --out "$work/b-32.proof" --force --reps "$reps32" --check curve-only --json
+  RUST_LOG=$log32 watch bellows-c2-32 "$B/bellows" -vv porep c2 --backend "$backend" --c1 "$c32" --params-dir "$p32" --out "$work/b-32.proof" --force --reps "$reps32" --check curve-only --json
   grep -h "steady state\|wrote\|^proving\|^pipeline" "$logs/bellows-c2-32.err" | tail -n 5 | sed "s/^/  /" | tee -a "$summary"
   cat "$logs/bellows-c2-32.log" >> "$summary"
   watch verify-32 "$B/bellows" porep verify --c1 "$c32" --proof "$work/b-32.proof" --params-dir "$p32" --miner 1000
@@ -223,7 +227,7 @@ if has daemon32; then
   # with the digest kept: a provider's first proof after start.
   for phase in cold restart; do
     m=$n; [ "$phase" = restart ] && m=1
-    RUST_LOG=${RUST_LOG32:-info,bellows_core::pipeline=debug,bellows_cuda::host_pool=debug} "$B/bellows" -vv serve ${SERVE_CONFIG:+--config "$SERVE_CONFIG"} --backend "$backend" --state-dir "$st" --params-dir "$p32" --listen "unix:$st/sock" --params-check curve-only > "$logs/serve32-$phase.log" 2> "$logs/serve32-$phase.err" &
+    RUST_LOG=$log32 "$B/bellows" -vv serve ${SERVE_CONFIG:+--config "$SERVE_CONFIG"} --backend "$backend" --state-dir "$st" --params-dir "$p32" --listen "unix:$st/sock" --params-check curve-only > "$logs/serve32-$phase.log" 2> "$logs/serve32-$phase.err" &
     spid=$!
     for _ in $(seq 1 60); do [ -S "$st/sock" ] && break; sleep 1; done
     poll "$spid" "serve32-$phase" &

@@ -181,9 +181,19 @@ pub const REPEAT_AFTER: Duration = Duration::from_secs(1);
 pub const IDLE_KEEP: Duration = Duration::from_secs(60);
 
 /// How long a block reserved ahead of need ([`HostLender::reserve`]) waits for its first use:
-/// a reservation made while a large key loads (a 32 GiB PoRep's takes about a minute) must
-/// still be there when the proofs start, or they pay the pinning it was for.
+/// a reservation made while a large key loads (a 32 GiB PoRep's: docs/benchmarks.md, "32 GiB
+/// PoRep C2") must still be there when the proofs start, or they pay the pinning it was for.
 pub const RESERVED_KEEP: Duration = Duration::from_secs(600);
+
+/// The index of the smallest idle block that serves a request of `bytes` (at least that large,
+/// and at most a quarter larger), among those whose start is not in `skip`.
+fn best_fit(idle: &[(usize, usize, Instant)], bytes: usize, skip: &[usize]) -> Option<usize> {
+    idle.iter()
+        .enumerate()
+        .filter(|(_, &(p, n, _))| n >= bytes && n - bytes <= bytes / 4 && !skip.contains(&p))
+        .min_by_key(|(_, &(_, n, _))| n)
+        .map(|(i, _)| i)
+}
 
 /// Lends pinned blocks under a byte limit, keeping returned ones for reuse.
 pub struct HostLender<R: RawHost> {
@@ -285,14 +295,7 @@ impl<R: RawHost> HostLender<R> {
         }
         let mut st = self.lock();
         let expired = self.expire(&mut st);
-        let fit = st
-            .idle
-            .iter()
-            .enumerate()
-            .filter(|(_, &(_, n, _))| n >= bytes && n - bytes <= bytes / 4)
-            .min_by_key(|(_, &(_, n, _))| n)
-            .map(|(i, _)| i);
-        if let Some(i) = fit {
+        if let Some(i) = best_fit(&st.idle, bytes, &[]) {
             let (p, n, _) = st.idle.swap_remove(i);
             st.lent.insert(p, n);
             drop(st);
@@ -367,16 +370,7 @@ impl<R: RawHost> HostLender<R> {
             let expired = self.expire(&mut st);
             // The best fit, as `alloc` lends: a slightly larger block taken for a smaller
             // size would leave that size's own request without one.
-            let serving = st
-                .idle
-                .iter()
-                .enumerate()
-                .filter(|(_, &(p, n, _))| {
-                    n >= bytes && n - bytes <= bytes / 4 && !taken.contains(&p)
-                })
-                .min_by_key(|(_, &(_, n, _))| n)
-                .map(|(i, _)| i);
-            if let Some(i) = serving {
+            if let Some(i) = best_fit(&st.idle, bytes, &taken) {
                 let entry = &mut st.idle[i];
                 entry.2 = entry.2.max(Instant::now() + keep);
                 taken.push(entry.0);

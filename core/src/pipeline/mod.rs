@@ -80,10 +80,10 @@ impl PipelineConfig {
 
     /// The host blocks, in bytes, that a run of `partitions` partitions on a key of `lens`
     /// (with `device_workers` device workers over all its keys) asks the first key's backend to
-    /// make ready before the first partition ([`Pipeline::run`] does; a caller may do it
-    /// earlier, while the key loads, and the run then finds them ready): a, b, c and the aux
-    /// assignment of each partition the budget holds at once, no more than the workers can fill
-    /// or the run has.
+    /// make ready before the first partition ([`Pipeline::run`] and
+    /// [`Pipeline::run_loading`], while the key loads, do; a caller that reserves them earlier
+    /// has the run find them ready): a, b, c and the aux assignment of each partition the
+    /// budget holds at once, no more than the workers can fill or the run has.
     pub fn host_reservation(
         &self,
         lens: &QueryLens,

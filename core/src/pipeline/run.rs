@@ -74,7 +74,7 @@ impl Pipeline {
             device_workers: self.keys.iter().map(|k| self.workers_for(k)).sum(),
         };
         let keys = self.keys.clone();
-        execute(&plan, move || Ok(keys), false, jobs, on_done)
+        execute(&plan, move || Ok(keys), jobs, on_done)
     }
 
     /// As [`Pipeline::run`] with `config` and the recording `pce`, on the keys `loading.load`
@@ -124,7 +124,7 @@ impl Pipeline {
             }
             Ok(keys)
         };
-        execute(&plan, checked, true, jobs, on_done)
+        execute(&plan, checked, jobs, on_done)
     }
 }
 
@@ -144,15 +144,9 @@ fn reserve_host_memory(plan: &Plan<'_>, partitions: usize) {
     }
 }
 
-/// The run: `load` gives the keys (at once, or after a load on a thread of its own when
-/// `loading`), synthesis starts meanwhile (see the module docs).
-fn execute<C, I, F, L>(
-    plan: &Plan<'_>,
-    load: L,
-    loading: bool,
-    jobs: I,
-    mut on_done: F,
-) -> Result<PipelineStats>
+/// The run: `load` gives the keys on a thread of its own (at once for keys already loaded),
+/// and the device workers start there; synthesis starts meanwhile (see the module docs).
+fn execute<C, I, F, L>(plan: &Plan<'_>, load: L, jobs: I, mut on_done: F) -> Result<PipelineStats>
 where
     C: Circuit<Scalar> + Send,
     I: IntoIterator<Item = Job<C>>,
@@ -212,46 +206,41 @@ where
         let (budget, clock, stop) = (&budget, &clock, &stop);
         let (load_error, ready_at) = (&load_error, &ready_at);
         // The load first, so that the reservation and the first syntheses overlap it.
-        let devices = {
+        let loader = {
             let (syn_rx, done_tx) = (syn_rx.clone(), done_tx.clone());
-            let workers_config = plan.config;
-            let spawn = move || match std::panic::catch_unwind(std::panic::AssertUnwindSafe(load))
-                .unwrap_or_else(|_| {
-                    Err(Error::Pipeline("loading the proving keys panicked".into()))
-                }) {
-                Ok(keys) => {
-                    *ready_at.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
-                    let workers = DeviceWorkers {
-                        syn_rx,
-                        done_tx,
-                        budget,
-                        clock,
-                        per_partition,
-                        seed,
-                    };
-                    for key in &keys {
-                        for _ in 0..workers_config.device_workers(&**key.backend()) {
-                            workers.spawn(scope, key.clone());
+            let load_then_start_devices =
+                move || match std::panic::catch_unwind(std::panic::AssertUnwindSafe(load))
+                    .unwrap_or_else(|_| {
+                        Err(Error::Pipeline("loading the proving keys panicked".into()))
+                    }) {
+                    Ok(keys) => {
+                        *ready_at.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
+                        let workers = DeviceWorkers {
+                            syn_rx,
+                            done_tx,
+                            budget,
+                            clock,
+                            per_partition,
+                            seed,
+                        };
+                        for key in &keys {
+                            for _ in 0..plan.config.device_workers(&**key.backend()) {
+                                workers.spawn(scope, key.clone());
+                            }
                         }
                     }
-                }
-                Err(e) => {
-                    *load_error.lock().unwrap_or_else(|e| e.into_inner()) = Some(e);
-                    stop.store(true, Ordering::SeqCst);
-                    // What was synthesised meanwhile is dropped, its budget returned, until
-                    // every synthesis worker has stopped.
-                    let rx = syn_rx.lock().unwrap_or_else(|e| e.into_inner());
-                    while rx.recv().is_ok() {
-                        budget.release(per_partition);
+                    Err(e) => {
+                        *load_error.lock().unwrap_or_else(|e| e.into_inner()) = Some(e);
+                        stop.store(true, Ordering::SeqCst);
+                        // What was synthesised meanwhile is dropped, its budget returned, until
+                        // every synthesis worker has stopped.
+                        let rx = syn_rx.lock().unwrap_or_else(|e| e.into_inner());
+                        while rx.recv().is_ok() {
+                            budget.release(per_partition);
+                        }
                     }
-                }
-            };
-            if loading {
-                Some(scope.spawn(spawn))
-            } else {
-                spawn();
-                None
-            }
+                };
+            scope.spawn(load_then_start_devices)
         };
         reserve_host_memory(plan, partitions);
         for _ in 0..plan.config.synthesis_workers {
@@ -315,10 +304,8 @@ where
         }
         drop((syn_tx, syn_rx, done_tx));
         finalise(done_rx, &states, &mut stats, &mut on_done);
-        if let Some(h) = devices {
-            // It caught the load's panics; device workers' panics end the scope as before.
-            let _ = h.join();
-        }
+        // It caught the load's panics; device workers' panics end the scope as before.
+        let _ = loader.join();
     });
     if let Some(e) = load_error.into_inner().unwrap_or_else(|e| e.into_inner()) {
         return Err(e);

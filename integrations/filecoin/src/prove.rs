@@ -380,11 +380,9 @@ pub fn prove_instances<C: Circuit<Fr> + Send>(
     }
     let lens = shape.as_ref().map(QueryLens::from);
     let (path, expect) = cached_file_of(what, cache_id, dir, num_inputs, shape)?;
-    // The cache folder's verifying key (fully checked) is read before any work; without one
-    // the proofs are checked against the parameters' own (`cached_vk`).
-    let vk_file = CachePaths::new(dir, cache_id).vk;
-    let early_vk = if cfg.verify && vk_file.exists() {
-        Some(read_verifying_key(&vk_file, PointCheck::Full)?)
+    // The cache folder's verifying key is read before any work.
+    let early_vk = if cfg.verify {
+        cached_vk(&CachePaths::new(dir, cache_id).vk)?
     } else {
         None
     };
@@ -519,14 +517,12 @@ pub fn prove_circuits_with<C: Circuit<Fr> + Send>(
     result.unwrap_or_else(|| Err(Error::Pipeline("the proof job never completed".into())))
 }
 
-/// The verifying key a proof is checked against: the cache folder's `.vk` at `path` (fully
-/// checked), or `fallback` (the parameters' own) when the folder has none.
-pub fn cached_vk(path: &Path, fallback: &VerifyingKey) -> Result<VerifyingKey> {
-    if path.exists() {
-        read_verifying_key(path, PointCheck::Full)
-    } else {
-        Ok(fallback.clone())
-    }
+/// The cache folder's verifying key at `path` (fully checked), which proofs are checked
+/// against; `None` when the folder has none (the parameters' own is used then).
+pub fn cached_vk(path: &Path) -> Result<Option<VerifyingKey>> {
+    path.exists()
+        .then(|| read_verifying_key(path, PointCheck::Full))
+        .transpose()
 }
 
 /// Verifies each partition proof with Bellows' verifier against `vk` and the partition's public

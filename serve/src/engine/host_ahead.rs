@@ -11,22 +11,27 @@ use bellows_core::groth16::prover::{proofs_host_blocks, QueryLens};
 use super::{workers, ParamsEntry, Shared};
 use crate::error::Result;
 
-/// Parameters to load onto the first device ahead of a job's partitions, with the job's check.
+/// Parameters to load onto device `device` (the first that is not a fallback) ahead of a job's
+/// partitions, with the job's check.
 pub(crate) struct KeyAhead {
     entry: Arc<ParamsEntry>,
     curve_only: bool,
+    device: usize,
 }
 
 /// Loads the parameters asked for by [`Shared::load_key_ahead`], one at a time, until the
 /// engine shuts down.
 pub(crate) fn keys_ahead_loop(s: &Shared, rx: &mpsc::Receiver<KeyAhead>) {
     while !s.shutdown.load(std::sync::atomic::Ordering::SeqCst) {
-        let Ok(KeyAhead { entry, curve_only }) = rx.recv_timeout(Duration::from_millis(200)) else {
+        let Ok(KeyAhead {
+            entry,
+            curve_only,
+            device: d,
+        }) = rx.recv_timeout(Duration::from_millis(200))
+        else {
             continue;
         };
-        let Some(d) = s.devices.iter().position(|d| !d.spec.fallback) else {
-            continue;
-        };
+        // Asked for again while an earlier request loaded it.
         if entry.is_resident_on(d) {
             continue;
         }
@@ -119,10 +124,10 @@ impl Shared {
 
     /// Asks for `entry` to be loaded onto the first device in the background when that device
     /// is an accelerator (its key is read from the file straight onto it) that does not hold
-    /// it yet: the load (about a minute for a 32 GiB PoRep's key) then overlaps the recording's
-    /// load and the first partitions' synthesis, where the device phase would start it only
-    /// once the first partition is synthesised. The device phase that needs the key waits for
-    /// this load (one load at a time per file).
+    /// it yet: the load (a 32 GiB PoRep's: docs/benchmarks.md, "32 GiB PoRep C2") then
+    /// overlaps the recording's load and the first partitions' synthesis, where the device
+    /// phase would start it only once the first partition is synthesised. The device phase
+    /// that needs the key waits for this load (one load at a time per file).
     pub(super) fn load_key_ahead(&self, entry: &Arc<ParamsEntry>, curve_only: bool) {
         let Some((d, dev)) = self
             .devices
@@ -138,6 +143,7 @@ impl Shared {
         let _ = self.keys_ahead.send(KeyAhead {
             entry: entry.clone(),
             curve_only,
+            device: d,
         });
     }
 

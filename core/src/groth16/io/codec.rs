@@ -228,8 +228,8 @@ pub fn decode_section_with_progress<P: UncompressedPoint>(
 
 /// `n` copies of `value`, written on every core into memory advised for huge pages: a
 /// section's points are gigabytes, and `vec![value; n]` backs them page by page on one thread
-/// (for a 32 GiB PoRep's h section, seconds of a load that the decoding itself spreads over
-/// every core).
+/// while the decoding itself runs on every core (docs/benchmarks.md, "Filecoin": the load's
+/// host side with and without).
 pub(crate) fn filled<P: Copy + Send + Sync>(value: P, n: usize) -> Vec<P> {
     let mut out = Vec::with_capacity(n);
     crate::hostmem::advise_huge(out.spare_capacity_mut());
