@@ -15,6 +15,8 @@
 #   c2-32   waits for setup32, then `porep c2 --reps REPS32` on the 32 GiB C1 (all ten
 #           partitions, each proof verified), with its peak RSS and the GPU's busy share, and
 #           filecoin-proofs' verify_seal on the proof written.
+#           RUNS32="new base new-cold" adds the binaries in BASE_BIN side by side and a run
+#           from an empty page cache (see the step).
 #   peer32  filecoin-proofs' C2 with SupraSeal on the same 32 GiB C1 and parameters (its memory
 #           polled; the host may be too small for it).
 #   daemon32 several sectors in a row through the daemon: `bellows serve --backend cuda` on the
@@ -201,9 +203,21 @@ if has c2-32; then
     tail -n 1 "$logs/load-32.log" | sed "s/^/  /" | tee -a "$summary"
   fi
   # -vv: each phase's span and every partition's synthesis and device phase, timestamped.
-  RUST_LOG=$log32 watch bellows-c2-32 "$B/bellows" -vv porep c2 --backend "$backend" --c1 "$c32" --params-dir "$p32" --out "$work/b-32.proof" --force --reps "$reps32" --check curve-only --json
-  grep -h "steady state\|wrote\|^proving\|^pipeline" "$logs/bellows-c2-32.err" | tail -n 5 | sed "s/^/  /" | tee -a "$summary"
-  cat "$logs/bellows-c2-32.log" >> "$summary"
+  # RUNS32 (default "new"): the proofs' runs in order; `base` runs the binaries in BASE_BIN
+  # (same arguments, its own plugins) for a side-by-side, and a `-cold` suffix empties the
+  # page cache first (the load reads the file from disk). Logs: bellows-c2-32 for the first
+  # `new`, bellows-c2-32-WORD for the others.
+  first=1
+  for r in ${RUNS32:-new}; do
+    bin=$B name=bellows-c2-32
+    case $r in base*) bin=$(cd "${BASE_BIN:?RUNS32 names base: set BASE_BIN}" && pwd) ;; esac
+    { [ "$r" != new ] || [ $first = 0 ]; } && name="bellows-c2-32-$r"
+    [ "$r" = new ] && first=0
+    case $r in *-cold) sync && echo 3 > /proc/sys/vm/drop_caches && note "page cache dropped" ;; esac
+    BELLOWS_PLUGIN_PATH=$bin RUST_LOG=$log32 watch "$name" "$bin/bellows" -vv porep c2 --backend "$backend" --c1 "$c32" --params-dir "$p32" --out "$work/b-32.proof" --force --reps "$reps32" --check curve-only --json
+    grep -h "steady state\|wrote\|^proving\|^pipeline" "$logs/$name.err" | tail -n 5 | sed "s/^/  $r: /" | tee -a "$summary"
+    cat "$logs/$name.log" >> "$summary"
+  done
   watch verify-32 "$B/bellows" porep verify --c1 "$c32" --proof "$work/b-32.proof" --params-dir "$p32" --miner 1000
   tail -n 2 "$logs/verify-32.log" | tee -a "$summary"
 fi

@@ -284,3 +284,108 @@ fn partition_bytes_from_the_shape_equal_those_from_the_parameters() {
         )
     );
 }
+
+/// A backend holding a copy of each set of bases it is given, as a device backend does, and no
+/// reference to the points; it records where each G1 set lay in host memory.
+struct Copying {
+    inner: bellows_cpu::CpuBackend,
+    at: std::sync::Mutex<Vec<(usize, usize)>>,
+}
+
+bellows_core::forward_ntt!(Copying, inner);
+bellows_core::forward_memory!(Copying, inner);
+
+impl bellows_core::backend::Msm for Copying {
+    fn load_bases_g1(
+        &self,
+        b: bellows_core::backend::SharedPoints<bellows_core::layout::G1Affine>,
+    ) -> bellows_core::Result<bellows_core::backend::BasesHandle> {
+        let points = b.points();
+        self.at
+            .lock()
+            .unwrap()
+            .push((points.as_ptr() as usize, points.len()));
+        let copy = points.to_vec();
+        drop(b);
+        self.inner.load_bases_g1(Arc::new(copy))
+    }
+    fn load_bases_g2(
+        &self,
+        b: bellows_core::backend::SharedPoints<bellows_core::layout::G2Affine>,
+    ) -> bellows_core::Result<bellows_core::backend::BasesHandle> {
+        self.inner.load_bases_g2(Arc::new(b.points().to_vec()))
+    }
+    fn free_bases(&self, h: bellows_core::backend::BasesHandle) -> bellows_core::Result<()> {
+        self.inner.free_bases(h)
+    }
+    fn msm_g1(
+        &self,
+        h: bellows_core::backend::BasesHandle,
+        j: &[bellows_core::backend::MsmJob<'_>],
+        o: &mut [bellows_core::layout::G1Jacobian],
+    ) -> bellows_core::Result<()> {
+        self.inner.msm_g1(h, j, o)
+    }
+    fn msm_g2(
+        &self,
+        h: bellows_core::backend::BasesHandle,
+        j: &[bellows_core::backend::MsmJob<'_>],
+        o: &mut [bellows_core::layout::G2Jacobian],
+    ) -> bellows_core::Result<()> {
+        self.inner.msm_g2(h, j, o)
+    }
+}
+
+impl Backend for Copying {
+    fn info(&self) -> bellows_core::BackendInfo {
+        self.inner.info()
+    }
+}
+
+/// Where the backend keeps no reference to a section's points, the next section is decoded in
+/// the same memory (no fresh memory backed per section), and the key proves exactly what a key
+/// made from the whole Parameters proves.
+#[test]
+fn a_section_the_backend_copied_lends_its_memory_to_the_next() {
+    use bellows_core::groth16::io::{write_parameters_file, ParamsFile, PointCheck};
+    use bellows_core::groth16::prover::G2Policy;
+    let (spec, params) = setup(8);
+    let dir = std::env::temp_dir().join(format!("bellows-reuse-key-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("p8.params");
+    write_parameters_file(&params, &path).unwrap();
+    let file = ParamsFile::open(&path).unwrap();
+    let copying = Arc::new(Copying {
+        inner: bellows_cpu::CpuBackend::new(),
+        at: Default::default(),
+    });
+    let key =
+        ProvingKey::load_file(&file, PointCheck::Full, copying.clone(), G2Policy::Auto, &|_| {})
+            .unwrap();
+    let at = copying.at.lock().unwrap().clone();
+    // h, l, a, b_g1 in file order, each as long as its section.
+    let lens = [
+        params.h.len(),
+        params.l.len(),
+        params.a.len(),
+        params.b_g1.len(),
+    ];
+    assert_eq!(at.iter().map(|&(_, n)| n).collect::<Vec<_>>(), lens);
+    // l is no longer than h: decoded where h was.
+    assert!(lens[1] <= lens[0]);
+    assert_eq!(at[1].0, at[0].0);
+    // b_g1 is no longer than a: decoded where a was.
+    assert!(lens[3] <= lens[2]);
+    assert_eq!(at[3].0, at[2].0);
+    let run = |k: Arc<ProvingKey>| {
+        let (js, _) = jobs(&spec, 1, 2);
+        let mut out = Vec::new();
+        Pipeline::new(vec![k], config(3, None))
+            .unwrap()
+            .run(js, |r| out.push(r.proofs.unwrap()))
+            .unwrap();
+        out
+    };
+    assert_eq!(run(Arc::new(key)), run(self::key(&params)));
+    let _ = std::fs::remove_dir_all(&dir);
+}
