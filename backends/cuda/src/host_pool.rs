@@ -22,7 +22,7 @@
 use std::{
     collections::{BTreeMap, HashMap},
     ptr::NonNull,
-    sync::{Arc, Condvar, Mutex, MutexGuard},
+    sync::{Arc, Mutex, MutexGuard},
     time::{Duration, Instant},
 };
 
@@ -195,61 +195,9 @@ fn best_fit(idle: &[(usize, usize, Instant)], bytes: usize, skip: &[usize]) -> O
         .map(|(i, _)| i)
 }
 
-/// Uploads of a parameter load go before the page-locking of blocks reserved ahead of need.
-///
-/// The driver serialises its other calls behind a page-locking allocation, so a reservation
-/// made while a key loads held the load's uploads back until the whole reservation was pinned
-/// (docs/benchmarks.md, "32 GiB PoRep C2": the load's first upload waited for it). The load is
-/// the first proof's critical path, the reservation only has to be done by its end: so a
-/// reservation starts each block only while no upload holds a turn, and pins its blocks in the
-/// gaps while the load decodes its next section.
-#[derive(Default)]
-pub struct UploadsFirst {
-    /// Turns held now.
-    active: Mutex<usize>,
-    none_active: Condvar,
-}
-
-/// A held turn of [`UploadsFirst`]; dropping it ends the turn.
-pub struct UploadTurn<'a>(&'a UploadsFirst);
-
-impl UploadsFirst {
-    fn active(&self) -> MutexGuard<'_, usize> {
-        self.active.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Takes a turn (turns never wait for each other).
-    pub fn enter(&self) -> UploadTurn<'_> {
-        *self.active() += 1;
-        UploadTurn(self)
-    }
-
-    /// Returns once no turn is held.
-    pub fn wait_idle(&self) {
-        let mut n = self.active();
-        while *n > 0 {
-            n = self
-                .none_active
-                .wait(n)
-                .unwrap_or_else(|e| e.into_inner());
-        }
-    }
-}
-
-impl Drop for UploadTurn<'_> {
-    fn drop(&mut self) {
-        let mut n = self.0.active();
-        *n -= 1;
-        if *n == 0 {
-            self.0.none_active.notify_all();
-        }
-    }
-}
-
 /// Lends pinned blocks under a byte limit, keeping returned ones for reuse.
 pub struct HostLender<R: RawHost> {
     shared: Shared<R>,
-    uploads: UploadsFirst,
     sync_max: usize,
     repeat_after: Duration,
     keep_idle: Duration,
@@ -265,7 +213,6 @@ impl<R: RawHost> HostLender<R> {
                 limit,
                 state: Mutex::new(State::default()),
             },
-            uploads: UploadsFirst::default(),
             sync_max: SYNC_MAX,
             repeat_after: REPEAT_AFTER,
             keep_idle: IDLE_KEEP,
@@ -408,8 +355,7 @@ impl<R: RawHost> HostLender<R> {
     /// size that no idle block already serves (the smallest that does is kept for it), a block
     /// is allocated now and kept idle, under the limit (sizes past it are left to the heap,
     /// logged). Every block serving the reservation is then kept at least [`RESERVED_KEEP`].
-    /// Returns the bytes newly allocated. No block is started while an upload holds a turn
-    /// ([`HostLender::upload_turn`]).
+    /// Returns the bytes newly allocated.
     /// Those blocks then serve the first requests of their sizes at once, where a request would
     /// otherwise be declined until it comes again ([`REPEAT_AFTER`]).
     ///
@@ -420,7 +366,6 @@ impl<R: RawHost> HostLender<R> {
         let mut taken: Vec<usize> = Vec::new();
         let keep = self.keep_idle.max(self.keep_reserved);
         for &bytes in sizes.iter().filter(|&&b| b > 0) {
-            self.uploads.wait_idle();
             let mut st = self.lock();
             let expired = self.expire(&mut st);
             // The best fit, as `alloc` lends: a slightly larger block taken for a smaller
@@ -454,12 +399,6 @@ impl<R: RawHost> HostLender<R> {
             }
         }
         added
-    }
-
-    /// A turn for an upload of bases (a parameter load): while any is held, [`HostLender::reserve`]
-    /// starts no new block (see [`UploadsFirst`]).
-    pub fn upload_turn(&self) -> UploadTurn<'_> {
-        self.uploads.enter()
     }
 
     /// Releases every idle block.
@@ -505,24 +444,6 @@ mod tests {
             // SAFETY: allocated above with this layout.
             unsafe { std::alloc::dealloc(ptr.as_ptr(), layout) };
         }
-    }
-
-    #[test]
-    fn a_reservation_waits_while_an_upload_holds_a_turn() {
-        let lender = Arc::new(HostLender::new(Heap::default(), 1 << 20));
-        let turn = lender.upload_turn();
-        // Turns never wait for each other.
-        drop(lender.upload_turn());
-        let l = lender.clone();
-        let reserving = std::thread::spawn(move || l.reserve(&[1000, 500]));
-        std::thread::sleep(Duration::from_millis(200));
-        assert_eq!(lender.shared.raw.allocs.load(Ordering::SeqCst), 0);
-        assert!(!reserving.is_finished());
-        drop(turn);
-        assert_eq!(reserving.join().unwrap(), 1500);
-        assert_eq!(lender.idle(), 1500);
-        // No turn held: a reservation goes at once.
-        assert_eq!(lender.reserve(&[2000]), 2000);
     }
 
     #[test]

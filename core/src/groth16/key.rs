@@ -246,20 +246,10 @@ impl ProvingKey {
         let vk = file.decode_verifying_key(check)?;
         let g2_on_backend = check_key(&vk, &lens, &*backend, g2)?;
         let (handles, b_g2, host_b_g2) = loading(&*backend, |loaded| {
-            // A section the backend kept no reference to (it holds a copy on the device) lends
-            // its memory to the next one: backing and filling fresh memory for every section
-            // was a large share of a big load's host side (docs/benchmarks.md, "32 GiB PoRep C2").
-            let mut spare = Vec::new();
             let mut g1 = |which: ParamsSection| -> Result<BasesHandle> {
-                let points = Arc::new(file.decode_g1_reusing(
-                    which,
-                    check,
-                    progress,
-                    std::mem::take(&mut spare),
-                )?);
-                let h = backend.load_bases_g1(points.clone() as SharedPoints<_>)?;
+                let points = Arc::new(file.decode_g1(which, check, progress)?);
+                let h = backend.load_bases_g1(points as SharedPoints<_>)?;
                 loaded.push(h);
-                spare = Arc::try_unwrap(points).unwrap_or_default();
                 Ok(h)
             };
             let handles = G1Handles {
@@ -268,7 +258,6 @@ impl ProvingKey {
                 a: g1(ParamsSection::A)?,
                 b_g1: g1(ParamsSection::BG1)?,
             };
-            drop(spare);
             let b_g2 = Arc::new(file.decode_b_g2(check, progress)?);
             if g2_on_backend {
                 let h = backend.load_bases_g2(b_g2 as SharedPoints<_>)?;

@@ -165,8 +165,6 @@ impl CudaBackend {
     ) -> Result<BasesHandle> {
         let len = bases.points().len();
         let mut sets = Vec::with_capacity(self.gpus.len());
-        // A reservation of pinned blocks running beside this load waits (host_pool::UploadsFirst).
-        let _turn = self.host.upload_turn();
         for k in 0..self.gpus.len() {
             let held = self.gpus.pick_on(k);
             let f = held.features;

@@ -237,23 +237,6 @@ pub(crate) fn filled<P: Copy + Send + Sync>(value: P, n: usize) -> Vec<P> {
     out
 }
 
-/// `n` points in `spare`'s memory: its first `n` kept as they are (the caller overwrites every
-/// one), any more filled as [`filled`] does. A loader decoding section after section into one
-/// buffer backs and fills its pages once (docs/benchmarks.md, "32 GiB PoRep C2").
-pub(crate) fn refilled<P: Copy + Send + Sync>(mut spare: Vec<P>, value: P, n: usize) -> Vec<P> {
-    if spare.capacity() == 0 {
-        return filled(value, n);
-    }
-    if spare.len() >= n {
-        spare.truncate(n);
-    } else {
-        let more = n - spare.len();
-        spare.reserve_exact(more);
-        spare.par_extend(rayon::iter::repeat_n(value, more));
-    }
-    spare
-}
-
 /// Decodes the consecutive points of `bytes` into `out` (`out.len() == bytes.len() / P::SIZE`)
 /// in parallel, each with `check` alone (`Batched` is checked per point here, as `Full`: a
 /// caller that batches the subgroup test decodes with `CurveOnly` and tests the points after).

@@ -49,19 +49,6 @@ impl Section {
         label: &str,
         progress: &(dyn Fn(u64) + Sync),
     ) -> Result<Vec<P>> {
-        self.decode_reusing(src, check, label, progress, Vec::new())
-    }
-
-    /// [`Section::decode`] into `spare`'s memory (its points overwritten; grown if the section
-    /// is larger), where fresh memory would be backed and filled first.
-    pub(super) fn decode_reusing<P: UncompressedPoint>(
-        &self,
-        src: &dyn Source,
-        check: PointCheck,
-        label: &str,
-        progress: &(dyn Fn(u64) + Sync),
-        spare: Vec<P>,
-    ) -> Result<Vec<P>> {
         debug_assert_eq!(P::SIZE, self.size);
         let bad = |i: usize, d: codec::PointDefect| Error::InvalidPoint {
             what: format!(
@@ -86,7 +73,7 @@ impl Section {
             PointCheck::Batched => (PointCheck::CurveOnly, true),
             other => (other, false),
         };
-        let mut out = codec::refilled(spare, identity, self.count);
+        let mut out = codec::filled(identity, self.count);
         let mut done = 0;
         src.pieces(
             self.offset as u64,

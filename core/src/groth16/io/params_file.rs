@@ -177,22 +177,10 @@ impl ParamsFile {
         check: PointCheck,
         progress: &(dyn Fn(u64) + Sync),
     ) -> Result<Vec<G1Affine>> {
-        self.decode_g1_reusing(which, check, progress, Vec::new())
-    }
-
-    /// [`ParamsFile::decode_g1`] into the memory of `spare`, the points of a section decoded
-    /// before and no longer needed (see [`crate::groth16::ProvingKey::load_file`]).
-    pub fn decode_g1_reusing(
-        &self,
-        which: ParamsSection,
-        check: PointCheck,
-        progress: &(dyn Fn(u64) + Sync),
-        spare: Vec<G1Affine>,
-    ) -> Result<Vec<G1Affine>> {
         if which == ParamsSection::BG2 {
             return Err(Error::invalid("internal error: b_g2 is a G2 section"));
         }
-        self.decode_section(self.section_of(which), check, progress, spare)
+        self.decode_section(self.section_of(which), check, progress)
     }
 
     /// Decodes the G2 section b_g2 with `check` (see [`ParamsFile::decode_g1`]).
@@ -201,24 +189,21 @@ impl ParamsFile {
         check: PointCheck,
         progress: &(dyn Fn(u64) + Sync),
     ) -> Result<Vec<G2Affine>> {
-        self.decode_section(&self.layout.b_g2, check, progress, Vec::new())
+        self.decode_section(&self.layout.b_g2, check, progress)
     }
 
-    /// Decodes section `s` alone, into `spare`'s memory: the memory it needs beyond `spare`'s
-    /// checked first, the file checked unchanged after.
+    /// Decodes section `s` alone: its memory checked first, the file checked unchanged after.
     fn decode_section<P: UncompressedPoint>(
         &self,
         s: &Section,
         check: PointCheck,
         progress: &(dyn Fn(u64) + Sync),
-        spare: Vec<P>,
     ) -> Result<Vec<P>> {
-        let held = spare.capacity() * std::mem::size_of::<P>();
         limits::check_memory(
             &format!("decoding section {} of {}", s.name, self.label()),
-            (s.count * s.size).saturating_sub(held) as u64,
+            (s.count * s.size) as u64,
         )?;
-        let points = s.decode_reusing(&self.src, check, self.label(), progress, spare)?;
+        let points = s.decode(&self.src, check, self.label(), progress)?;
         self.src.check_unchanged()?;
         Ok(points)
     }
