@@ -3,7 +3,7 @@
 # the GPU machine needs, and puts stripped copies in DEST (default .carry/bin, git-ignored): the
 # `bellows` CLI with the CUDA and CPU plugins beside it (so `--backend cuda` finds the plugin in
 # the executable's folder), the CUDA tool programs (bellows-cuda-check, bellows-cuda-msm,
-# bellows-cuda-overhead) and the kernels' fatbins (for cuobjdump there).
+# bellows-cuda-overhead, bellows-cuda-pin) and the kernels' fatbins (for cuobjdump there).
 #   bench/cuda-build.sh [DEST]
 # PACK=NAME also writes .carry/NAME.tar.xz with the folder inside as bin/, so that two builds
 # (say, before and after a change) travel side by side under the device tool's 64 MiB carry
@@ -21,7 +21,7 @@ export BELLOWS_REQUIRE_KERNELS=1
 cargo build --release -p bellows-cli -p bellows-backend-cuda -p bellows-backend-cpu
 # The tool programs, wherever the workspace keeps them: package and required features of each
 # binary from `cargo metadata`.
-tools=(bellows-cuda-check bellows-cuda-msm bellows-cuda-overhead)
+tools=(bellows-cuda-check bellows-cuda-msm bellows-cuda-overhead bellows-cuda-pin)
 read -r -a tool_args <<< "$(cargo metadata --no-deps --format-version 1 | python3 -c '
 import json, sys
 want, args = set(sys.argv[1:]), []

@@ -30,6 +30,9 @@
 #                conformance with the last S, then the scheduler on GPU 0 at each S
 #   overhead     the CUDA backend linked in against the same backend through its .so, proofs
 #                alternating (OVERHEAD_K, default 22; OVERHEAD_ROUNDS, default 15)
+#   pin          page-locking PIN_GIB (default 32) GiB of host memory by each method (driver
+#                allocation, or memory backed on every core then registered) alone and beside a
+#                parameter load's host side (bellows-cuda-pin, PIN_LOG default 24, 2 rounds)
 # Comparisons in one command:
 #   ALT_ENV="NAME=V1,V2"  a backend knob read at every call (the BELLOWS_MSM_* variables of
 #                docs/cuda.md): prove, batch and k27 pass it as `bench --alternate-env`, so the
@@ -221,6 +224,11 @@ fi
 if has overhead; then
   timeout 300 "$B/bellows-cuda-overhead" --log "${OVERHEAD_K:-22}" --rounds "${OVERHEAD_ROUNDS:-15}" > "$work/overhead.log" 2>&1 || fail=1
   grep -h "^RESULT\|differ\|error" "$work/overhead.log" >> "$summary"
+  save
+fi
+if has pin; then
+  timeout 400 "$B/bellows-cuda-pin" --log "${PIN_LOG:-24}" --gib "${PIN_GIB:-32}" --rounds "${PIN_ROUNDS:-2}" > "$work/pin.log" 2>&1 || fail=1
+  grep -h "^RESULT\|error\|written" "$work/pin.log" >> "$summary"
   save
 fi
 echo "exit status $fail" >> "$summary"
