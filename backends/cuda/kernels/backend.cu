@@ -3,10 +3,27 @@
 // kernels are the tools crate's, backends/cuda/tools/kernels). Every entry point is extern "C" so
 // the Rust side finds it by its plain name. Layouts of all arguments are blst's (see
 // ff/bls12_381.cuh) or mirrored #[repr(C)] structs in the Rust crate.
+#include "ec/decode.cuh"
 #include "msm/kernels.cuh"
 #include "ntt/kernels.cuh"
 
 using namespace bellows;
+
+// ---- Parameter points ----------------------------------------------------------------------------
+
+// n points as a parameters file encodes them (ec/decode.cuh) decoded into blst's affine layout, a
+// verdict each; a point whose verdict is not DECODE_OK is left unwritten (except the identity).
+extern "C" __global__ void bellows_decode_g1(const uint8_t* in, G1Affine* out, uint8_t* verdicts,
+                                             uint64_t n) {
+    for (uint64_t i = global_thread(); i < n; i += grid_threads())
+        verdicts[i] = decode_g1(in + 96 * i, out + i);
+}
+
+extern "C" __global__ void bellows_decode_g2(const uint8_t* in, G2Affine* out, uint8_t* verdicts,
+                                             uint64_t n) {
+    for (uint64_t i = global_thread(); i < n; i += grid_threads())
+        verdicts[i] = decode_g2(in + 192 * i, out + i);
+}
 
 // ---- Groth16 quotient ---------------------------------------------------------------------------
 

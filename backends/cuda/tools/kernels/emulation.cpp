@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "ec/decode.cuh"
 #include "msm/msm.cuh"
 #include "ntt/ntt.cuh"
 #include "ops.cuh"
@@ -73,6 +74,18 @@ void bellows_emu_curve_op(uint32_t group, uint32_t op, const void* p, const void
     else
         curve_ops<Fp2>(op, (const G2Jacobian*)p, (const G2Jacobian*)q, (const G2Affine*)a,
                        (G2Affine*)out_affine, (G2Jacobian*)out_jacobian, n);
+}
+
+// group: 1 = G1, 2 = G2: the n encoded points at `in` (96 or 192 bytes each) decoded into `out`
+// (blst's affine layout), a verdict each in `verdicts`, as bellows_decode_g1/g2 do on the device.
+void bellows_emu_decode(uint32_t group, const uint8_t* in, void* out, uint8_t* verdicts,
+                        uint64_t n) {
+    for (uint64_t i = 0; i < n; i++) {
+        if (group == 1)
+            verdicts[i] = decode_g1(in + 96 * i, (G1Affine*)out + i);
+        else
+            verdicts[i] = decode_g2(in + 192 * i, (G2Affine*)out + i);
+    }
 }
 
 void bellows_emu_expand_table(Fr* out, const Fr* lo, const Fr* hi, uint32_t lo_bits,
