@@ -16,6 +16,8 @@
 //! - Features, each owning its kernel handles and taking the lane it runs on: [`ntt`] (forward /
 //!   inverse / coset NTTs, sizes 2^0..=2^27, batched), [`msm`] (Pippenger, its tuning and
 //!   plan), [`quotient`] (the Groth16 quotient h).
+//! - [`decode`]: parameter points decoded from a file's encoding on the GPU (checked against
+//!   blst; not yet used by the key load).
 //! - [`residency`]: resident bases at their memory tier; [`backend`]: [`CudaBackend`], its GPUs,
 //!   lanes and options, and the Groth16 G1 phase.
 //! - [`points`]: the XYZZ point types the device accumulates in.
@@ -29,6 +31,7 @@
 
 pub mod backend;
 pub mod buffers;
+pub mod decode;
 pub mod device;
 mod error;
 pub mod fatbin;

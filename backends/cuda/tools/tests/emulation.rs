@@ -805,162 +805,40 @@ fn msm_g2_matches_blst() {
     }
 }
 
-/// The decode kernel's verdicts (kernels/ec/decode.cuh).
-const DECODE_OK: u8 = 0;
-const DECODE_IDENTITY: u8 = 1;
-const DECODE_ENCODING: u8 = 2;
-const DECODE_NOT_ON_CURVE: u8 = 3;
-const DECODE_NOT_IN_GROUP: u8 = 4;
-
-/// What the host's decoding (blst, through bellows-core's codec, curve check only, the identity
-/// allowed) makes of one encoded point: the kernel's verdict for it, and the point when decoded.
-fn host_verdict<P: bellows_core::groth16::io::codec::UncompressedPoint>(
-    bytes: &[u8],
-) -> (u8, Option<P>) {
-    use bellows_core::groth16::io::codec::PointDefect;
-    match P::decode(
-        bytes,
-        bellows_core::groth16::io::PointCheck::CurveOnly,
-        true,
-    ) {
-        Ok(p) if bool::from(group::prime::PrimeCurveAffine::is_identity(&p)) => {
-            (DECODE_IDENTITY, Some(p))
-        }
-        Ok(p) => (DECODE_OK, Some(p)),
-        Err(PointDefect::Encoding) => (DECODE_ENCODING, None),
-        Err(PointDefect::NotOnCurve) => (DECODE_NOT_ON_CURVE, None),
-        Err(PointDefect::NotInSubgroup) => (DECODE_NOT_IN_GROUP, None),
-        Err(PointDefect::Infinity) => unreachable!("the identity is allowed"),
+/// The decode kernels' body, run by `exec_decode` for `group` (1 = G1, 2 = G2).
+fn decode_exec<A: Plain>(
+    e: &Emu,
+    group: u32,
+) -> impl FnOnce(&[u8]) -> Result<(Vec<A>, Vec<u8>)> + '_ {
+    move |encoded| {
+        let n = encoded.len() / std::mem::size_of::<A>();
+        let mut out = vec![A::default(); n];
+        let mut verdicts = vec![0xffu8; n];
+        // SAFETY: `encoded` holds n encodings of the group's size (as long as an `A`), `out` n
+        // affine points of the layout the emulation writes, `verdicts` n bytes.
+        unsafe {
+            (e.decode)(
+                group,
+                encoded.as_ptr(),
+                words_mut(&mut out).as_mut_ptr(),
+                verdicts.as_mut_ptr(),
+                n as u64,
+            )
+        };
+        Ok((out, verdicts))
     }
-}
-
-/// Encodings that each verdict must come from, beside `valid` points' own: the identity, every
-/// flag combination, coordinates at and past p, points moved off the curve, (0, 2) on G1's
-/// curve, and random bytes with the flags clear.
-fn decode_cases(valid: Vec<Vec<u8>>, size: usize, rng: &mut ChaCha8Rng) -> Vec<Vec<u8>> {
-    use rand::RngCore;
-    // p, big-endian.
-    let p: [u8; 48] = {
-        let mut b = [0u8; 48];
-        for (i, limb) in [
-            0xb9feffff_ffffaaabu64,
-            0x1eabfffe_b153ffff,
-            0x6730d2a0_f6b0f624,
-            0x64774b84_f38512bf,
-            0x4b1ba7b6_434bacd7,
-            0x1a0111ea_397fe69a,
-        ]
-        .iter()
-        .enumerate()
-        {
-            b[48 - 8 * (i + 1)..48 - 8 * i].copy_from_slice(&limb.to_be_bytes());
-        }
-        b
-    };
-    let mut cases = valid.clone();
-    let mut identity = vec![0u8; size];
-    identity[0] = 0x40;
-    cases.push(identity.clone());
-    for flags in [0x80u8, 0x20, 0xa0, 0xc0, 0xe0, 0x60] {
-        let mut c = valid[0].clone();
-        c[0] |= flags;
-        cases.push(c);
-        let mut c = identity.clone();
-        c[0] = flags | 0x40;
-        cases.push(c);
-    }
-    // The infinity flag with a stray bit elsewhere.
-    let mut c = identity.clone();
-    c[size - 1] = 1;
-    cases.push(c);
-    // Each coordinate (each 48-byte half or quarter) set to p, and to p − 1.
-    for k in 0..size / 48 {
-        for minus in [0u8, 1] {
-            let mut c = valid[1].clone();
-            c[48 * k..48 * (k + 1)].copy_from_slice(&p);
-            c[48 * k + 47] -= minus;
-            cases.push(c);
-        }
-    }
-    // Off the curve: the last byte of y changed.
-    for v in valid.iter().take(8) {
-        let mut c = v.clone();
-        c[size - 1] ^= 1;
-        cases.push(c);
-    }
-    // x = 0 with y = 2: on G1's curve (0 + 4 = 2²), refused by blst.
-    if size == 96 {
-        let mut c = vec![0u8; 96];
-        c[95] = 2;
-        cases.push(c);
-    }
-    for _ in 0..32 {
-        let mut c = vec![0u8; size];
-        rng.fill_bytes(&mut c);
-        c[0] &= 0x1f;
-        cases.push(c);
-    }
-    cases
-}
-
-/// Decodes `cases` through the emulated kernel and compares each verdict and decoded point with
-/// the host's (blstrs' point `H`, in the kernels' layout `L`); returns how many cases had each
-/// verdict.
-fn check_decode<H, L>(e: &Emu, group: u32, cases: &[Vec<u8>]) -> [usize; 5]
-where
-    H: bellows_core::groth16::io::codec::UncompressedPoint + Into<L>,
-    L: Plain + Default + PartialEq,
-{
-    let n = cases.len();
-    let encoded: Vec<u8> = cases.concat();
-    let mut out = vec![L::default(); n];
-    let mut verdicts = vec![0xffu8; n];
-    // SAFETY: `encoded` holds n encodings of the group's size, `out` n affine points of the
-    // layout the emulation writes, `verdicts` n bytes.
-    unsafe {
-        (e.decode)(
-            group,
-            encoded.as_ptr(),
-            words_mut(&mut out).as_mut_ptr(),
-            verdicts.as_mut_ptr(),
-            n as u64,
-        )
-    };
-    let mut seen = [0usize; 5];
-    for (i, c) in cases.iter().enumerate() {
-        let (want, point) = host_verdict::<H>(c);
-        assert_eq!(verdicts[i], want, "case {i} ({:02x?}…)", &c[..4]);
-        if let Some(p) = point {
-            assert!(
-                out[i] == p.into(),
-                "case {i}: the decoded point differs from blst's"
-            );
-        }
-        seen[want as usize] += 1;
-    }
-    seen
 }
 
 #[test]
 fn decoding_parameter_points_matches_blst() {
-    use group::{Curve, Group};
     let Some(e) = emu() else { return };
     let mut rng = ChaCha8Rng::seed_from_u64(33);
-    let g1: Vec<Vec<u8>> = random_g1(64, &mut rng)
-        .iter()
-        .map(|p| p.to_uncompressed().to_vec())
-        .collect();
-    let seen = check_decode::<blstrs::G1Affine, G1Affine>(e, 1, &decode_cases(g1, 96, &mut rng));
-    let g2: Vec<Vec<u8>> = (0..32)
-        .map(|_| {
-            blstrs::G2Projective::random(&mut rng)
-                .to_affine()
-                .to_uncompressed()
-                .to_vec()
-        })
-        .collect();
-    let seen2 = check_decode::<blstrs::G2Affine, G2Affine>(e, 2, &decode_cases(g2, 192, &mut rng));
-    // Every verdict came up (G2 has no (0, y) case: x = 0 is not on its curve's b).
-    assert!(seen.iter().all(|&k| k > 0), "G1 verdicts {seen:?}");
-    assert!(seen2[..4].iter().all(|&k| k > 0), "G2 verdicts {seen2:?}");
+    let r = testing::run_decode_checks(
+        decode_exec::<G1Affine>(e, 1),
+        decode_exec::<G2Affine>(e, 2),
+        &mut rng,
+    );
+    assert_eq!(r.len(), 4);
+    assert!(r.iter().all(|c| c.compared > 0));
+    assert_all(&r);
 }

@@ -6,11 +6,13 @@
 //! with blst through blstrs, and compares bit for bit.
 
 mod curve;
+mod decode;
 mod field;
 pub mod host_ntt;
 mod ntt;
 
 pub use curve::{run_g1_checks, run_g2_checks};
+pub use decode::{decode_cases, run_decode_checks};
 pub use field::{run_field_checks, FieldCase};
 pub use ntt::{
     all_ntt_configs, describe, random_vector, run_ntt_checks, NttCheckPlan,

@@ -71,6 +71,19 @@ pub fn run(gpu: &Gpu, tk: &TestKernels, o: &Options) -> Vec<CheckResult> {
     report("curve", t, &r);
     all.extend(r);
 
+    say("\n## parameter points decoded on the device vs blst");
+    let t = Instant::now();
+    let r = match bellows_cuda::decode::Decode::new(dev) {
+        Ok(d) => testing::run_decode_checks(
+            |b| d.g1_from_host(dev, b),
+            |b| d.g2_from_host(dev, b),
+            &mut rng,
+        ),
+        Err(e) => vec![failed("decode kernels", e)],
+    };
+    report("decode", t, &r);
+    all.extend(r);
+
     say("\n## NTT twiddle table vs blstrs");
     let t = Instant::now();
     let r = vec![twiddle_check(gpu, o.max_log, &mut rng)];
