@@ -100,6 +100,16 @@ impl PipelineConfig {
         prover::proofs_host_blocks(lens, count)
     }
 
+    /// An error unless there is at least one synthesis worker and one worker per device.
+    fn check_workers(&self) -> Result<()> {
+        if self.synthesis_workers == 0 || self.workers_per_device == 0 {
+            return Err(Error::invalid(
+                "synthesis_workers and workers_per_device must be at least 1",
+            ));
+        }
+        Ok(())
+    }
+
     /// Device workers for a key on `backend`: [`PipelineConfig::workers_per_device`], or one
     /// when the backend does not declare `concurrent` (it must not be called from several
     /// threads).
@@ -375,17 +385,8 @@ pub struct Pipeline {
 impl Pipeline {
     /// A pipeline over one proving key per device; every key must hold the same parameters.
     pub fn new(keys: Vec<Arc<ProvingKey>>, config: PipelineConfig) -> Result<Self> {
-        if keys.is_empty() {
-            return Err(Error::invalid(
-                "a pipeline needs at least one proving key (device)",
-            ));
-        }
-        if config.synthesis_workers == 0 || config.workers_per_device == 0 {
-            return Err(Error::invalid(
-                "synthesis_workers and workers_per_device must be at least 1",
-            ));
-        }
         check_keys(&keys)?;
+        config.check_workers()?;
         Ok(Self {
             keys,
             config,

@@ -98,11 +98,7 @@ impl Pipeline {
         F: FnMut(JobResult),
         L: FnOnce() -> Result<Vec<Arc<ProvingKey>>> + Send,
     {
-        if config.synthesis_workers == 0 || config.workers_per_device == 0 {
-            return Err(Error::invalid(
-                "synthesis_workers and workers_per_device must be at least 1",
-            ));
-        }
+        config.check_workers()?;
         let plan = Plan {
             config,
             pce: pce.as_deref(),

@@ -3,7 +3,7 @@
 
 use std::{
     sync::{mpsc, Arc},
-    time::{Duration, Instant},
+    time::Instant,
 };
 
 use bellows_core::groth16::prover::{proofs_host_blocks, QueryLens};
@@ -20,17 +20,17 @@ pub(crate) struct KeyAhead {
 }
 
 /// Loads the parameters asked for by [`Shared::load_key_ahead`], one at a time, until the
-/// engine shuts down.
+/// engine shuts down (its shutdown drops the sender).
 pub(crate) fn keys_ahead_loop(s: &Shared, rx: &mpsc::Receiver<KeyAhead>) {
-    while !s.shutdown.load(std::sync::atomic::Ordering::SeqCst) {
-        let Ok(KeyAhead {
+    for ahead in rx {
+        if s.shutdown.load(std::sync::atomic::Ordering::SeqCst) {
+            break;
+        }
+        let KeyAhead {
             entry,
             curve_only,
             device: d,
-        }) = rx.recv_timeout(Duration::from_millis(200))
-        else {
-            continue;
-        };
+        } = ahead;
         // Asked for again while an earlier request loaded it.
         if entry.is_resident_on(d) {
             continue;
@@ -140,11 +140,24 @@ impl Shared {
         if !dev.spec.backend.info().capabilities.accelerator || entry.is_resident_on(d) {
             return;
         }
-        let _ = self.keys_ahead.send(KeyAhead {
-            entry: entry.clone(),
-            curve_only,
-            device: d,
-        });
+        let sender = self.keys_ahead.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(tx) = sender.as_ref() {
+            let _ = tx.send(KeyAhead {
+                entry: entry.clone(),
+                curve_only,
+                device: d,
+            });
+        }
+    }
+
+    /// Ends the keys-ahead thread after the load in progress (the engine's shutdown).
+    pub(super) fn stop_keys_ahead(&self) {
+        drop(
+            self.keys_ahead
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take(),
+        );
     }
 
     /// Makes `entry` resident on device `d` as a partition's device phase would, its points

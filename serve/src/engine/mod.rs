@@ -221,7 +221,7 @@ pub(crate) struct Shared {
     /// ([`Shared::reserve_host_ahead`]).
     pub(crate) host_reserved: Mutex<std::collections::HashSet<(usize, usize)>>,
     /// Parameters to load onto the first device ahead of their job's partitions.
-    pub(crate) keys_ahead: mpsc::Sender<host_ahead::KeyAhead>,
+    pub(crate) keys_ahead: Mutex<Option<mpsc::Sender<host_ahead::KeyAhead>>>,
 }
 
 /// Host bytes of one partition of a job with parameters `entry` (also what its device
@@ -647,7 +647,7 @@ impl Engine {
             .any(|d| !d.spec.fallback && !d.spec.backend.info().capabilities.accelerator);
         let (keys_ahead, ahead_rx) = mpsc::channel();
         let shared = Arc::new(Shared {
-            keys_ahead,
+            keys_ahead: Mutex::new(Some(keys_ahead)),
             params,
             decode_ahead,
             fleet,
@@ -762,6 +762,7 @@ impl Engine {
         if let Some(f) = &self.shared.fleet {
             f.wake_all();
         }
+        self.shared.stop_keys_ahead();
         let threads: Vec<_> =
             std::mem::take(&mut *self.threads.lock().unwrap_or_else(|e| e.into_inner()));
         let joined = !threads.is_empty();

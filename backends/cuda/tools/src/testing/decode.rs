@@ -6,7 +6,7 @@ use bellows_core::{
         codec::{PointDefect, UncompressedPoint},
         PointCheck,
     },
-    layout::{G1Affine, G2Affine},
+    layout::{Fp, G1Affine, G2Affine},
     Result,
 };
 use bellows_cuda::decode::{
@@ -35,15 +35,7 @@ fn host_verdict<P: UncompressedPoint>(bytes: &[u8]) -> (u8, Option<P>) {
 /// p, big-endian.
 fn modulus_be() -> [u8; 48] {
     let mut b = [0u8; 48];
-    let limbs = [
-        0xb9feffff_ffffaaabu64,
-        0x1eabfffe_b153ffff,
-        0x6730d2a0_f6b0f624,
-        0x64774b84_f38512bf,
-        0x4b1ba7b6_434bacd7,
-        0x1a0111ea_397fe69a,
-    ];
-    for (i, limb) in limbs.iter().enumerate() {
+    for (i, limb) in Fp::MODULUS.iter().enumerate() {
         b[48 - 8 * (i + 1)..48 - 8 * i].copy_from_slice(&limb.to_be_bytes());
     }
     b
