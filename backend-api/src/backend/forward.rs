@@ -111,6 +111,20 @@ macro_rules! forward_msm {
                 ($hook)(self, "load_bases_g2")?;
                 $crate::backend::Msm::load_bases_g2(&self.$field, bases)
             }
+            fn load_bases_g1_encoded(
+                &self,
+                points: &dyn $crate::backend::EncodedPoints,
+            ) -> $crate::Result<$crate::backend::EncodedLoad> {
+                ($hook)(self, "load_bases_g1_encoded")?;
+                $crate::backend::Msm::load_bases_g1_encoded(&self.$field, points)
+            }
+            fn load_bases_g2_encoded(
+                &self,
+                points: &dyn $crate::backend::EncodedPoints,
+            ) -> $crate::Result<$crate::backend::EncodedLoad> {
+                ($hook)(self, "load_bases_g2_encoded")?;
+                $crate::backend::Msm::load_bases_g2_encoded(&self.$field, points)
+            }
             fn free_bases(&self, handle: $crate::backend::BasesHandle) -> $crate::Result<()> {
                 ($hook)(self, "free_bases")?;
                 $crate::backend::Msm::free_bases(&self.$field, handle)

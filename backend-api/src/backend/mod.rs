@@ -11,6 +11,7 @@
 //! [`crate::Error::Unsupported`].
 
 pub mod bases_table;
+pub mod encoded;
 pub mod forward;
 pub mod g1_phase;
 pub mod memory_pool;
@@ -19,6 +20,7 @@ pub mod ntt;
 pub mod quotient;
 
 pub use bases_table::BasesTable;
+pub use encoded::{encoded_size, EncodedLoad, EncodedPoints, PointDefect};
 pub use g1_phase::{
     b2_sums, groth16_g1_from_primitives, groth16_g1_g2_from_parts, G1G2Sums, G1Handles,
     G1PhaseInput, ProofAssignment,

@@ -22,6 +22,7 @@
 
 use std::sync::Arc;
 
+use super::encoded::{EncodedLoad, EncodedPoints};
 use crate::{
     layout::{Fr, G1Affine, G1Jacobian, G2Affine, G2Jacobian},
     Result,
@@ -218,6 +219,27 @@ pub trait Msm {
         Err(crate::Error::unsupported(
             std::any::type_name::<Self>(),
             "load_bases_g2",
+        ))
+    }
+    /// Makes resident the G1 points `points` encodes, decoded and checked by the backend
+    /// itself ([`super::encoded`]: a valid encoding, on the curve, not the identity), without the
+    /// host decoding them first. Optional: the default answers [`crate::Error::Unsupported`]
+    /// before reading anything, and the caller decodes on the host and calls
+    /// [`Msm::load_bases_g1`]. A refused point is an [`EncodedLoad::Refused`], with nothing kept;
+    /// a handle returned keeps no reference to `points`.
+    fn load_bases_g1_encoded(&self, points: &dyn EncodedPoints) -> Result<EncodedLoad> {
+        let _ = points;
+        Err(crate::Error::unsupported(
+            std::any::type_name::<Self>(),
+            "load_bases_g1_encoded",
+        ))
+    }
+    /// As [`Msm::load_bases_g1_encoded`] for G2 points.
+    fn load_bases_g2_encoded(&self, points: &dyn EncodedPoints) -> Result<EncodedLoad> {
+        let _ = points;
+        Err(crate::Error::unsupported(
+            std::any::type_name::<Self>(),
+            "load_bases_g2_encoded",
         ))
     }
     /// Releases resident bases. Using the handle afterwards is an [`crate::Error::InvalidInput`].

@@ -20,18 +20,19 @@ use abi_stable::{
 
 use super::{
     abi::{
-        FfiBackendConfig, FfiBackendInfo, FfiBasesHandle, FfiError, FfiFr, FfiG1Affine,
-        FfiG1Handles, FfiG1Jacobian, FfiG2Affine, FfiG2Jacobian, FfiMemoryInfo, FfiMsmJob,
-        FfiNttConfig, FfiProofAssignment,
+        FfiBackendConfig, FfiBackendInfo, FfiBasesHandle, FfiEncodedLoad, FfiError, FfiFr,
+        FfiG1Affine, FfiG1Handles, FfiG1Jacobian, FfiG2Affine, FfiG2Jacobian, FfiMemoryInfo,
+        FfiMsmJob, FfiNttConfig, FfiProofAssignment,
     },
     interface::{
-        BackendModule, BackendModuleRef, BackendObject, CreateFn, FfiBackend, FfiBackend_TO,
+        BackendModule, BackendModuleRef, BackendObject, CreateFn, EncodedPointsRef, FfiBackend,
+        FfiBackend_TO,
     },
 };
 use crate::{
     backend::{
-        Backend, BackendConfig, BasesHandle, G1PhaseInput, MsmJob, PointSource, ProofAssignment,
-        SharedPoints,
+        Backend, BackendConfig, BasesHandle, EncodedPoints, G1PhaseInput, MsmJob, PointSource,
+        ProofAssignment, SharedPoints,
     },
     layout::{G1Affine, G1Jacobian, G2Affine},
     Error, Result,
@@ -111,6 +112,24 @@ impl<T: Send + Sync + 'static> HostPoints<T> {
         let len = usize::try_from(len)
             .map_err(|_| Error::invalid(format!("{len} points do not fit in usize")))?;
         Ok(Arc::new(HostPoints { ptr, len }))
+    }
+}
+
+/// The host's reader of encoded points (`load_bases_gN_encoded`), as the backend's
+/// [`EncodedPoints`]. A failed read reaches the backend as an invalid-input error carrying the
+/// host's message; the host reports its own error, which it kept, whatever the backend returns.
+struct HostReader<'a>(EncodedPointsRef<'a>);
+
+impl EncodedPoints for HostReader<'_> {
+    fn len(&self) -> u64 {
+        self.0.len()
+    }
+
+    fn read(&self, first: u64, buf: &mut [u8]) -> Result<()> {
+        self.0
+            .read(first, buf.into())
+            .into_result()
+            .map_err(|e| Error::invalid(format!("reading encoded points: {}", e.message)))
     }
 }
 
@@ -318,6 +337,26 @@ impl<B: Backend> FfiBackend for Exported<B> {
     fn bases_need_host(&self, handle: FfiBasesHandle) -> RResult<bool, FfiError> {
         guard("bases_need_host", || {
             self.inner.bases_need_host(handle_from(handle)?)
+        })
+    }
+
+    fn load_bases_g1_encoded(
+        &self,
+        points: EncodedPointsRef<'_>,
+    ) -> RResult<FfiEncodedLoad, FfiError> {
+        guard("load_bases_g1_encoded", || {
+            let l = self.inner.load_bases_g1_encoded(&HostReader(points))?;
+            Ok(FfiEncodedLoad::from(l))
+        })
+    }
+
+    fn load_bases_g2_encoded(
+        &self,
+        points: EncodedPointsRef<'_>,
+    ) -> RResult<FfiEncodedLoad, FfiError> {
+        guard("load_bases_g2_encoded", || {
+            let l = self.inner.load_bases_g2_encoded(&HostReader(points))?;
+            Ok(FfiEncodedLoad::from(l))
         })
     }
 }

@@ -9,6 +9,11 @@
 //! numbers in the error.
 //!
 //! ## History
+//! - 3.2.0: [`FfiBackend::load_bases_g1_encoded`] and [`FfiBackend::load_bases_g2_encoded`]
+//!   (bases as a parameters file encodes them, read by the plugin through an
+//!   [`FfiEncodedPoints`] object and decoded on its side) are appended after
+//!   `bases_need_host`. A 3.1 plugin lacks them and answers `Unsupported`; the host then
+//!   decodes and calls `load_bases_g1` / `load_bases_g2` as before.
 //! - 3.1.0: [`FfiBackend::bases_need_host`] is appended after `reserve_host`: a plugin that
 //!   answers `false` for a handle (the CUDA backend, for a set held whole on its GPUs) lets the
 //!   host drop the points it lent at once instead of at `free_bases`. A 3.0 plugin lacks it and
@@ -50,15 +55,33 @@ use abi_stable::{
     StableAbi,
 };
 
+use abi_stable::sabi_types::RRef;
+
 use super::abi::{
-    FfiBackendConfig, FfiBackendInfo, FfiBasesHandle, FfiError, FfiFr, FfiG1Affine, FfiG1Handles,
-    FfiG1Jacobian, FfiG2Affine, FfiG2Jacobian, FfiMemoryInfo, FfiMsmJob, FfiNttConfig,
-    FfiProofAssignment,
+    FfiBackendConfig, FfiBackendInfo, FfiBasesHandle, FfiEncodedLoad, FfiError, FfiFr, FfiG1Affine,
+    FfiG1Handles, FfiG1Jacobian, FfiG2Affine, FfiG2Jacobian, FfiMemoryInfo, FfiMsmJob,
+    FfiNttConfig, FfiProofAssignment,
 };
+
+/// [`crate::backend::EncodedPoints`] across the boundary: the host's reader of encoded points,
+/// lent to the plugin for the duration of one `load_bases_gN_encoded` call. Its methods never
+/// unwind (the host's side catches panics).
+#[sabi_trait]
+pub trait FfiEncodedPoints: Sync {
+    /// Number of points.
+    fn len(&self) -> u64;
+
+    /// Fills `buf` with the encodings of the points from `first` on (a whole number of them).
+    #[sabi(last_prefix_field)]
+    fn read(&self, first: u64, buf: RSliceMut<'_, u8>) -> RResult<(), FfiError>;
+}
+
+/// The reader as the plugin receives it: borrowed for the call.
+pub type EncodedPointsRef<'a> = FfiEncodedPoints_TO<'a, RRef<'a, ()>>;
 
 /// Version of the plugin interface, `major.minor.patch`. A plugin whose interface major version
 /// differs from the host's is rejected at load time.
-pub const INTERFACE_VERSION: &str = "3.1.0";
+pub const INTERFACE_VERSION: &str = "3.2.0";
 
 /// Major part of [`INTERFACE_VERSION`].
 pub const INTERFACE_MAJOR: u32 = 3;
@@ -240,6 +263,26 @@ pub trait FfiBackend: Send + Sync {
     fn bases_need_host(&self, handle: FfiBasesHandle) -> RResult<bool, FfiError> {
         let _ = handle;
         RResult::ROk(true)
+    }
+
+    /// [`crate::backend::Msm::load_bases_g1_encoded`]: the plugin reads the points through
+    /// `points` (valid for this call only) and keeps no reference to it. The default (a plugin
+    /// built before 3.2) answers `Unsupported` without reading.
+    fn load_bases_g1_encoded(
+        &self,
+        points: EncodedPointsRef<'_>,
+    ) -> RResult<FfiEncodedLoad, FfiError> {
+        let _ = points;
+        RResult::RErr(FfiError::unsupported("plugin", "load_bases_g1_encoded"))
+    }
+
+    /// G2 counterpart of [`FfiBackend::load_bases_g1_encoded`].
+    fn load_bases_g2_encoded(
+        &self,
+        points: EncodedPointsRef<'_>,
+    ) -> RResult<FfiEncodedLoad, FfiError> {
+        let _ = points;
+        RResult::RErr(FfiError::unsupported("plugin", "load_bases_g2_encoded"))
     }
 }
 

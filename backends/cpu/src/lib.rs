@@ -52,10 +52,11 @@ use std::sync::Arc;
 
 use bellows_backend_api::{
     backend::{
+        encoded::decode_encoded,
         host_memory_info,
         ntt::{batch_size, h_poly_batch},
-        BasesHandle, DeviceInfo, MemoryBudget, MemoryInfo, MemoryPool, Msm, MsmJob, Ntt, NttConfig,
-        SharedPoints,
+        BasesHandle, DeviceInfo, EncodedLoad, EncodedPoints, MemoryBudget, MemoryInfo, MemoryPool,
+        Msm, MsmJob, Ntt, NttConfig, SharedPoints,
     },
     builtin::BuiltinBackend,
     layout::{scalars_mut, Fr, G1Affine, G1Jacobian, G2Affine, G2Jacobian},
@@ -175,6 +176,26 @@ impl Msm for CpuBackend {
 
     fn load_bases_g2(&self, bases: SharedPoints<G2Affine>) -> Result<BasesHandle> {
         Ok(self.bases.load_g2(bases))
+    }
+
+    /// Decoded on this backend's threads into memory it keeps (the bases live on the host
+    /// here, so this costs what the caller's own decoding would).
+    fn load_bases_g1_encoded(&self, points: &dyn EncodedPoints) -> Result<EncodedLoad> {
+        Ok(
+            match self.install(|| decode_encoded::<blstrs::G1Affine>(points))? {
+                Ok(v) => EncodedLoad::Loaded(self.bases.load_g1(Arc::new(v))),
+                Err((index, defect)) => EncodedLoad::Refused { index, defect },
+            },
+        )
+    }
+
+    fn load_bases_g2_encoded(&self, points: &dyn EncodedPoints) -> Result<EncodedLoad> {
+        Ok(
+            match self.install(|| decode_encoded::<blstrs::G2Affine>(points))? {
+                Ok(v) => EncodedLoad::Loaded(self.bases.load_g2(Arc::new(v))),
+                Err((index, defect)) => EncodedLoad::Refused { index, defect },
+            },
+        )
     }
 
     fn free_bases(&self, handle: BasesHandle) -> Result<()> {

@@ -13,6 +13,8 @@ using namespace bellows;
 
 // n points as a parameters file encodes them (ec/decode.cuh) decoded into blst's affine layout, a
 // verdict each; a point whose verdict is not DECODE_OK is left unwritten (except the identity).
+// `in` may be `out` (the key load decodes in place): an encoding is as long as its point, and each
+// thread reads its point's bytes whole before writing it.
 extern "C" __global__ void bellows_decode_g1(const uint8_t* in, G1Affine* out, uint8_t* verdicts,
                                              uint64_t n) {
     for (uint64_t i = global_thread(); i < n; i += grid_threads())

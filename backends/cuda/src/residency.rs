@@ -5,13 +5,14 @@
 //! a set wholly resident may also be stored as its precomputed window multiples.
 
 use bellows_backend_api::{
-    backend::{plan_tier, Group, SharedPoints, Tier},
+    backend::{plan_tier, EncodedPoints, Group, SharedPoints, Tier},
     layout::{G1Affine, G2Affine},
     Error, Result,
 };
 
 use crate::{
     buffers::{DeviceVec, Plain},
+    decode::Decode,
     device::CudaDevice,
     msm::{pass_size, window_count, BaseSource, Msm, MsmConfig, MsmGroup, PrecomputedTable},
 };
@@ -133,7 +134,7 @@ pub(crate) fn load<G: MsmGroup>(
         Tier::Partial(bytes) => ((bytes / size) as usize).min(len),
         Tier::Streaming(_) => 0,
     };
-    let mut device = if resident_points > 0 {
+    let device = if resident_points > 0 {
         let mut d = dev.alloc_uninit::<T<G>>(resident_points)?;
         dev.upload_staged(&points[..resident_points], &mut d, |_, _| Ok(()))?;
         dev.synchronize()?;
@@ -141,58 +142,10 @@ pub(crate) fn load<G: MsmGroup>(
     } else {
         None
     };
-    // A table where the whole set is resident and the table (with its build scratch and the
-    // bases it is built from) still leaves the whole work reserve (not the half of a small
-    // room the tiers settle for: under a tight budget the MSMs' scratch needs all of it), and
-    // room for the sets a key loads after this one (a Groth16 key has at most four more, each
-    // about this size or smaller in bytes): tables are on by default, and must never push a
-    // later set off the device or a concurrent call's scratch out of the budget.
-    let table_reserve = WORK_RESERVE * streams as u64;
-    let mut table = None;
-    if let (Some(c), Tier::Full, Some(d)) = (precompute, tier, device.as_ref()) {
-        let bytes = PrecomputedTable::<T<G>>::bytes_for(len, size, c);
-        let scratch = (len.min(1 << 22) as u64) * size * 2;
-        let later_sets = 4 * full;
-        let free = room()?;
-        let windows = window_count(c) as u64;
-        if len as u64 * windows >= 1 << 31 {
-            tracing::info!(
-                "{}: {len} {group:?} bases are too many for a table of {windows} windows (2^31 \
-                 points at most); loaded without it",
-                dev.label()
-            );
-        } else if free >= bytes + scratch + table_reserve + later_sets {
-            let t0 = std::time::Instant::now();
-            match msm.precompute_table::<G>(dev, d, c) {
-                Ok(t) => {
-                    tracing::info!(
-                        "{}: {len} {group:?} bases stored with their window multiples (c = {c}, \
-                         {} windows, {:.1} GB), built in {:.2} s",
-                        dev.label(),
-                        t.windows(),
-                        t.bytes() as f64 / 1e9,
-                        t0.elapsed().as_secs_f64()
-                    );
-                    table = Some(t);
-                    device = None;
-                }
-                Err(Error::OutOfMemory { .. }) => tracing::info!(
-                    "{}: no device memory for the {group:?} table of {len} bases; loaded \
-                     without it",
-                    dev.label()
-                ),
-                Err(e) => return Err(e),
-            }
-        } else {
-            tracing::info!(
-                "{}: the {group:?} table of {len} bases ({:.1} GB) does not fit beside the work \
-                 reserve and room for the sets loaded after it ({:.1} GB free); loaded without it",
-                dev.label(),
-                bytes as f64 / 1e9,
-                free as f64 / 1e9
-            );
-        }
-    }
+    let (device, table) = match (tier, device) {
+        (Tier::Full, Some(d)) => with_table::<G>(dev, msm, d, group, room, streams, precompute)?,
+        (_, d) => (d, None),
+    };
     if tier != Tier::Full {
         tracing::info!(
             "{}: {len} {group:?} bases at tier {tier:?} ({resident_points} resident, the rest \
@@ -206,6 +159,127 @@ pub(crate) fn load<G: MsmGroup>(
         host: (resident_points < len).then(|| bases.clone()),
         tier,
     })
+}
+
+/// A set held whole on the GPU of lane `dev` (`device`, its `len` points), stored as its table
+/// of window multiples when `precompute` (a window width) is set and the table fits (see
+/// [`load`]); otherwise kept as it is. Returns what the set keeps: the points or the table.
+#[allow(clippy::type_complexity)]
+fn with_table<G: MsmGroup>(
+    dev: &CudaDevice,
+    msm: &Msm,
+    device: DeviceVec<G::Affine>,
+    group: Group,
+    room: &dyn Fn() -> Result<u64>,
+    streams: usize,
+    precompute: Option<u32>,
+) -> Result<(
+    Option<DeviceVec<G::Affine>>,
+    Option<PrecomputedTable<G::Affine>>,
+)> {
+    type T<G> = <G as MsmGroup>::Affine;
+    let len = device.len();
+    let size = (T::<G>::WORDS * 8) as u64;
+    let full = len as u64 * size;
+    let Some(c) = precompute else {
+        return Ok((Some(device), None));
+    };
+    // A table where the whole set is resident and the table (with its build scratch and the
+    // bases it is built from) still leaves the whole work reserve (not the half of a small
+    // room the tiers settle for: under a tight budget the MSMs' scratch needs all of it), and
+    // room for the sets a key loads after this one (a Groth16 key has at most four more, each
+    // about this size or smaller in bytes): tables are on by default, and must never push a
+    // later set off the device or a concurrent call's scratch out of the budget.
+    let table_reserve = WORK_RESERVE * streams as u64;
+    let bytes = PrecomputedTable::<T<G>>::bytes_for(len, size, c);
+    let scratch = (len.min(1 << 22) as u64) * size * 2;
+    let later_sets = 4 * full;
+    let free = room()?;
+    let windows = window_count(c) as u64;
+    if len as u64 * windows >= 1 << 31 {
+        tracing::info!(
+            "{}: {len} {group:?} bases are too many for a table of {windows} windows (2^31 \
+             points at most); loaded without it",
+            dev.label()
+        );
+    } else if free >= bytes + scratch + table_reserve + later_sets {
+        let t0 = std::time::Instant::now();
+        match msm.precompute_table::<G>(dev, &device, c) {
+            Ok(t) => {
+                tracing::info!(
+                    "{}: {len} {group:?} bases stored with their window multiples (c = {c}, \
+                     {} windows, {:.1} GB), built in {:.2} s",
+                    dev.label(),
+                    t.windows(),
+                    t.bytes() as f64 / 1e9,
+                    t0.elapsed().as_secs_f64()
+                );
+                return Ok((None, Some(t)));
+            }
+            Err(Error::OutOfMemory { .. }) => tracing::info!(
+                "{}: no device memory for the {group:?} table of {len} bases; loaded \
+                 without it",
+                dev.label()
+            ),
+            Err(e) => return Err(e),
+        }
+    } else {
+        tracing::info!(
+            "{}: the {group:?} table of {len} bases ({:.1} GB) does not fit beside the work \
+             reserve and room for the sets loaded after it ({:.1} GB free); loaded without it",
+            dev.label(),
+            bytes as f64 / 1e9,
+            free as f64 / 1e9
+        );
+    }
+    Ok((Some(device), None))
+}
+
+/// As [`load`], from encoded points that the GPU of lane `dev` decodes itself
+/// ([`Decode::into_device`]), when the whole set fits on it (tier `Full`): `None` where it does
+/// not, before anything is read (a set partly streamed needs decoded points on the host). A
+/// refused point is `Some(Err((index, verdict)))`, with nothing kept.
+#[allow(clippy::type_complexity)]
+pub(crate) fn load_encoded<G: MsmGroup>(
+    dev: &CudaDevice,
+    msm: &Msm,
+    points: &dyn EncodedPoints,
+    group: Group,
+    room: &dyn Fn() -> Result<u64>,
+    streams: usize,
+    precompute: Option<u32>,
+) -> Result<Option<std::result::Result<ResidentSet<G::Affine>, (u64, u8)>>> {
+    type T<G> = <G as MsmGroup>::Affine;
+    let len = usize::try_from(points.len())
+        .map_err(|_| Error::invalid(format!("{} points do not fit", points.len())))?;
+    let size = (T::<G>::WORDS * 8) as u64;
+    let free = room()?;
+    let reserve = (WORK_RESERVE * streams as u64).min(free / 2);
+    let min_chunk = 1024 * (G::PASS_BYTES_PER_SCALAR + size);
+    let tier = plan_tier(
+        len as u64 * size,
+        min_chunk,
+        free.saturating_sub(reserve),
+        dev.label(),
+    )?;
+    if tier != Tier::Full {
+        return Ok(None);
+    }
+    let (device, table) = if len == 0 {
+        (None, None)
+    } else {
+        let mut d = dev.alloc_uninit::<T<G>>(len)?;
+        if let Some(bad) = Decode::new(dev)?.into_device(dev, points, &mut d)? {
+            return Ok(Some(Err(bad)));
+        }
+        with_table::<G>(dev, msm, d, group, room, streams, precompute)?
+    };
+    Ok(Some(Ok(ResidentSet {
+        device,
+        table,
+        host: None,
+        tier,
+    })))
 }
 
 /// Scalars per pass for an MSM of `n` scalars over `set` in `room` bytes of a lane, and the room

@@ -14,7 +14,7 @@ use crate::{
 };
 
 /// Fr values per pinned staging buffer (64 MiB).
-const STAGE_FR: usize = 1 << 21;
+pub(crate) const STAGE_FR: usize = 1 << 21;
 
 impl CudaDevice {
     /// Maps an allocation failure to [`Error::OutOfMemory`] (recoverable), others to Device.
@@ -253,6 +253,38 @@ impl CudaDevice {
             }
             return Ok(());
         }
+        self.with_staging(|st| {
+            let base = {
+                use cudarc::driver::DevicePtrMut;
+                dst.buf.device_ptr_mut(&self.stream).0
+            };
+            self.copy_stream.wait(ready).map_err(|e| self.err(e))?;
+            for (k, chunk) in host.chunks(per_chunk).enumerate() {
+                let i = k % 2;
+                if let Some(ev) = st.done[i].take() {
+                    ev.synchronize().map_err(|e| self.err(e))?;
+                }
+                let src = words(chunk);
+                let pinned = &mut words_mut(st.bufs[i].as_mut_slice()?)[..src.len()];
+                pinned
+                    .par_chunks_mut(1 << 16)
+                    .zip(src.par_chunks(1 << 16))
+                    .for_each(|(d, s)| d.copy_from_slice(s));
+                let offset = (k * per_chunk * T::WORDS * 8) as u64;
+                // SAFETY: the source is pinned host memory that is not written again before the
+                // event recorded just after this copy has completed (waited for above); the
+                // destination lies inside `dst` (same length as `host`, checked).
+                st.done[i] = Some(unsafe { self.copy_in_order(base + offset, pinned) }?);
+                after_chunk(k * per_chunk, chunk.len())?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Runs `f` with this lane's two pinned staging buffers ([`STAGE_FR`] values each, made on
+    /// first use), held for the duration. Whoever writes a buffer first waits for its event,
+    /// and records a new one after the last work queued that reads it.
+    pub(crate) fn with_staging<R>(&self, f: impl FnOnce(&mut Staging) -> Result<R>) -> Result<R> {
         let mut guard = self.staging.lock().unwrap_or_else(|e| e.into_inner());
         if guard.is_none() {
             *guard = Some(Staging {
@@ -260,31 +292,7 @@ impl CudaDevice {
                 done: [None, None],
             });
         }
-        let st = guard.as_mut().expect("made above");
-        let base = {
-            use cudarc::driver::DevicePtrMut;
-            dst.buf.device_ptr_mut(&self.stream).0
-        };
-        self.copy_stream.wait(ready).map_err(|e| self.err(e))?;
-        for (k, chunk) in host.chunks(per_chunk).enumerate() {
-            let i = k % 2;
-            if let Some(ev) = st.done[i].take() {
-                ev.synchronize().map_err(|e| self.err(e))?;
-            }
-            let src = words(chunk);
-            let pinned = &mut words_mut(st.bufs[i].as_mut_slice()?)[..src.len()];
-            pinned
-                .par_chunks_mut(1 << 16)
-                .zip(src.par_chunks(1 << 16))
-                .for_each(|(d, s)| d.copy_from_slice(s));
-            let offset = (k * per_chunk * T::WORDS * 8) as u64;
-            // SAFETY: the source is pinned host memory that is not written again before the
-            // event recorded just after this copy has completed (waited for above); the
-            // destination lies inside `dst` (same length as `host`, checked).
-            st.done[i] = Some(unsafe { self.copy_in_order(base + offset, pinned) }?);
-            after_chunk(k * per_chunk, chunk.len())?;
-        }
-        Ok(())
+        f(guard.as_mut().expect("made above"))
     }
 }
 

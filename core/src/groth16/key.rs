@@ -12,7 +12,7 @@ use super::{
     synthesis::Synthesized,
 };
 use crate::{
-    backend::{Backend, BasesHandle, G1Handles, SharedPoints},
+    backend::{Backend, BasesHandle, EncodedLoad, G1Handles, SharedPoints},
     Capabilities, Error, Result,
 };
 
@@ -190,6 +190,11 @@ impl ProvingKey {
         self.b_g2.is_some()
     }
 
+    /// The resident b_g2 handle, when the G2 MSM runs on the backend.
+    pub fn b_g2_handle(&self) -> Option<BasesHandle> {
+        self.b_g2
+    }
+
     /// The resident G1 query handles.
     pub fn handles(&self) -> G1Handles {
         self.handles
@@ -234,7 +239,13 @@ impl ProvingKey {
     /// loading and, once loaded, none that the backend keeps itself (b_g2 stays on the
     /// host when `g2` puts the G2 MSM on CPU threads). A 32 GiB PoRep's parameters (about
     /// 50 GB) thus load onto a GPU that holds them with the host's memory left for
-    /// partitions. `progress(n)` is called as runs of n points are decoded.
+    /// partitions. `progress(n)` is called as runs of n points are read or decoded.
+    ///
+    /// With [`PointCheck::CurveOnly`], a backend that decodes encoded points itself
+    /// ([`crate::backend::Msm::load_bases_g1_encoded`]: the CUDA backend, on its GPU) is handed
+    /// each section as the file's bytes, and the host decodes nothing; a refused point is
+    /// named in the file as the host's decoding would name it. The other checks test the
+    /// subgroup, which such a backend does not, and decode on the host.
     pub fn load_file(
         file: &ParamsFile,
         check: PointCheck,
@@ -247,9 +258,15 @@ impl ProvingKey {
         let g2_on_backend = check_key(&vk, &lens, &*backend, g2)?;
         let (handles, b_g2, host_b_g2) = loading(&*backend, |loaded| {
             let mut g1 = |which: ParamsSection| -> Result<BasesHandle> {
-                let points = Arc::new(file.decode_g1(which, check, progress)?);
-                let h = backend.load_bases_g1(points as SharedPoints<_>)?;
-                loaded.push(h);
+                let h = match load_encoded(file, which, check, &*backend, progress, loaded)? {
+                    Some(h) => h,
+                    None => {
+                        let points = Arc::new(file.decode_g1(which, check, progress)?);
+                        let h = backend.load_bases_g1(points as SharedPoints<_>)?;
+                        loaded.push(h);
+                        h
+                    }
+                };
                 Ok(h)
             };
             let handles = G1Handles {
@@ -258,14 +275,17 @@ impl ProvingKey {
                 a: g1(ParamsSection::A)?,
                 b_g1: g1(ParamsSection::BG1)?,
             };
-            let b_g2 = Arc::new(file.decode_b_g2(check, progress)?);
-            if g2_on_backend {
-                let h = backend.load_bases_g2(b_g2 as SharedPoints<_>)?;
-                loaded.push(h);
-                Ok((handles, Some(h), Arc::default()))
-            } else {
-                Ok((handles, None, b_g2))
+            if !g2_on_backend {
+                return Ok((handles, None, Arc::new(file.decode_b_g2(check, progress)?)));
             }
+            let bg2 = ParamsSection::BG2;
+            if let Some(h) = load_encoded(file, bg2, check, &*backend, progress, loaded)? {
+                return Ok((handles, Some(h), Arc::default()));
+            }
+            let b_g2 = Arc::new(file.decode_b_g2(check, progress)?);
+            let h = backend.load_bases_g2(b_g2 as SharedPoints<_>)?;
+            loaded.push(h);
+            Ok((handles, Some(h), Arc::default()))
         })?;
         Ok(Self {
             params: Arc::new(Parameters {
@@ -322,6 +342,38 @@ impl ProvingKey {
             return mismatch("B-query density", b_len, p.b_len);
         }
         Ok(())
+    }
+}
+
+/// Loads section `which` of `file` through `backend`'s own decoding (pushing its handle onto
+/// `loaded`) when `check` is curve-only and the backend offers it; `None` where it does not
+/// (nothing was kept), for the caller to decode on the host. A refused point is the error the
+/// host's decoding gives; a file that changed while the backend read it is an error too.
+fn load_encoded(
+    file: &ParamsFile,
+    which: ParamsSection,
+    check: PointCheck,
+    backend: &dyn Backend,
+    progress: &(dyn Fn(u64) + Sync),
+    loaded: &mut Vec<BasesHandle>,
+) -> Result<Option<BasesHandle>> {
+    if check != PointCheck::CurveOnly {
+        return Ok(None);
+    }
+    let src = file.encoded(which, progress)?;
+    let answer = match which {
+        ParamsSection::BG2 => backend.load_bases_g2_encoded(&src),
+        _ => backend.load_bases_g1_encoded(&src),
+    };
+    match answer {
+        Err(Error::Unsupported { .. }) => Ok(None),
+        Err(e) => Err(e),
+        Ok(EncodedLoad::Refused { index, defect }) => Err(src.refused(index, defect)),
+        Ok(EncodedLoad::Loaded(h)) => {
+            loaded.push(h);
+            file.check_unchanged()?;
+            Ok(Some(h))
+        }
     }
 }
 

@@ -22,22 +22,30 @@
 
 #![allow(unsafe_code)]
 
-use std::path::{Path, PathBuf};
+use std::{
+    panic::{catch_unwind, AssertUnwindSafe},
+    path::{Path, PathBuf},
+    sync::Mutex,
+};
 
-use abi_stable::std_types::{RResult, RSlice, RSliceMut, RVec, Tuple2};
+use abi_stable::{
+    sabi_trait::TD_Opaque,
+    std_types::{RResult, RSlice, RSliceMut, RVec, Tuple2},
+};
 
 use super::{
     abi::{
-        codes, FfiBasesHandle, FfiError, FfiFr, FfiG1Affine, FfiG1Jacobian, FfiG2Affine,
-        FfiG2Jacobian, FfiMsmJob, FfiNttConfig, FfiProofAssignment,
+        codes, FfiBasesHandle, FfiEncodedLoad, FfiError, FfiFr, FfiG1Affine, FfiG1Jacobian,
+        FfiG2Affine, FfiG2Jacobian, FfiMsmJob, FfiNttConfig, FfiProofAssignment,
     },
-    interface::BackendObject,
+    interface::{BackendObject, EncodedPointsRef, FfiEncodedPoints, FfiEncodedPoints_TO},
 };
 use crate::{
     backend::{
-        g1_phase::check_b_g2, groth16_g1_from_primitives, groth16_g1_g2_from_parts, Backend,
-        BackendInfo, BasesHandle, BasesTable, G1G2Sums, G1Handles, G1PhaseInput, Group, MemoryInfo,
-        MemoryPool, Msm, MsmJob, Ntt, NttConfig, SharedPoints,
+        encoded_size, g1_phase::check_b_g2, groth16_g1_from_primitives, groth16_g1_g2_from_parts,
+        Backend, BackendInfo, BasesHandle, BasesTable, EncodedLoad, EncodedPoints, G1G2Sums,
+        G1Handles, G1PhaseInput, Group, MemoryInfo, MemoryPool, Msm, MsmJob, Ntt, NttConfig,
+        SharedPoints,
     },
     layout::{Fr, G1Affine, G1Jacobian, G2Affine, G2Jacobian},
     Error, Result,
@@ -60,6 +68,57 @@ struct Entry {
     in_flight: usize,
     /// `free_bases` is running for it.
     freeing: bool,
+}
+
+/// The caller's reader of encoded points, lent to a plugin for one `load_bases_gN_encoded` call.
+/// Reads outside the points are refused; a panic in the reader is caught; the first error is
+/// kept, so that the host reports it rather than the plugin's copy of it.
+struct LentReader<'a> {
+    points: &'a dyn EncodedPoints,
+    /// Bytes of one encoding.
+    size: u64,
+    failed: Mutex<Option<Error>>,
+}
+
+impl FfiEncodedPoints for LentReader<'_> {
+    fn len(&self) -> u64 {
+        self.points.len()
+    }
+
+    fn read(&self, first: u64, mut buf: RSliceMut<'_, u8>) -> RResult<(), FfiError> {
+        let buf = buf.as_mut_slice();
+        let n = buf.len() as u64 / self.size;
+        let result = if buf.len() as u64 % self.size != 0
+            || first
+                .checked_add(n)
+                .is_none_or(|end| end > self.points.len())
+        {
+            Err(Error::invalid(format!(
+                "the plugin asked for {} bytes of encoded points from point {first}: not whole \
+                 points inside the {} there are",
+                buf.len(),
+                self.points.len()
+            )))
+        } else {
+            catch_unwind(AssertUnwindSafe(|| self.points.read(first, buf))).unwrap_or_else(|p| {
+                Err(Error::Pipeline(format!(
+                    "reading encoded points panicked: {}",
+                    bellows_backend_api::error::panic_message(&*p)
+                )))
+            })
+        };
+        match result {
+            Ok(()) => RResult::ROk(()),
+            Err(e) => {
+                let ffi = FfiError::from(&e);
+                self.failed
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .get_or_insert(e);
+                RResult::RErr(ffi)
+            }
+        }
+    }
 }
 
 /// A handle counted in flight for the duration of one call (see the module docs).
@@ -247,6 +306,55 @@ impl PluginBackend {
         Ok(())
     }
 
+    /// Lends `points` to the plugin's `load_bases_gN_encoded` (`call`) and checks its answer: a
+    /// handle of `group` and the points' length (recorded with no host points lent), or a
+    /// refusal at an index inside the points. A read that failed is reported as the reader's own
+    /// error whatever the plugin answered (a handle it returned anyway is freed).
+    fn load_encoded(
+        &self,
+        group: Group,
+        points: &dyn EncodedPoints,
+        call: impl FnOnce(EncodedPointsRef<'_>) -> RResult<FfiEncodedLoad, FfiError>,
+    ) -> Result<EncodedLoad> {
+        let reader = LentReader {
+            points,
+            size: encoded_size(group) as u64,
+            failed: Mutex::new(None),
+        };
+        let answer = call(FfiEncodedPoints_TO::from_ptr(&reader, TD_Opaque));
+        let failed = reader
+            .failed
+            .into_inner()
+            .unwrap_or_else(|e| e.into_inner());
+        let len = points.len();
+        let answer = match (answer.into_result(), failed) {
+            (Ok(l), Some(read_error)) => {
+                if let Some(EncodedLoad::Loaded(h)) = l.to_load() {
+                    let _ = self.object.free_bases(h.into());
+                }
+                return Err(read_error);
+            }
+            (Err(_), Some(read_error)) => return Err(read_error),
+            (Err(e), None) => return Err(self.err(e)),
+            (Ok(l), None) => l,
+        };
+        match answer.to_load() {
+            Some(EncodedLoad::Loaded(h)) => {
+                let n = usize::try_from(len).map_err(|_| Error::invalid("too many points"))?;
+                let handle = self.record(h.into(), group, n, Lent::Released)?;
+                Ok(EncodedLoad::Loaded(handle))
+            }
+            Some(r @ EncodedLoad::Refused { index, .. }) if index < len => Ok(r),
+            Some(EncodedLoad::Refused { index, .. }) => Err(self.plugin_error(format!(
+                "load_bases_{group:?}_encoded refused point {index} of {len}"
+            ))),
+            None => Err(self.plugin_error(format!(
+                "load_bases_{group:?}_encoded answered {answer:?}: an unknown defect or group \
+                 code"
+            ))),
+        }
+    }
+
     /// A plugin's answer, its error naming the plugin file.
     fn answer<T>(&self, r: RResult<T, FfiError>) -> Result<T> {
         r.into_result().map_err(|e| self.err(e))
@@ -302,6 +410,14 @@ impl Msm for PluginBackend {
         let handle = self.record(got, Group::G2, len, Lent::G2(bases))?;
         self.release_unneeded(handle);
         Ok(handle)
+    }
+
+    fn load_bases_g1_encoded(&self, points: &dyn EncodedPoints) -> Result<EncodedLoad> {
+        self.load_encoded(Group::G1, points, |r| self.object.load_bases_g1_encoded(r))
+    }
+
+    fn load_bases_g2_encoded(&self, points: &dyn EncodedPoints) -> Result<EncodedLoad> {
+        self.load_encoded(Group::G2, points, |r| self.object.load_bases_g2_encoded(r))
     }
 
     fn bases_need_host(&self, handle: BasesHandle) -> Result<bool> {

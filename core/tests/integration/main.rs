@@ -9,6 +9,7 @@ mod common;
 mod bad_input;
 mod batched_checks;
 mod capabilities;
+mod encoded_load;
 mod fuzz_parsers;
 mod hardening;
 mod host_vec;

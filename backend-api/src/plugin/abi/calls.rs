@@ -6,7 +6,8 @@ use abi_stable::{std_types::RSlice, StableAbi};
 use super::{codes, FfiError, FfiFr};
 use crate::{
     backend::{
-        BasesHandle, G1Handles, Group, MsmJob, NttConfig, NttDirection, Ordering, ProofAssignment,
+        BasesHandle, EncodedLoad, G1Handles, Group, MsmJob, NttConfig, NttDirection, Ordering,
+        PointDefect, ProofAssignment,
     },
     Error,
 };
@@ -121,6 +122,54 @@ impl FfiBasesHandle {
             id: self.id,
             group,
             len: self.len,
+        })
+    }
+}
+
+/// [`EncodedLoad`] across the boundary: `defect` 0 and the handle, or the refused point's
+/// index and its [`PointDefect`] code (the handle then unused).
+#[repr(C)]
+#[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FfiEncodedLoad {
+    /// The bases' handle when `defect` is 0.
+    pub handle: FfiBasesHandle,
+    /// The index of the first refused point.
+    pub index: u64,
+    /// 0 when loaded, else the refusal's [`PointDefect`] code.
+    pub defect: u8,
+}
+
+impl From<EncodedLoad> for FfiEncodedLoad {
+    fn from(l: EncodedLoad) -> Self {
+        match l {
+            EncodedLoad::Loaded(h) => Self {
+                handle: h.into(),
+                index: 0,
+                defect: 0,
+            },
+            EncodedLoad::Refused { index, defect } => Self {
+                handle: FfiBasesHandle {
+                    id: 0,
+                    group: 0,
+                    len: 0,
+                },
+                index,
+                defect: defect as u8,
+            },
+        }
+    }
+}
+
+impl FfiEncodedLoad {
+    /// Back to [`EncodedLoad`]: `None` for an unknown defect code or, when loaded, an unknown
+    /// group code.
+    pub fn to_load(self) -> Option<EncodedLoad> {
+        if self.defect == 0 {
+            return self.handle.to_handle().map(EncodedLoad::Loaded);
+        }
+        PointDefect::from_code(self.defect).map(|defect| EncodedLoad::Refused {
+            index: self.index,
+            defect,
         })
     }
 }

@@ -20,7 +20,9 @@ mod error;
 mod info;
 mod points;
 
-pub use calls::{FfiBasesHandle, FfiG1Handles, FfiMsmJob, FfiNttConfig, FfiProofAssignment};
+pub use calls::{
+    FfiBasesHandle, FfiEncodedLoad, FfiG1Handles, FfiMsmJob, FfiNttConfig, FfiProofAssignment,
+};
 pub use error::{codes, FfiError};
 pub use info::{
     capability_bits, FfiBackendConfig, FfiBackendInfo, FfiCapabilities, FfiDeviceInfo,

@@ -33,9 +33,9 @@ use bellows_backend_api::{
         g1_phase::check_b_g2,
         groth16_g1_g2_from_parts,
         ntt::{batch_size, h_poly_batch},
-        BackendConfig, BackendInfo, BasesHandle, BasesTable, Capabilities, DeviceInfo, G1G2Sums,
-        G1PhaseInput, Group, MemoryBudget, MemoryInfo, MemoryPool, Msm, MsmJob, Ntt, NttConfig,
-        SharedPoints, Tier,
+        BackendConfig, BackendInfo, BasesHandle, BasesTable, Capabilities, DeviceInfo, EncodedLoad,
+        EncodedPoints, G1G2Sums, G1PhaseInput, Group, MemoryBudget, MemoryInfo, MemoryPool, Msm,
+        MsmJob, Ntt, NttConfig, SharedPoints, Tier,
     },
     layout::{Fr, G1Affine, G1Jacobian, G2Affine, G2Jacobian},
     Backend, Error, Result,
@@ -180,6 +180,54 @@ impl CudaBackend {
             sets.push(wrap(set));
         }
         Ok(self.bases.insert(group, len, Arc::new(sets)))
+    }
+
+    /// Makes `points` resident on every GPU, each decoding the file's bytes itself
+    /// ([`residency::load_encoded`]); `Unsupported` where a GPU cannot hold the whole set (the
+    /// caller then decodes on the host, and the set is partly streamed from there).
+    fn load_encoded<G: MsmGroup>(
+        &self,
+        points: &dyn EncodedPoints,
+        group: Group,
+        wrap: fn(ResidentSet<G::Affine>) -> Resident,
+    ) -> Result<EncodedLoad> {
+        let mut sets = Vec::with_capacity(self.gpus.len());
+        for k in 0..self.gpus.len() {
+            let held = self.gpus.pick_on(k);
+            let f = held.features;
+            let set = residency::load_encoded::<G>(
+                held.dev,
+                &f.msm,
+                points,
+                group,
+                &|| self.room(k),
+                self.streams(),
+                f.msm.config().precompute,
+            )?;
+            match set {
+                Some(Ok(set)) => sets.push(wrap(set)),
+                Some(Err((index, verdict))) => {
+                    let defect = crate::decode::defect_of(verdict)?;
+                    return Ok(EncodedLoad::Refused { index, defect });
+                }
+                None => {
+                    return Err(Error::unsupported(
+                        NAME,
+                        &format!(
+                            "decoding {group:?} bases on {}, which cannot hold all {} of them",
+                            held.dev.label(),
+                            points.len()
+                        ),
+                    ))
+                }
+            }
+        }
+        let len = points.len() as usize;
+        Ok(EncodedLoad::Loaded(self.bases.insert(
+            group,
+            len,
+            Arc::new(sets),
+        )))
     }
 
     /// The memory tier of a resident set on the first GPU (for reports and tests).
@@ -403,6 +451,16 @@ impl Msm for CudaBackend {
 
     fn load_bases_g2(&self, bases: SharedPoints<G2Affine>) -> Result<BasesHandle> {
         self.load::<G2>(bases, Group::G2, Resident::G2)
+    }
+
+    /// Decoded on the GPU where the points will live: the host only reads the file
+    /// (docs/cuda.md, "Parameter points").
+    fn load_bases_g1_encoded(&self, points: &dyn EncodedPoints) -> Result<EncodedLoad> {
+        self.load_encoded::<G1>(points, Group::G1, Resident::G1)
+    }
+
+    fn load_bases_g2_encoded(&self, points: &dyn EncodedPoints) -> Result<EncodedLoad> {
+        self.load_encoded::<G2>(points, Group::G2, Resident::G2)
     }
 
     fn free_bases(&self, handle: BasesHandle) -> Result<()> {

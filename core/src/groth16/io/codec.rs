@@ -8,8 +8,6 @@
 //!
 //! Scalars cross files as decimal strings of their canonical integer (public inputs).
 
-#![allow(unsafe_code)]
-
 use blstrs::{G1Affine, G2Affine, Scalar};
 use group::prime::PrimeCurveAffine;
 use rayon::prelude::*;
@@ -40,31 +38,9 @@ pub enum PointCheck {
     Batched,
 }
 
-/// Why a point was rejected.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PointDefect {
-    /// Flag bits that do not fit an uncompressed point, or a coordinate ≥ p.
-    Encoding,
-    /// Valid coordinates that do not satisfy the curve equation.
-    NotOnCurve,
-    /// On the curve but not in the prime-order subgroup.
-    NotInSubgroup,
-    /// The point at infinity where it is not allowed.
-    Infinity,
-}
-
-impl std::fmt::Display for PointDefect {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            PointDefect::Encoding => {
-                "not a valid uncompressed encoding (bad flag bits or a coordinate not below p)"
-            }
-            PointDefect::NotOnCurve => "not on the curve",
-            PointDefect::NotInSubgroup => "not in the subgroup",
-            PointDefect::Infinity => "point at infinity",
-        })
-    }
-}
+/// Why a point was rejected (defined with the backend interface, which decodes encoded bases
+/// by the same rules).
+pub use crate::backend::PointDefect;
 
 /// A curve point with an uncompressed file encoding.
 pub trait UncompressedPoint:
@@ -75,8 +51,8 @@ pub trait UncompressedPoint:
     /// Group name for messages (`"G1"`, `"G2"`).
     const GROUP: &'static str;
 
-    /// blst's decoding of exactly [`Self::SIZE`] bytes whose flag bits were checked: the
-    /// encoding and the curve equation, not the subgroup.
+    /// blst's decoding of exactly [`Self::SIZE`] bytes: the flag bits, the encoding and the
+    /// curve equation, not the subgroup ([`crate::backend::encoded::decode_g1`]).
     fn deserialize(bytes: &[u8]) -> Result<Self, PointDefect>;
 
     /// Decodes one point; `bytes.len() == Self::SIZE`.
@@ -86,7 +62,6 @@ pub trait UncompressedPoint:
             Self::SIZE,
             "caller passes exactly one encoded point"
         );
-        check_flags(bytes[0])?;
         finish(
             Self::deserialize(bytes)?,
             check,
@@ -99,42 +74,12 @@ pub trait UncompressedPoint:
     fn encode(&self, out: &mut [u8]);
 }
 
-fn blst_code(code: blst::BLST_ERROR) -> Result<(), PointDefect> {
-    match code {
-        blst::BLST_ERROR::BLST_SUCCESS => Ok(()),
-        blst::BLST_ERROR::BLST_POINT_NOT_ON_CURVE => Err(PointDefect::NotOnCurve),
-        blst::BLST_ERROR::BLST_POINT_NOT_IN_GROUP => Err(PointDefect::NotInSubgroup),
-        _ => Err(PointDefect::Encoding),
-    }
-}
-
-/// The first byte of an uncompressed point may carry only the infinity flag (0x40); a set
-/// compression flag (0x80) would make blst read the first half as a compressed point.
-fn check_flags(first: u8) -> Result<(), PointDefect> {
-    if first & 0x80 != 0 || first & 0x20 != 0 {
-        Err(PointDefect::Encoding)
-    } else {
-        Ok(())
-    }
-}
-
 impl UncompressedPoint for G1Affine {
     const SIZE: usize = 96;
     const GROUP: &'static str = "G1";
 
     fn deserialize(bytes: &[u8]) -> Result<Self, PointDefect> {
-        let mut out = G1Affine::identity();
-        // SAFETY: `decode` passes 96 readable bytes (asserted there), blst reads exactly 96 for an
-        // uncompressed point (`decode` rejected the compression flag). `out` is a blstrs
-        // G1Affine, `#[repr(transparent)]` over `blst_p1_affine` (size and alignment asserted in
-        // `crate::layout`), so the cast pointer is valid for blst's write.
-        let code = unsafe {
-            blst::blst_p1_deserialize(
-                (&mut out as *mut G1Affine).cast::<blst::blst_p1_affine>(),
-                bytes.as_ptr(),
-            )
-        };
-        blst_code(code).map(|()| out)
+        crate::backend::encoded::decode_g1(bytes)
     }
 
     fn encode(&self, out: &mut [u8]) {
@@ -147,16 +92,7 @@ impl UncompressedPoint for G2Affine {
     const GROUP: &'static str = "G2";
 
     fn deserialize(bytes: &[u8]) -> Result<Self, PointDefect> {
-        let mut out = G2Affine::identity();
-        // SAFETY: as for G1: 192 readable bytes, blst reads 192 for an uncompressed point, and
-        // blstrs' G2Affine is `#[repr(transparent)]` over `blst_p2_affine`.
-        let code = unsafe {
-            blst::blst_p2_deserialize(
-                (&mut out as *mut G2Affine).cast::<blst::blst_p2_affine>(),
-                bytes.as_ptr(),
-            )
-        };
-        blst_code(code).map(|()| out)
+        crate::backend::encoded::decode_g2(bytes)
     }
 
     fn encode(&self, out: &mut [u8]) {

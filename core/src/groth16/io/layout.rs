@@ -50,22 +50,11 @@ impl Section {
         progress: &(dyn Fn(u64) + Sync),
     ) -> Result<Vec<P>> {
         debug_assert_eq!(P::SIZE, self.size);
-        let bad = |i: usize, d: codec::PointDefect| Error::InvalidPoint {
-            what: format!(
-                "{label}: section {}, point {i} (byte offset {})",
-                self.name,
-                self.offset + i * self.size
-            ),
-            reason: d.to_string(),
-        };
+        let bad = |i: usize, d: codec::PointDefect| self.refused(label, i, d);
         let what = format!("section {}", self.name);
         // The first point is decoded before the section's memory is allocated, so that a file
         // of zeros (a sparse file with a huge length field) fails at once.
-        if self.count > 0 {
-            let mut first = vec![0u8; P::SIZE];
-            src.read_at(&mut first, self.offset as u64, &what)?;
-            P::decode(&first, check, false).map_err(|d| bad(0, d))?;
-        }
+        self.check_first::<P>(src, check, label)?;
         let identity = P::decode(&identity_encoding(P::SIZE), PointCheck::Full, true)
             .expect("the identity encoding decodes");
         // `Batched`: on the curve point by point, then the subgroup for the whole section.
@@ -100,6 +89,44 @@ impl Section {
             }
         }
         Ok(out)
+    }
+}
+
+impl Section {
+    /// The error for point `i` of this section, refused for `defect`: names `label`, the
+    /// section, the point and its byte offset.
+    pub(super) fn refused(&self, label: &str, i: usize, defect: codec::PointDefect) -> Error {
+        Error::InvalidPoint {
+            what: format!(
+                "{label}: section {}, point {i} (byte offset {})",
+                self.name,
+                self.offset + i * self.size
+            ),
+            reason: defect.to_string(),
+        }
+    }
+
+    /// Decodes the section's first point (if any) with `check`, the identity refused: a few
+    /// bytes that refuse a file of zeros (a sparse file with a huge length field) before the
+    /// section's memory is allocated or its bytes read.
+    pub(super) fn check_first<P: UncompressedPoint>(
+        &self,
+        src: &dyn Source,
+        check: PointCheck,
+        label: &str,
+    ) -> Result<()> {
+        if self.count == 0 {
+            return Ok(());
+        }
+        let mut first = vec![0u8; P::SIZE];
+        src.read_at(
+            &mut first,
+            self.offset as u64,
+            &format!("section {}", self.name),
+        )?;
+        P::decode(&first, check, false)
+            .map(|_| ())
+            .map_err(|d| self.refused(label, 0, d))
     }
 }
 

@@ -56,7 +56,9 @@ pub use inputs::{
     strip_bom, MAX_INPUTS_FILE_BYTES,
 };
 pub use layout::{ParamsShape, VK_FIXED_BYTES};
-pub use params_file::{parameters_from_bytes, read_parameters, ParamsFile, ParamsSection};
+pub use params_file::{
+    parameters_from_bytes, read_parameters, EncodedSection, ParamsFile, ParamsSection,
+};
 pub use proofs::{proofs_from_bytes, read_proof, read_proofs, write_proof, write_proofs_file};
 pub(crate) use source::read_whole_into;
 pub use source::FileVersion;

@@ -6,11 +6,12 @@ use std::sync::Arc;
 
 use blstrs::{G1Affine, G2Affine};
 
-use super::codec::{PointCheck, UncompressedPoint};
+use super::codec::{PointCheck, PointDefect, UncompressedPoint};
 use super::files::open_regular;
 use super::layout::{scan_params, ParamsLayout, ParamsShape, Section};
 use super::source::{FileSource, FileVersion, Memory, Source};
 use super::vk::decode_vk;
+use crate::backend::EncodedPoints;
 use crate::groth16::{limits, Parameters, ParamsKind, VerifyingKey};
 use crate::{Error, Result};
 
@@ -119,20 +120,7 @@ impl ParamsFile {
 
 /// Decodes the first point of `s` (if any) with curve checks.
 fn first_point<P: UncompressedPoint>(src: &dyn Source, s: &Section, label: &str) -> Result<()> {
-    if s.count == 0 {
-        return Ok(());
-    }
-    let mut b = vec![0u8; P::SIZE];
-    src.read_at(&mut b, s.offset as u64, &format!("section {}", s.name))?;
-    P::decode(&b, PointCheck::CurveOnly, false)
-        .map(|_| ())
-        .map_err(|d| Error::InvalidPoint {
-            what: format!(
-                "{label}: section {}, point 0 (byte offset {})",
-                s.name, s.offset
-            ),
-            reason: d.to_string(),
-        })
+    s.check_first::<P>(src, PointCheck::CurveOnly, label)
 }
 
 /// The point sections of a parameters file after the verifying key, in the file's order.
@@ -192,6 +180,29 @@ impl ParamsFile {
         self.decode_section(&self.layout.b_g2, check, progress)
     }
 
+    /// Section `which`'s points as the file encodes them, for a backend that decodes them
+    /// itself ([`crate::backend::Msm::load_bases_g1_encoded`]), after its first point was
+    /// decoded here with curve checks (a file of zeros fails before anything large is read).
+    /// `progress(n)` is called as runs of n points are read. Whether the file changed is the
+    /// caller's check once the backend is done ([`ParamsFile::check_unchanged`]).
+    pub fn encoded<'a>(
+        &'a self,
+        which: ParamsSection,
+        progress: &'a (dyn Fn(u64) + Sync),
+    ) -> Result<EncodedSection<'a>> {
+        let section = *self.section_of(which);
+        match which {
+            ParamsSection::BG2 => first_point::<G2Affine>(&self.src, &section, self.label())?,
+            _ => first_point::<G1Affine>(&self.src, &section, self.label())?,
+        }
+        Ok(EncodedSection {
+            src: &self.src,
+            section,
+            label: self.label(),
+            progress,
+        })
+    }
+
     /// Decodes section `s` alone: its memory checked first, the file checked unchanged after.
     fn decode_section<P: UncompressedPoint>(
         &self,
@@ -206,6 +217,50 @@ impl ParamsFile {
         let points = s.decode(&self.src, check, self.label(), progress)?;
         self.src.check_unchanged()?;
         Ok(points)
+    }
+}
+
+/// One section of a [`ParamsFile`] as encoded points ([`ParamsFile::encoded`]).
+pub struct EncodedSection<'a> {
+    src: &'a FileSource,
+    section: Section,
+    label: &'a str,
+    progress: &'a (dyn Fn(u64) + Sync),
+}
+
+impl EncodedSection<'_> {
+    /// The error naming point `index` of the section in the file, refused for `defect` (the
+    /// message a decoding on the host gives).
+    pub fn refused(&self, index: u64, defect: PointDefect) -> Error {
+        self.section.refused(
+            self.label,
+            usize::try_from(index).unwrap_or(usize::MAX),
+            defect,
+        )
+    }
+}
+
+impl EncodedPoints for EncodedSection<'_> {
+    fn len(&self) -> u64 {
+        self.section.count as u64
+    }
+
+    fn read(&self, first: u64, buf: &mut [u8]) -> Result<()> {
+        let s = &self.section;
+        let n = (buf.len() / s.size) as u64;
+        if !buf.len().is_multiple_of(s.size) || first.saturating_add(n) > s.count as u64 {
+            return Err(Error::invalid(format!(
+                "internal error: {} bytes of section {} asked for from point {first}: not whole \
+                 points inside its {}",
+                buf.len(),
+                s.name,
+                s.count
+            )));
+        }
+        let at = s.offset as u64 + first * s.size as u64;
+        self.src.read_at(buf, at, &format!("section {}", s.name))?;
+        (self.progress)(n);
+        Ok(())
     }
 }
 

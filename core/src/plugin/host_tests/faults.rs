@@ -3,10 +3,19 @@
 
 use super::*;
 
-/// A backend that panics in whichever call `mode` names (and in `drop` for "drop").
-struct Panicky {
+/// A backend that panics in whichever call `mode` names (and in `drop` for "drop"). It offers
+/// no encoded loads, as a plugin built before them.
+pub(super) struct Panicky {
     mode: &'static str,
     inner: Mini,
+}
+
+/// A [`Panicky`] that panics nowhere: a correct backend without encoded loads.
+pub(super) fn no_encoded() -> Panicky {
+    Panicky {
+        mode: "",
+        inner: Mini::default(),
+    }
 }
 
 impl Panicky {

@@ -27,6 +27,7 @@ use crate::{
     },
 };
 
+mod encoded;
 mod faults;
 mod phase;
 
@@ -148,6 +149,24 @@ impl Msm for Mini {
     fn load_bases_g2(&self, bases: SharedPoints<G2Affine>) -> Result<BasesHandle> {
         let len = bases.points().len();
         Ok(self.load(Group::G2, len, Lent::G2(bases)))
+    }
+    fn load_bases_g1_encoded(&self, points: &dyn EncodedPoints) -> Result<EncodedLoad> {
+        let n = points.len() as usize;
+        Ok(
+            match crate::backend::encoded::decode_encoded::<blstrs::G1Affine>(points)? {
+                Ok(v) => EncodedLoad::Loaded(self.load(Group::G1, n, Lent::G1(Arc::new(v)))),
+                Err((index, defect)) => EncodedLoad::Refused { index, defect },
+            },
+        )
+    }
+    fn load_bases_g2_encoded(&self, points: &dyn EncodedPoints) -> Result<EncodedLoad> {
+        let n = points.len() as usize;
+        Ok(
+            match crate::backend::encoded::decode_encoded::<blstrs::G2Affine>(points)? {
+                Ok(v) => EncodedLoad::Loaded(self.load(Group::G2, n, Lent::G2(Arc::new(v)))),
+                Err((index, defect)) => EncodedLoad::Refused { index, defect },
+            },
+        )
     }
     fn free_bases(&self, h: BasesHandle) -> Result<()> {
         self.bases
