@@ -7,7 +7,10 @@ use bellows_conformance::{
     plugin_build::build_plugins, run_cli, run_suite, Level, Mismatch, Outcome, Report, SuiteOptions,
 };
 use bellows_core::{
-    backend::{BasesHandle, MemoryPool, Msm, MsmJob, Ntt, NttConfig, SharedPoints},
+    backend::{
+        BasesHandle, EncodedLoad, EncodedPoints, MemoryPool, Msm, MsmJob, Ntt, NttConfig,
+        SharedPoints,
+    },
     layout::{Fr, G1Affine, G1Jacobian, G2Affine, G2Jacobian},
     plugin::load_backend,
     Backend, BackendConfig, BackendInfo, Result,
@@ -120,6 +123,55 @@ impl Backend for Planted {
         i.name = "planted".into();
         i
     }
+}
+
+/// The CPU backend naming the point after the one it refuses, from encodings; and answering
+/// `Unsupported` for G2 encodings (which is allowed).
+struct OffByOne(CpuBackend);
+
+bellows_core::forward_ntt!(OffByOne, 0);
+bellows_core::forward_memory!(OffByOne, 0);
+
+impl Msm for OffByOne {
+    fn load_bases_g1(&self, b: SharedPoints<G1Affine>) -> Result<BasesHandle> {
+        self.0.load_bases_g1(b)
+    }
+    fn load_bases_g2(&self, b: SharedPoints<G2Affine>) -> Result<BasesHandle> {
+        self.0.load_bases_g2(b)
+    }
+    fn load_bases_g1_encoded(&self, p: &dyn EncodedPoints) -> Result<EncodedLoad> {
+        Ok(match self.0.load_bases_g1_encoded(p)? {
+            EncodedLoad::Refused { index, defect } => EncodedLoad::Refused {
+                index: index + 1,
+                defect,
+            },
+            loaded => loaded,
+        })
+    }
+    fn free_bases(&self, h: BasesHandle) -> Result<()> {
+        self.0.free_bases(h)
+    }
+    fn msm_g1(&self, h: BasesHandle, j: &[MsmJob<'_>], o: &mut [G1Jacobian]) -> Result<()> {
+        self.0.msm_g1(h, j, o)
+    }
+    fn msm_g2(&self, h: BasesHandle, j: &[MsmJob<'_>], o: &mut [G2Jacobian]) -> Result<()> {
+        self.0.msm_g2(h, j, o)
+    }
+}
+
+impl Backend for OffByOne {
+    fn info(&self) -> BackendInfo {
+        self.0.info()
+    }
+}
+
+#[test]
+fn a_refusal_at_the_wrong_point_fails_only_the_refusal_check() {
+    let report = quick_against_cpu(Arc::new(OffByOne(CpuBackend::new())), 5);
+    let failed: Vec<&str> = report.failures().map(|r| r.name.as_str()).collect();
+    assert_eq!(failed, ["encoded bases refused"], "{}", report.table());
+    let t = report.table();
+    assert!(t.contains("should be refused as NotOnCurve"), "{t}");
 }
 
 /// The CPU backend declaring no capability at all: every check is skipped, and a run in which

@@ -6,6 +6,7 @@
 mod bases;
 mod concurrent;
 mod density;
+mod encoded;
 mod g1_phase;
 mod hpoly;
 mod msm;
@@ -217,6 +218,7 @@ pub fn all(ctx: &Ctx) -> Vec<Check> {
     v.extend(msm::checks(ctx));
     v.extend(density::checks(ctx));
     v.extend(bases::checks(ctx));
+    v.extend(encoded::checks(ctx));
     v.extend(g1_phase::checks(ctx));
     v.extend(proof::checks(ctx));
     v.push(concurrent::check(ctx));
