@@ -133,6 +133,14 @@ fn verify_and_setup_usage_errors() {
     refused(setup, &[ni, s(&d)], 1, "non-interactive");
 }
 
+/// Points in the parameters file at `path`, from its length fields.
+fn points(path: &std::path::Path) -> u64 {
+    let sh = bellows_core::groth16::io::ParamsFile::open(path)
+        .unwrap()
+        .shape();
+    (sh.domain_size - 1 + sh.num_inputs + sh.num_aux + sh.a_len + 2 * sh.b_len) as u64
+}
+
 /// `porep load` with each check on a small parameters file; the digest check against a
 /// manifest that lists the file, one that lists another digest, and none.
 #[test]
@@ -150,6 +158,23 @@ fn load_with_each_check() {
             "{out}"
         );
     }
+    // Onto a backend, as a resident key: the same points; an unknown backend is refused.
+    let (out, _) = run(
+        &argv(
+            "porep load --params {} --check curve-only --onto cpu --json",
+            &[s(&params)],
+        ),
+        0,
+    );
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["onto"].as_str(), Some("cpu"));
+    assert_eq!(v["points"].as_u64(), Some(points(&params)));
+    refused(
+        "porep load --params {} --onto nosuch",
+        &[s(&params)],
+        1,
+        "nosuch",
+    );
     let load = "porep load --params {} --check digest";
     let digest = bellows_filecoin::params::filecoin_digest(&std::fs::read(&params).unwrap());
     let manifest = write_manifest(&d, "good.json", name, &digest);

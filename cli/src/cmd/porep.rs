@@ -123,7 +123,12 @@ Example:\n  bellows porep setup --proof StackedDrg2KiBV1_1 --params-dir ./params
 
 const LOAD_ABOUT: &str = "Load (decode and check) a parameters file and report the time and the \
 points checked per second: for comparing the checks (--check auto|batched|full|digest|curve-only) on \
-one file. Nothing is written.\n\nExample:\n  bellows porep load --params v28-….params --check full";
+one file. Nothing is written.\n\n\
+With --onto BACKEND the file is loaded as `porep c2` loads it, as a proving key resident on that \
+backend, and the whole load is timed: with --check curve-only a GPU backend is handed the file's \
+bytes and decodes the points itself, where they will live.\n\nExamples:\n  \
+bellows porep load --params v28-….params --check full\n  \
+bellows porep load --params v28-….params --check curve-only --onto cuda";
 
 /// `bellows porep c2`.
 #[derive(Debug, Args)]
@@ -269,6 +274,10 @@ pub struct LoadArgs {
     /// parameters.json filecoin-proofs 19.1 carries].
     #[arg(long, value_name = "FILE")]
     pub manifest: Option<PathBuf>,
+    /// Load the parameters as a proving key resident on this backend (with its default
+    /// options, the G2 MSM where `--g2 auto` puts it), as `porep c2` does, and time that.
+    #[arg(long, value_name = "BACKEND")]
+    pub onto: Option<String>,
     /// Print the report as JSON on stdout.
     #[arg(long)]
     pub json: bool,
@@ -288,7 +297,7 @@ pub fn run(args: &PorepArgs, g: &Globals) -> Result<()> {
         PorepCommand::Verify(a) => verify(a),
         PorepCommand::Info(a) => info(a),
         PorepCommand::Setup(a) => setup(a),
-        PorepCommand::Load(a) => load(a),
+        PorepCommand::Load(a) => load(a, g),
         PorepCommand::SynthC1(a) => synth_c1(a),
     }
 }
@@ -628,14 +637,38 @@ fn setup(a: &SetupArgs) -> Result<()> {
     Ok(())
 }
 
-fn load(a: &LoadArgs) -> Result<()> {
+fn load(a: &LoadArgs, g: &Globals) -> Result<()> {
     let check: Check = a.check.parse()?;
-    let (_params, r) = bellows_filecoin::params::load_with_manifest(
-        &a.params,
-        check,
-        a.manifest.as_deref(),
-        |_| Ok(()),
-    )?;
+    let r = match &a.onto {
+        None => {
+            bellows_filecoin::params::load_with_manifest(
+                &a.params,
+                check,
+                a.manifest.as_deref(),
+                |_| Ok(()),
+            )?
+            .1
+        }
+        Some(name) => {
+            let arg = BackendArg {
+                backend: name.clone(),
+                backend_opt: Vec::new(),
+                devices: "all".into(),
+                g2: "auto".into(),
+            };
+            let backend = open_backend(&arg, g)?;
+            let (key, r) = bellows_filecoin::params::load_key(
+                &a.params,
+                check,
+                a.manifest.as_deref(),
+                |_| Ok(()),
+                backend,
+                g2_policy(&arg)?,
+            )?;
+            tracing::info!("key resident on {name}: {:?}", key.lens());
+            r
+        }
+    };
     let secs = r.elapsed.as_secs_f64();
     let rate = r.points as f64 / secs.max(1e-9);
     if a.json {
@@ -646,6 +679,7 @@ fn load(a: &LoadArgs) -> Result<()> {
                 "bytes": r.shape.file_bytes,
                 "points": r.points,
                 "check": r.check.name(),
+                "onto": a.onto,
                 "seconds": secs,
                 "points_per_second": rate,
                 "digest": r.digest,
@@ -653,11 +687,15 @@ fn load(a: &LoadArgs) -> Result<()> {
         );
     } else {
         println!(
-            "{}: {} points ({} bytes), check {}: {:.2} s, {:.0} points/s{}",
+            "{}: {} points ({} bytes), check {}{}: {:.2} s, {:.0} points/s{}",
             a.params.display(),
             r.points,
             r.shape.file_bytes,
             r.check.name(),
+            a.onto
+                .as_ref()
+                .map(|b| format!(", onto {b}"))
+                .unwrap_or_default(),
             secs,
             rate,
             r.digest
