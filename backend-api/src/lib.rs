@@ -14,6 +14,8 @@
 //! - [`host_msm`]: multi-scalar multiplication on host threads (blst's Pippenger), the reference
 //!   a backend can fall back on;
 //! - [`host_memory`]: free and total host memory, container limits included;
+//! - [`page_advice`]: advice to the kernel about large host buffers (huge pages, populating
+//!   ahead), for the prover's buffers and a backend's own pinned memory;
 //! - [`units`]: the one byte-size parser and formatter (`8GiB`, `1.5GB`), for backend options;
 //! - [`error`]: the one error type.
 //!
@@ -37,6 +39,7 @@ pub mod error;
 pub mod host_memory;
 pub mod host_msm;
 pub mod layout;
+pub mod page_advice;
 pub mod plugin;
 pub mod units;
 

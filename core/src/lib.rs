@@ -39,8 +39,8 @@
 #![warn(missing_docs)]
 
 pub use bellows_backend_api::{
-    backend, error, host_memory, host_msm, layout, units, Backend, BackendConfig, BackendInfo,
-    Capabilities, Error, Result, MAX_LOG_NTT,
+    backend, error, host_memory, host_msm, layout, page_advice, units, Backend, BackendConfig,
+    BackendInfo, Capabilities, Error, Result, MAX_LOG_NTT,
 };
 pub use bellows_backend_api::{
     export_backend, export_backend_object, forward_memory, forward_msm, forward_ntt,
@@ -50,7 +50,6 @@ pub use bellows_backend_api::{
 pub mod circuits;
 pub mod groth16;
 pub mod host_buffer;
-pub mod page_advice;
 pub mod pce;
 pub mod pipeline;
 pub mod plugin;

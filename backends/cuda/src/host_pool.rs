@@ -26,8 +26,9 @@ use std::{
     time::{Duration, Instant},
 };
 
-use bellows_backend_api::{backend::HOST_ALIGN, Error, Result};
+use bellows_backend_api::{backend::HOST_ALIGN, page_advice, Error, Result};
 use cudarc::driver::CudaContext;
+use rayon::prelude::*;
 
 use crate::error::NAME;
 
@@ -59,15 +60,95 @@ pub trait RawHost: Send + Sync {
     unsafe fn free(&self, ptr: NonNull<u8>, bytes: usize);
 }
 
-/// Page-locked memory from the driver (`cuMemHostAlloc`, portable).
+/// How [`DriverHost`] page-locks a block (option `pin-method`, docs/cuda.md).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PinMethod {
+    /// `cuMemHostAlloc` (portable): the driver allocates, zeroes, pins and maps each block
+    /// itself, one page at a time on the calling thread.
+    #[default]
+    Alloc,
+    /// Memory of this process, advised for huge pages and backed on every core
+    /// (`MADV_POPULATE_WRITE`), then `cuMemHostRegister` (portable): the backing is spread
+    /// over the cores and runs under the kernel's shared lock on the address space, so other
+    /// threads' page faults are not held up behind it (`bellows-cuda-pin` compares the two).
+    Register,
+}
+
+impl std::str::FromStr for PinMethod {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s.trim() {
+            "alloc" => Ok(PinMethod::Alloc),
+            "register" => Ok(PinMethod::Register),
+            other => Err(Error::invalid(format!(
+                "option pin-method={other:?}: expected `alloc` (the driver allocates each \
+                 pinned block) or `register` (blocks backed on every core, then registered)"
+            ))),
+        }
+    }
+}
+
+/// Alignment of a registered block: a transparent huge page.
+const HUGE_PAGE: usize = 2 << 20;
+
+/// Bytes each core backs at a time when a block is registered.
+const POPULATE_STEP: usize = 64 << 20;
+
+/// Page-locked memory from the driver, by [`PinMethod`].
 pub struct DriverHost {
     ctx: Arc<CudaContext>,
+    method: PinMethod,
 }
 
 impl DriverHost {
-    /// Blocks allocated in `ctx` (kept alive while the source is).
-    pub fn new(ctx: Arc<CudaContext>) -> Self {
-        Self { ctx }
+    /// Blocks page-locked in `ctx` (kept alive while the source is) by `method`.
+    pub fn new(ctx: Arc<CudaContext>, method: PinMethod) -> Self {
+        Self { ctx, method }
+    }
+
+    /// A registered block: see [`PinMethod::Register`].
+    fn register(&self, bytes: usize) -> Result<NonNull<u8>> {
+        let layout = std::alloc::Layout::from_size_align(bytes, HUGE_PAGE)
+            .map_err(|e| Error::invalid(format!("a pinned block of {bytes} bytes: {e}")))?;
+        // SAFETY: bytes > 0 (the lender never asks for none); the result is checked.
+        let p =
+            NonNull::new(unsafe { std::alloc::alloc(layout) }).ok_or_else(|| Error::Backend {
+                name: NAME.into(),
+                reason: format!("allocating {bytes} bytes of host memory to page-lock"),
+            })?;
+        // SAFETY: [p, p + bytes) is the allocation just made, not yet shared.
+        let buf = unsafe {
+            std::slice::from_raw_parts_mut(p.as_ptr().cast::<std::mem::MaybeUninit<u8>>(), bytes)
+        };
+        page_advice::advise_huge(buf);
+        let start = p.as_ptr() as usize;
+        (0..bytes.div_ceil(POPULATE_STEP))
+            .into_par_iter()
+            .for_each(|i| {
+                let at = i * POPULATE_STEP;
+                // SAFETY: inside the allocation (at < bytes, the length clamped to it), which
+                // lives until this function returns it or frees it.
+                unsafe {
+                    page_advice::populate((start + at) as *const u8, POPULATE_STEP.min(bytes - at))
+                };
+            });
+        // SAFETY: the range is this process's allocation, alive until unregistered in `free`.
+        let r = unsafe {
+            cudarc::driver::sys::cuMemHostRegister_v2(
+                p.as_ptr().cast(),
+                bytes,
+                cudarc::driver::sys::CU_MEMHOSTREGISTER_PORTABLE,
+            )
+        };
+        if r != cudarc::driver::sys::CUresult::CUDA_SUCCESS {
+            // SAFETY: allocated above with this layout, not registered, released once.
+            unsafe { std::alloc::dealloc(p.as_ptr(), layout) };
+            return Err(Error::Backend {
+                name: NAME.into(),
+                reason: format!("registering {bytes} bytes of host memory: {r:?}"),
+            });
+        }
+        Ok(p)
     }
 }
 
@@ -78,6 +159,9 @@ impl RawHost for DriverHost {
             reason: format!("page-locking {bytes} bytes of host memory: {e}"),
         };
         self.ctx.bind_to_thread().map_err(err)?;
+        if self.method == PinMethod::Register {
+            return self.register(bytes);
+        }
         // SAFETY: a plain allocation call with the portable flag (1); the result is checked.
         let p = unsafe {
             cudarc::driver::result::malloc_host(
@@ -97,6 +181,21 @@ impl RawHost for DriverHost {
 
     unsafe fn free(&self, ptr: NonNull<u8>, bytes: usize) {
         let _ = self.ctx.bind_to_thread();
+        if self.method == PinMethod::Register {
+            // SAFETY: per the contract, registered by `register` in this context with this
+            // size and layout, released once.
+            unsafe {
+                let r = cudarc::driver::sys::cuMemHostUnregister(ptr.as_ptr().cast());
+                if r != cudarc::driver::sys::CUresult::CUDA_SUCCESS {
+                    tracing::warn!("unregistering {bytes} bytes of pinned host memory: {r:?}");
+                }
+                std::alloc::dealloc(
+                    ptr.as_ptr(),
+                    std::alloc::Layout::from_size_align_unchecked(bytes, HUGE_PAGE),
+                );
+            }
+            return;
+        }
         // SAFETY: per the contract, from cuMemHostAlloc in this context, released once.
         if let Err(e) = unsafe { cudarc::driver::result::free_host(ptr.as_ptr().cast()) } {
             tracing::warn!("releasing {bytes} bytes of pinned host memory: {e}");

@@ -110,7 +110,10 @@ impl CudaBackend {
         let host_limit = o
             .host_limit
             .unwrap_or_else(|| bellows_backend_api::backend::host_memory_info().total / 2);
-        let host = HostLender::new(DriverHost::new(gpus[0].dev().context().clone()), host_limit);
+        let host = HostLender::new(
+            DriverHost::new(gpus[0].dev().context().clone(), o.pin_method),
+            host_limit,
+        );
         Ok(Self {
             gpus: Gpus::new(gpus),
             bases: BasesTable::new(),

@@ -4,7 +4,7 @@
 
 use bellows_backend_api::{backend::BackendConfig, units::parse_bytes, Error, Result};
 
-use crate::{device::CudaDevice, error::NAME, msm::MsmConfig};
+use crate::{device::CudaDevice, error::NAME, host_pool::PinMethod, msm::MsmConfig};
 
 /// Most lanes (option `streams`) per GPU.
 pub const MAX_STREAMS: usize = 8;
@@ -23,6 +23,8 @@ pub(crate) struct Options {
     pub budget: Option<u64>,
     /// Most pinned host memory lent (`pinned-host-limit`; None: half the host's memory).
     pub host_limit: Option<u64>,
+    /// How pinned host blocks are made (`pin-method`, default `alloc`).
+    pub pin_method: PinMethod,
     /// The MSM's tuning.
     pub msm: MsmConfig,
 }
@@ -39,6 +41,11 @@ impl Options {
                 None => bytes_option(cfg, "gpu-memory-limit")?,
             },
             host_limit: bytes_option(cfg, "pinned-host-limit")?,
+            pin_method: cfg
+                .get_option("pin-method")
+                .map(str::parse)
+                .transpose()?
+                .unwrap_or_default(),
             msm: MsmConfig::from_options(cfg)?,
         })
     }
@@ -153,6 +160,21 @@ mod tests {
         assert_eq!(Options::parse(&cfg).unwrap().budget, Some(5));
         let cfg = BackendConfig::default().option("pinned-host-limit", "0");
         assert_eq!(Options::parse(&cfg).unwrap().host_limit, Some(0));
+    }
+
+    #[test]
+    fn pin_methods_parse() {
+        let parse = |v: &str| Options::parse(&BackendConfig::default().option("pin-method", v));
+        assert_eq!(
+            Options::parse(&BackendConfig::default())
+                .unwrap()
+                .pin_method,
+            PinMethod::Alloc
+        );
+        assert_eq!(parse("alloc").unwrap().pin_method, PinMethod::Alloc);
+        assert_eq!(parse(" register").unwrap().pin_method, PinMethod::Register);
+        let e = parse("mlock").err().unwrap().to_string();
+        assert!(e.contains("pin-method") && e.contains("register"), "{e}");
     }
 
     #[test]

@@ -5,14 +5,16 @@
 //! file at a tenth of the disk's rate and decoded nothing (docs/benchmarks.md, "32 GiB PoRep
 //! C2"). This program measures that in a minute, with no 32 GiB setup: the host side of a load
 //! (each G1 section of a parameters file decoded with the curve-only check, then dropped, as
-//! `ProvingKey::load_file` does before each upload) alone, the pinning of `--gib` GiB in blocks
-//! of `--block-gib` GiB alone by each method, and the two at once, in alternating rounds.
+//! `ProvingKey::load_file` did before each upload) and the whole load onto the GPU (the key
+//! made resident by `ProvingKey::load_file`, the GPU decoding the file's bytes), each alone; the
+//! pinning of `--gib` GiB in blocks of `--block-gib` GiB alone by each method; and each load
+//! beside each pinning, in alternating rounds.
 //!
-//! Methods:
-//! - `alloc`: `cuMemHostAlloc` (portable), as the CUDA backend's host pool pins today;
-//! - `register`: memory this program allocates, advised for huge pages and backed on every core
-//!   (`MADV_POPULATE_WRITE`), then `cuMemHostRegister` (portable): the backing, outside the
-//!   driver, is timed apart from the registration.
+//! The methods are the host pool's own (`bellows_cuda::host_pool::DriverHost`, option
+//! `pin-method`):
+//! - `alloc`: `cuMemHostAlloc` (portable), the default;
+//! - `register`: memory of the process, advised for huge pages and backed on every core
+//!   (`MADV_POPULATE_WRITE`), then `cuMemHostRegister` (portable).
 //!
 //! ```text
 //! bellows-cuda-pin [--params FILE | --log K] [--gib 32] [--block-gib 4] [--rounds 2]
@@ -33,11 +35,15 @@ use bellows_core::{
     circuits::SyntheticCircuit,
     groth16::{
         io::{write_parameters_file, ParamsFile, ParamsSection, PointCheck},
+        prover::G2Policy,
         setup::generate_benchmark_parameters,
+        ProvingKey,
     },
+    Backend, BackendConfig,
 };
-use cudarc::driver::{sys, CudaContext};
-use rayon::prelude::*;
+use bellows_cuda::backend::CudaBackend;
+use bellows_cuda::host_pool::{DriverHost, PinMethod, RawHost};
+use cudarc::driver::CudaContext;
 
 const GIB: usize = 1 << 30;
 
@@ -117,32 +123,40 @@ fn run(params: Option<PathBuf>, log: u32, gib: usize, block_gib: usize, rounds: 
         v
     };
     let result = (|| -> Res<()> {
+        let backend: Arc<dyn Backend> = Arc::new(
+            CudaBackend::with_config(&BackendConfig::default()).map_err(|e| e.to_string())?,
+        );
+        let loads: [(&str, &(dyn Fn() -> Res<f64> + Sync)); 2] = [
+            ("host", &|| load(&path)),
+            ("device", &|| load_onto(&path, &backend)),
+        ];
         for round in 0..rounds {
-            let s = load(&path)?;
-            println!("RESULT round={round} what=load-alone seconds={s:.2}");
-            for method in [Method::Alloc, Method::Register] {
+            for (kind, load) in loads {
+                let s = load()?;
+                println!("RESULT round={round} what=load-alone load={kind} seconds={s:.2}");
+            }
+            for (method, name) in [
+                (PinMethod::Alloc, "alloc"),
+                (PinMethod::Register, "register"),
+            ] {
                 let p = pin(&ctx, method, &blocks)?;
                 println!(
-                    "RESULT round={round} what=pin-alone method={} seconds={:.2} backing_s={:.2} \
+                    "RESULT round={round} what=pin-alone method={name} seconds={p:.2} \
                      gb_per_s={:.2}",
-                    method.name(),
-                    p.seconds,
-                    p.backing,
-                    (gib * GIB) as f64 / 1e9 / p.seconds
+                    (gib * GIB) as f64 / 1e9 / p
                 );
-                let (l, p) = std::thread::scope(|scope| {
-                    let pinning = scope.spawn(|| pin(&ctx, method, &blocks));
-                    let l = load(&path);
-                    (l, pinning.join().expect("pinning does not panic"))
-                });
-                let (l, p) = (l?, p?);
-                println!(
-                    "RESULT round={round} what=beside method={} load_s={l:.2} pin_s={:.2} \
-                     backing_s={:.2}",
-                    method.name(),
-                    p.seconds,
-                    p.backing
-                );
+                for (kind, load) in loads {
+                    let (l, p) = std::thread::scope(|scope| {
+                        let pinning = scope.spawn(|| pin(&ctx, method, &blocks));
+                        let l = load();
+                        (l, pinning.join().expect("pinning does not panic"))
+                    });
+                    let (l, p) = (l?, p?);
+                    println!(
+                        "RESULT round={round} what=beside method={name} load={kind} \
+                         load_s={l:.2} pin_s={p:.2}"
+                    );
+                }
             }
         }
         Ok(())
@@ -171,109 +185,47 @@ fn load(path: &Path) -> Res<f64> {
     Ok(t.elapsed().as_secs_f64())
 }
 
-#[derive(Clone, Copy)]
-enum Method {
-    Alloc,
-    Register,
-}
-
-impl Method {
-    fn name(self) -> &'static str {
-        match self {
-            Method::Alloc => "alloc",
-            Method::Register => "register",
-        }
-    }
-}
-
-struct Pinned {
-    /// Wall time of the whole pinning.
-    seconds: f64,
-    /// Of which backing the memory before registering it (`register` only).
-    backing: f64,
-}
-
-/// Pins `blocks` by `method`, one after the other, then releases them all.
-fn pin(ctx: &Arc<CudaContext>, method: Method, blocks: &[usize]) -> Res<Pinned> {
-    ctx.bind_to_thread().map_err(|e| e.to_string())?;
+/// The whole key load onto the GPU of `backend`, as `porep c2` makes it (curve-only: the GPU
+/// decodes the file's bytes), then the key dropped.
+fn load_onto(path: &Path, backend: &Arc<dyn Backend>) -> Res<f64> {
     let t = Instant::now();
-    let mut backing = 0.0;
-    let mut held: Vec<(*mut u8, usize)> = Vec::new();
+    let file = ParamsFile::open(path).map_err(|e| e.to_string())?;
+    let key = ProvingKey::load_file(
+        &file,
+        PointCheck::CurveOnly,
+        backend.clone(),
+        G2Policy::Auto,
+        &|_| {},
+    )
+    .map_err(|e| e.to_string())?;
+    let s = t.elapsed().as_secs_f64();
+    drop(key);
+    Ok(s)
+}
+
+/// Pins `blocks` by `method` through the host pool's own source, one after the other, then
+/// releases them all; returns the seconds the pinning took.
+fn pin(ctx: &Arc<CudaContext>, method: PinMethod, blocks: &[usize]) -> Res<f64> {
+    let host = DriverHost::new(ctx.clone(), method);
+    let t = Instant::now();
+    let mut held = Vec::new();
     let mut failed = None;
     for &bytes in blocks {
-        match method {
-            Method::Alloc => {
-                // SAFETY: a plain allocation call; the result is checked.
-                match unsafe {
-                    cudarc::driver::result::malloc_host(bytes, sys::CU_MEMHOSTALLOC_PORTABLE)
-                } {
-                    Ok(p) => held.push((p.cast(), bytes)),
-                    Err(e) => {
-                        failed = Some(format!("cuMemHostAlloc of {bytes} bytes: {e}"));
-                        break;
-                    }
-                }
-            }
-            Method::Register => {
-                let b = Instant::now();
-                let layout =
-                    std::alloc::Layout::from_size_align(bytes, 2 << 20).expect("valid layout");
-                // SAFETY: bytes > 0; the result is checked for null.
-                let p = unsafe { std::alloc::alloc(layout) };
-                if p.is_null() {
-                    failed = Some(format!("allocating {bytes} bytes"));
-                    break;
-                }
-                // SAFETY: [p, p + bytes) is the allocation just made, alive until released below.
-                let buf = unsafe {
-                    std::slice::from_raw_parts_mut(p.cast::<std::mem::MaybeUninit<u8>>(), bytes)
-                };
-                bellows_core::hostmem::advise_huge(buf);
-                let start = p as usize;
-                (0..bytes.div_ceil(64 << 20)).into_par_iter().for_each(|i| {
-                    let at = i * (64 << 20);
-                    // SAFETY: inside the allocation (at < bytes, length clamped to it).
-                    unsafe {
-                        bellows_core::hostmem::populate(
-                            (start + at) as *const u8,
-                            (64 << 20).min(bytes - at),
-                        )
-                    };
-                });
-                backing += b.elapsed().as_secs_f64();
-                // SAFETY: the range is this program's allocation, alive until unregistered.
-                let r = unsafe {
-                    sys::cuMemHostRegister_v2(p.cast(), bytes, sys::CU_MEMHOSTREGISTER_PORTABLE)
-                };
-                if r != sys::CUresult::CUDA_SUCCESS {
-                    // SAFETY: allocated above with this layout, not registered.
-                    unsafe { std::alloc::dealloc(p, layout) };
-                    failed = Some(format!("cuMemHostRegister of {bytes} bytes: {r:?}"));
-                    break;
-                }
-                held.push((p, bytes));
+        match host.alloc(bytes) {
+            Ok(p) => held.push((p, bytes)),
+            Err(e) => {
+                failed = Some(e.to_string());
+                break;
             }
         }
     }
     let seconds = t.elapsed().as_secs_f64();
     for (p, bytes) in held {
-        match method {
-            // SAFETY: from cuMemHostAlloc above, freed once.
-            Method::Alloc => unsafe {
-                let _ = cudarc::driver::result::free_host(p.cast());
-            },
-            // SAFETY: registered above, then allocated with this layout; released once.
-            Method::Register => unsafe {
-                sys::cuMemHostUnregister(p.cast());
-                std::alloc::dealloc(
-                    p,
-                    std::alloc::Layout::from_size_align(bytes, 2 << 20).expect("valid layout"),
-                );
-            },
-        }
+        // SAFETY: from `alloc(bytes)` of this source just above, released once.
+        unsafe { host.free(p, bytes) };
     }
     match failed {
         Some(e) => Err(e),
-        None => Ok(Pinned { seconds, backing }),
+        None => Ok(seconds),
     }
 }

@@ -12,6 +12,8 @@
 //! Failures (an older kernel, a range the kernel refuses) are ignored: the buffer is then backed
 //! on first touch as usual.
 
+#![allow(unsafe_code)]
+
 use std::mem::MaybeUninit;
 
 /// Buffers smaller than this are left alone (the advice would cost more than it saves).
