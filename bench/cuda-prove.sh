@@ -32,7 +32,8 @@
 #                alternating (OVERHEAD_K, default 22; OVERHEAD_ROUNDS, default 15)
 #   pin          page-locking PIN_GIB (default 32) GiB of host memory by each method (driver
 #                allocation, or memory backed on every core then registered) alone and beside a
-#                parameter load's host side (bellows-cuda-pin, PIN_LOG default 24, 2 rounds)
+#                parameter load (its host side, and the key loaded onto the GPU: bellows-cuda-pin,
+#                PIN_LOG default 24, 2 rounds)
 # Comparisons in one command:
 #   ALT_ENV="NAME=V1,V2"  a backend knob read at every call (the BELLOWS_MSM_* variables of
 #                docs/cuda.md): prove, batch and k27 pass it as `bench --alternate-env`, so the

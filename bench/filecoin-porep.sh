@@ -15,8 +15,9 @@
 #   c2-32   waits for setup32, then `porep c2 --reps REPS32` on the 32 GiB C1 (all ten
 #           partitions, each proof verified), with its peak RSS and the GPU's busy share, and
 #           filecoin-proofs' verify_seal on the proof written.
-#           RUNS32="new base new-cold" adds the binaries in BASE_BIN side by side and a run
-#           from an empty page cache (see the step).
+#           RUNS32="new base new-cold new+pin-method=register" adds the binaries in BASE_BIN
+#           side by side, a run from an empty page cache and one with a backend option (see
+#           the step).
 #   peer32  filecoin-proofs' C2 with SupraSeal on the same 32 GiB C1 and parameters (its memory
 #           polled; the host may be too small for it).
 #   daemon32 several sectors in a row through the daemon: `bellows serve --backend cuda` on the
@@ -197,24 +198,29 @@ if has c2-32; then
   f32=$(ls "$p32"/*.params | head -n1)
   note "disk read of $(basename "$f32"): $(dd if="$f32" of=/dev/null bs=64M count=128 iflag=direct 2>&1 | tail -n1)"
   [ -n "${DROP_CACHES:-}" ] && sync && echo 3 > /proc/sys/vm/drop_caches && note "page cache dropped"
-  # LOAD32=1: the host side of the load alone first (read and decode, nothing on the GPU).
+  # LOAD32=1: the load alone first: its host side (read and decode, nothing on the GPU), then
+  # the whole key load onto the GPU (`--onto`: the GPU decodes the file's bytes).
   if [ -n "${LOAD32:-}" ]; then
     watch load-32 "$B/bellows" porep load --params "$f32" --check curve-only
     tail -n 1 "$logs/load-32.log" | sed "s/^/  /" | tee -a "$summary"
+    BELLOWS_PLUGIN_PATH=$B watch load-32-onto "$B/bellows" porep load --params "$f32" --check curve-only --onto "$backend"
+    tail -n 1 "$logs/load-32-onto.log" | sed "s/^/  /" | tee -a "$summary"
   fi
   # -vv: each phase's span and every partition's synthesis and device phase, timestamped.
   # RUNS32 (default "new"): the proofs' runs in order; `base` runs the binaries in BASE_BIN
-  # (same arguments, its own plugins) for a side-by-side, and a `-cold` suffix empties the
-  # page cache first (the load reads the file from disk). Logs: bellows-c2-32 for the first
-  # `new`, bellows-c2-32-WORD for the others.
+  # (same arguments, its own plugins) for a side-by-side, a `-cold` suffix empties the page
+  # cache first (the load reads the file from disk), and a `+KEY=VALUE` suffix passes
+  # `--backend-opt KEY=VALUE` (e.g. new+pin-method=register). Logs: bellows-c2-32 for the first
+  # `new`, bellows-c2-32-WORD for the others (`+` and `=` written as `-`).
   first=1
   for r in ${RUNS32:-new}; do
-    bin=$B name=bellows-c2-32
+    bin=$B name=bellows-c2-32 opt=()
+    case $r in *+*=*) opt=(--backend-opt "${r#*+}") ;; esac
     case $r in base*) bin=$(cd "${BASE_BIN:?RUNS32 names base: set BASE_BIN}" && pwd) ;; esac
-    { [ "$r" != new ] || [ $first = 0 ]; } && name="bellows-c2-32-$r"
+    { [ "$r" != new ] || [ $first = 0 ]; } && name="bellows-c2-32-$(echo "$r" | tr '+=' '--')"
     [ "$r" = new ] && first=0
-    case $r in *-cold) sync && echo 3 > /proc/sys/vm/drop_caches && note "page cache dropped" ;; esac
-    BELLOWS_PLUGIN_PATH=$bin RUST_LOG=$log32 watch "$name" "$bin/bellows" -vv porep c2 --backend "$backend" --c1 "$c32" --params-dir "$p32" --out "$work/b-32.proof" --force --reps "$reps32" --check curve-only --json
+    case ${r%%+*} in *-cold) sync && echo 3 > /proc/sys/vm/drop_caches && note "page cache dropped" ;; esac
+    BELLOWS_PLUGIN_PATH=$bin RUST_LOG=$log32 watch "$name" "$bin/bellows" -vv porep c2 --backend "$backend" "${opt[@]}" --c1 "$c32" --params-dir "$p32" --out "$work/b-32.proof" --force --reps "$reps32" --check curve-only --json
     grep -h "steady state\|wrote\|^proving\|^pipeline" "$logs/$name.err" | tail -n 5 | sed "s/^/  $r: /" | tee -a "$summary"
     cat "$logs/$name.log" >> "$summary"
   done
