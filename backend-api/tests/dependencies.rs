@@ -18,6 +18,10 @@ const ALLOWED: &[(&str, &str)] = &[
     ("serde", "the serialisable backend info"),
     ("inventory", "the registry built-in backends submit to"),
     (
+        "libc",
+        "page advice (madvise) for large host buffers and a backend's own pinned blocks",
+    ),
+    (
         "tracing",
         "optional (feature plugin-log): the plugin's log events, which it logs anyway",
     ),

@@ -237,3 +237,93 @@ pub fn decode_encoded<P: Decodable>(
     }
     Ok(Ok(out))
 }
+
+#[cfg(test)]
+mod tests {
+    use group::{prime::PrimeCurveAffine, Curve, Group as _};
+
+    use super::*;
+
+    /// Encodings in memory.
+    struct Bytes(Vec<u8>, usize);
+
+    impl EncodedPoints for Bytes {
+        fn len(&self) -> u64 {
+            (self.0.len() / self.1) as u64
+        }
+        fn read(&self, first: u64, buf: &mut [u8]) -> Result<()> {
+            let at = first as usize * self.1;
+            buf.copy_from_slice(&self.0[at..at + buf.len()]);
+            Ok(())
+        }
+    }
+
+    /// `n` distinct G1 points: multiples of the generator, by additions.
+    fn g1(n: usize) -> Vec<blstrs::G1Affine> {
+        let g = blstrs::G1Projective::generator();
+        let mut p = g;
+        let mut v = Vec::with_capacity(n);
+        for _ in 0..n {
+            v.push(p.to_affine());
+            p += g;
+        }
+        v
+    }
+
+    #[test]
+    fn a_reader_decodes_to_its_points_and_the_lowest_bad_one_is_named() {
+        // More points than a parallel task takes, so the refusals come from several tasks.
+        let pts = g1(3 * CHUNK);
+        let bytes: Vec<u8> = pts.iter().flat_map(|p| p.to_uncompressed()).collect();
+        let got = decode_encoded::<blstrs::G1Affine>(&Bytes(bytes.clone(), 96)).unwrap();
+        assert_eq!(got.unwrap(), pts);
+
+        let mut bad = bytes.clone();
+        // Off the curve at 2500, the identity at 1500, a compression flag at 2900.
+        bad[2500 * 96 + 95] ^= 1;
+        bad[1500 * 96..1501 * 96].fill(0);
+        bad[1500 * 96] = 0x40;
+        bad[2900 * 96] |= 0x80;
+        let r = decode_encoded::<blstrs::G1Affine>(&Bytes(bad.clone(), 96)).unwrap();
+        assert_eq!(r.unwrap_err(), (1500, PointDefect::Infinity));
+        bad[1500 * 96..1501 * 96].copy_from_slice(&bytes[1500 * 96..1501 * 96]);
+        let r = decode_encoded::<blstrs::G1Affine>(&Bytes(bad.clone(), 96)).unwrap();
+        assert_eq!(r.unwrap_err(), (2500, PointDefect::NotOnCurve));
+        bad[2500 * 96 + 95] ^= 1;
+        let r = decode_encoded::<blstrs::G1Affine>(&Bytes(bad, 96)).unwrap();
+        assert_eq!(r.unwrap_err(), (2900, PointDefect::Encoding));
+
+        // G2, and nothing at all.
+        let q = (blstrs::G2Projective::generator() * blstrs::Scalar::from(7u64)).to_affine();
+        let e = Bytes(q.to_uncompressed().to_vec(), 192);
+        let got = decode_encoded::<blstrs::G2Affine>(&e).unwrap().unwrap();
+        assert_eq!(got, vec![q]);
+        let none = decode_encoded::<blstrs::G2Affine>(&Bytes(Vec::new(), 192)).unwrap();
+        assert!(none.unwrap().is_empty());
+    }
+
+    #[test]
+    fn single_points_decode_as_blst_decides() {
+        let p = g1(2)[1];
+        assert_eq!(decode_g1(&p.to_uncompressed()), Ok(p));
+        let inf = decode_g1(&blstrs::G1Affine::identity().to_uncompressed()).unwrap();
+        assert!(Decodable::is_identity(&inf));
+        let mut e = p.to_uncompressed();
+        e[0] |= 0x20;
+        assert_eq!(decode_g1(&e), Err(PointDefect::Encoding));
+        // (0, 2) lies on y² = x³ + 4; blst refuses it as outside the group.
+        let mut zero_two = [0u8; 96];
+        zero_two[95] = 2;
+        assert_eq!(decode_g1(&zero_two), Err(PointDefect::NotInSubgroup));
+        for d in [
+            PointDefect::Encoding,
+            PointDefect::NotOnCurve,
+            PointDefect::NotInSubgroup,
+            PointDefect::Infinity,
+        ] {
+            assert_eq!(PointDefect::from_code(d as u8), Some(d));
+        }
+        assert_eq!(PointDefect::from_code(0), None);
+        assert_eq!(PointDefect::from_code(5), None);
+    }
+}
