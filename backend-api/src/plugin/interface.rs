@@ -43,6 +43,7 @@
     unsafe_code,
     clippy::undocumented_unsafe_blocks,
     clippy::too_many_arguments,
+    clippy::len_without_is_empty,
     non_local_definitions
 )]
 

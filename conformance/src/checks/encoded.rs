@@ -140,9 +140,10 @@ fn refusals(ctx: &Ctx) -> CheckResult {
     let n = pts.len();
     let good = encoded::<G1>(&pts);
     let identity = blstrs::G1Affine::identity().to_uncompressed();
-    // (where, what is written there, the defect) planted together; the lowest is expected.
-    type Plant = (usize, Box<dyn Fn(&mut [u8])>);
-    let off_curve: Box<dyn Fn(&mut [u8])> = Box::new(|b: &mut [u8]| b[95] ^= 1);
+    // (where, what is written there) planted together; the lowest is expected, with its defect.
+    type Write = Box<dyn Fn(&mut [u8])>;
+    type Plant = (usize, Write);
+    let off_curve: Write = Box::new(|b: &mut [u8]| b[95] ^= 1);
     let cases: Vec<(Vec<Plant>, usize, PointDefect)> = vec![
         (vec![(n - 2, off_curve)], n - 2, PointDefect::NotOnCurve),
         (

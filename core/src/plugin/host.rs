@@ -88,7 +88,7 @@ impl FfiEncodedPoints for LentReader<'_> {
     fn read(&self, first: u64, mut buf: RSliceMut<'_, u8>) -> RResult<(), FfiError> {
         let buf = buf.as_mut_slice();
         let n = buf.len() as u64 / self.size;
-        let result = if buf.len() as u64 % self.size != 0
+        let result = if !(buf.len() as u64).is_multiple_of(self.size)
             || first
                 .checked_add(n)
                 .is_none_or(|end| end > self.points.len())

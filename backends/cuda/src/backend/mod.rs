@@ -216,7 +216,7 @@ impl CudaBackend {
                 None => {
                     return Err(Error::unsupported(
                         NAME,
-                        &format!(
+                        format!(
                             "decoding {group:?} bases on {}, which cannot hold all {} of them",
                             held.dev.label(),
                             points.len()
