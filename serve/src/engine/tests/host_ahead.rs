@@ -60,7 +60,7 @@ fn host_memory_is_reserved_once_per_shape_and_only_for_precompiled_synthesis() {
 }
 
 /// A CPU backend that says it is an accelerator (so the daemon loads its keys straight from the
-/// file), counts its key loads, and holds every `alloc_host` (the first thing a pre-compiled
+/// file), counts its G1 set loads, and holds every `alloc_host` (the first thing a pre-compiled
 /// synthesis asks of it) until `open` is set.
 struct Gated {
     inner: CpuBackend,
@@ -70,7 +70,8 @@ struct Gated {
 
 bellows_core::forward_ntt!(Gated, inner);
 bellows_core::forward_msm!(Gated, inner, |s: &Gated, op: &str| {
-    if op == "load_bases_g1" {
+    // From decoded points, or (under the curve-only check) from the file's encodings.
+    if op == "load_bases_g1" || op == "load_bases_g1_encoded" {
         s.loads.fetch_add(1, SeqCst);
     }
     Ok(())
