@@ -12,7 +12,8 @@ result with the built-in CPU reference backend, exactly (canonical encodings, no
 (forward, inverse, coset; natural and bit-reversed orders; every size 2^0..2^K; batched and not), \
 the fused quotient h_poly, G1 and G2 MSMs with edge cases (empty, one point, zero scalars, \
 identity and repeated points, r−1, window boundaries), resident-bases handles (reuse, free, \
-misuse), whole proofs with seeded randomness (bit-exact and verified), and the same checks from \
+misuse), bases decoded by the backend from a file's encodings (optional) and the bad ones it must \
+refuse, whole proofs with seeded randomness (bit-exact and verified), and the same checks from \
 several threads at once.\n\n\
 Prints a table (check, sizes, result, time) and, on a mismatch, the first element that differs. \
 Exit code 0 when every check passed, 1 otherwise (or when the backend cannot be loaded).\n\n\
