@@ -200,42 +200,75 @@ const CHUNK: usize = 1 << 10;
 
 /// Reads every point of `src` and decodes it on every core with the rules of
 /// [`EncodedPoints`]' loads (the identity refused): the points, or the lowest refused index and
-/// why. For a backend that keeps its bases in host memory.
+/// why. The next piece is read while one is decoded. For a backend that keeps its bases in host
+/// memory.
 pub fn decode_encoded<P: Decodable>(
     src: &dyn EncodedPoints,
 ) -> Result<std::result::Result<Vec<P>, (u64, PointDefect)>> {
+    decode_in_pieces(src, (PIECE_BYTES / P::SIZE).max(1))
+}
+
+/// [`decode_encoded`], reading `per_piece` points at a time.
+fn decode_in_pieces<P: Decodable>(
+    src: &dyn EncodedPoints,
+    per_piece: usize,
+) -> Result<std::result::Result<Vec<P>, (u64, PointDefect)>> {
     let len = usize::try_from(src.len())
         .map_err(|_| crate::Error::invalid(format!("{} points do not fit", src.len())))?;
-    // Backed on every core: a section's points are gigabytes.
+    // Backed on every core, in huge pages where the kernel offers them: a section's points are
+    // gigabytes.
     let mut out = Vec::with_capacity(len);
+    crate::page_advice::advise_huge(out.spare_capacity_mut());
     out.par_extend(rayon::iter::repeat_n(P::default(), len));
-    let per_piece = (PIECE_BYTES / P::SIZE).max(1);
-    let mut buf = vec![0u8; per_piece.min(len) * P::SIZE];
+    let piece = per_piece.min(len) * P::SIZE;
+    let (mut cur, mut next) = (vec![0u8; piece], vec![0u8; piece]);
+    let pieces = len.div_ceil(per_piece);
+    let bytes_of = |k: usize| (per_piece.min(len - k * per_piece)) * P::SIZE;
+    if pieces > 0 {
+        src.read(0, &mut cur[..bytes_of(0)])?;
+    }
     for (k, dst) in out.chunks_mut(per_piece).enumerate() {
         let first = k * per_piece;
-        let bytes = &mut buf[..dst.len() * P::SIZE];
-        src.read(first as u64, bytes)?;
-        let bad = dst
-            .par_chunks_mut(CHUNK)
-            .zip(bytes.par_chunks(CHUNK * P::SIZE))
-            .enumerate()
-            .filter_map(|(c, (d, s))| {
-                for (i, (p, e)) in d.iter_mut().zip(s.chunks_exact(P::SIZE)).enumerate() {
-                    let at = c * CHUNK + i;
-                    match P::decode(e) {
-                        Ok(v) if v.is_identity() => return Some((at, PointDefect::Infinity)),
-                        Ok(v) => *p = v,
-                        Err(d) => return Some((at, d)),
-                    }
-                }
-                None
-            })
-            .min_by_key(|(i, _)| *i);
+        let bytes = &cur[..dst.len() * P::SIZE];
+        let (bad, read) = std::thread::scope(|scope| {
+            let reader = (k + 1 < pieces).then(|| {
+                let next = &mut next[..bytes_of(k + 1)];
+                scope.spawn(move || src.read(((k + 1) * per_piece) as u64, next))
+            });
+            let bad = decode_piece(dst, bytes);
+            let read = reader.map_or(Ok(()), |r| {
+                r.join().unwrap_or_else(|_| {
+                    Err(crate::Error::invalid("reading encoded points panicked"))
+                })
+            });
+            (bad, read)
+        });
         if let Some((i, d)) = bad {
             return Ok(Err(((first + i) as u64, d)));
         }
+        read?;
+        std::mem::swap(&mut cur, &mut next);
     }
     Ok(Ok(out))
+}
+
+/// Decodes `bytes` into `dst` on every core: the lowest refused index in the piece, if any.
+fn decode_piece<P: Decodable>(dst: &mut [P], bytes: &[u8]) -> Option<(usize, PointDefect)> {
+    dst.par_chunks_mut(CHUNK)
+        .zip(bytes.par_chunks(CHUNK * P::SIZE))
+        .enumerate()
+        .filter_map(|(c, (d, s))| {
+            for (i, (p, e)) in d.iter_mut().zip(s.chunks_exact(P::SIZE)).enumerate() {
+                let at = c * CHUNK + i;
+                match P::decode(e) {
+                    Ok(v) if v.is_identity() => return Some((at, PointDefect::Infinity)),
+                    Ok(v) => *p = v,
+                    Err(d) => return Some((at, d)),
+                }
+            }
+            None
+        })
+        .min_by_key(|(i, _)| *i)
 }
 
 #[cfg(test)]
@@ -277,6 +310,9 @@ mod tests {
         let bytes: Vec<u8> = pts.iter().flat_map(|p| p.to_uncompressed()).collect();
         let got = decode_encoded::<blstrs::G1Affine>(&Bytes(bytes.clone(), 96)).unwrap();
         assert_eq!(got.unwrap(), pts);
+        // Read in pieces of 700 points, the last one short, the next read beside each decoding.
+        let got = decode_in_pieces::<blstrs::G1Affine>(&Bytes(bytes.clone(), 96), 700).unwrap();
+        assert_eq!(got.unwrap(), pts);
 
         let mut bad = bytes.clone();
         // Off the curve at 2500, the identity at 1500, a compression flag at 2900.
@@ -286,8 +322,12 @@ mod tests {
         bad[2900 * 96] |= 0x80;
         let r = decode_encoded::<blstrs::G1Affine>(&Bytes(bad.clone(), 96)).unwrap();
         assert_eq!(r.unwrap_err(), (1500, PointDefect::Infinity));
+        let r = decode_in_pieces::<blstrs::G1Affine>(&Bytes(bad.clone(), 96), 700).unwrap();
+        assert_eq!(r.unwrap_err(), (1500, PointDefect::Infinity));
         bad[1500 * 96..1501 * 96].copy_from_slice(&bytes[1500 * 96..1501 * 96]);
         let r = decode_encoded::<blstrs::G1Affine>(&Bytes(bad.clone(), 96)).unwrap();
+        assert_eq!(r.unwrap_err(), (2500, PointDefect::NotOnCurve));
+        let r = decode_in_pieces::<blstrs::G1Affine>(&Bytes(bad.clone(), 96), 700).unwrap();
         assert_eq!(r.unwrap_err(), (2500, PointDefect::NotOnCurve));
         bad[2500 * 96 + 95] ^= 1;
         let r = decode_encoded::<blstrs::G1Affine>(&Bytes(bad, 96)).unwrap();
@@ -300,6 +340,31 @@ mod tests {
         assert_eq!(got, vec![q]);
         let none = decode_encoded::<blstrs::G2Affine>(&Bytes(Vec::new(), 192)).unwrap();
         assert!(none.unwrap().is_empty());
+    }
+
+    /// A reader whose reads after the first piece fail (a file cut short while it is read).
+    struct CutShort(Bytes);
+
+    impl EncodedPoints for CutShort {
+        fn len(&self) -> u64 {
+            self.0.len()
+        }
+        fn read(&self, first: u64, buf: &mut [u8]) -> Result<()> {
+            if first > 0 {
+                return Err(crate::Error::invalid(format!(
+                    "the file ended before point {first}"
+                )));
+            }
+            self.0.read(first, buf)
+        }
+    }
+
+    #[test]
+    fn a_failed_read_ends_the_decoding_with_its_error() {
+        let pts = g1(1500);
+        let bytes = Bytes(pts.iter().flat_map(|p| p.to_uncompressed()).collect(), 96);
+        let e = decode_in_pieces::<blstrs::G1Affine>(&CutShort(bytes), 700).unwrap_err();
+        assert!(e.to_string().contains("ended before point 700"), "{e}");
     }
 
     #[test]

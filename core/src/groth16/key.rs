@@ -258,15 +258,12 @@ impl ProvingKey {
         let g2_on_backend = check_key(&vk, &lens, &*backend, g2)?;
         let (handles, b_g2, host_b_g2) = loading(&*backend, |loaded| {
             let mut g1 = |which: ParamsSection| -> Result<BasesHandle> {
-                let h = match load_encoded(file, which, check, &*backend, progress, loaded)? {
-                    Some(h) => h,
-                    None => {
-                        let points = Arc::new(file.decode_g1(which, check, progress)?);
-                        let h = backend.load_bases_g1(points as SharedPoints<_>)?;
-                        loaded.push(h);
-                        h
-                    }
-                };
+                if let Some(h) = load_encoded(file, which, check, &*backend, progress, loaded)? {
+                    return Ok(h);
+                }
+                let points = Arc::new(file.decode_g1(which, check, progress)?);
+                let h = backend.load_bases_g1(points as SharedPoints<_>)?;
+                loaded.push(h);
                 Ok(h)
             };
             let handles = G1Handles {
