@@ -5,6 +5,8 @@
 # the executable's folder), the CUDA tool programs (bellows-cuda-check, bellows-cuda-msm,
 # bellows-cuda-overhead, bellows-cuda-pin) and the kernels' fatbins (for cuobjdump there).
 #   bench/cuda-build.sh [DEST]
+# FILECOIN=1 builds the CLI with `bellows porep` (feature bellows-cli/filecoin), for
+# bench/filecoin-porep.sh.
 # PACK=NAME also writes .carry/NAME.tar.xz with the folder inside as bin/, so that two builds
 # (say, before and after a change) travel side by side under the device tool's 64 MiB carry
 # limit; bench/cuda-prove.sh unpacks one with CARRY_TAR=.carry/NAME.tar.xz.
@@ -18,7 +20,8 @@ eval "$(bash "$root/../shared/tools/cuda-toolchain.sh" "${TOOLCHAIN:-$root/.cuda
 export BELLOWS_REQUIRE_KERNELS=1
 # The production plugin first, in a cargo call of its own: built together with the tools, the
 # tools' features (the test kernels) would be unified into it.
-cargo build --release -p bellows-cli -p bellows-backend-cuda -p bellows-backend-cpu
+cli_features=(); [ -n "${FILECOIN:-}" ] && cli_features=(--features bellows-cli/filecoin)
+cargo build --release -p bellows-cli "${cli_features[@]}" -p bellows-backend-cuda -p bellows-backend-cpu
 # The tool programs, wherever the workspace keeps them: package and required features of each
 # binary from `cargo metadata`.
 tools=(bellows-cuda-check bellows-cuda-msm bellows-cuda-overhead bellows-cuda-pin)
