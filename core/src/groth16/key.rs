@@ -358,17 +358,31 @@ fn load_encoded(
         return Ok(None);
     }
     let src = file.encoded(which, progress)?;
+    let t = std::time::Instant::now();
     let answer = match which {
         ParamsSection::BG2 => backend.load_bases_g2_encoded(&src),
         _ => backend.load_bases_g1_encoded(&src),
     };
     match answer {
-        Err(Error::Unsupported { .. }) => Ok(None),
+        Err(e @ Error::Unsupported { .. }) => {
+            tracing::info!(
+                "{}: section {which:?} decoded on the host ({e})",
+                file.label()
+            );
+            Ok(None)
+        }
         Err(e) => Err(e),
         Ok(EncodedLoad::Refused { index, defect }) => Err(src.refused(index, defect)),
         Ok(EncodedLoad::Loaded(h)) => {
             loaded.push(h);
             file.check_unchanged()?;
+            tracing::info!(
+                "{}: section {which:?}, {} points, read and decoded by backend {} in {:.2?}",
+                file.label(),
+                h.len,
+                backend.info().name,
+                t.elapsed()
+            );
             Ok(Some(h))
         }
     }
