@@ -25,8 +25,8 @@
 //! - [`rng`]: OS or seeded randomness for r and s;
 //! - [`host_buffer`]: [`host_buffer::HostVec`], the host vector synthesis writes into, in memory a
 //!   backend lends (pinned) or on the heap;
-//! - [`page_advice`]: advice to the kernel about large host buffers (huge pages, populating
-//!   ahead);
+//! - [`page_advice`] (the SDK's, re-exported): advice to the kernel about large host buffers
+//!   (huge pages, populating ahead);
 //! - [`circuits`]: the built-in circuits (synthetic, SHA-256) of the CLI, tests and benchmarks.
 //!
 //! Programs that prove their own circuits depend on the `bellows` crate instead: it re-exports
