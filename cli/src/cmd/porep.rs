@@ -299,7 +299,11 @@ fn c2(a: &C2Args, g: &Globals) -> Result<()> {
     cfg.verify = !a.no_verify;
     if !a.pce.no_pce {
         match PceCache::open(a.pce.pce_dir.as_deref()) {
-            Ok(cache) => cfg.pce_dir = Some(cache.dir().to_path_buf()),
+            Ok(cache) => {
+                cfg.pce_dir = Some(cache.dir().to_path_buf());
+                // Beside the recordings: a published file is hashed once per version.
+                cfg.digest_memo = Some(cache.dir().join("params-digests"));
+            }
             Err(e) => crate::stdio::warn(&format!(
                 "{e}; synthesising directly (--pce-dir names a folder for recordings)"
             )),
@@ -369,6 +373,7 @@ fn c2(a: &C2Args, g: &Globals) -> Result<()> {
                 "partitions": res.partitions.len(),
                 "backend": backend.info().name,
                 "check": res.load.check.name(),
+                "digest_recorded": res.load.digest_recorded,
                 "load_ms": ms(res.load.elapsed),
                 "circuits_ms": ms(res.circuits_time),
                 "key_ms": ms(res.key_time),
@@ -387,11 +392,16 @@ fn c2(a: &C2Args, g: &Globals) -> Result<()> {
         );
     }
     errln!(
-        "wrote {} ({} bytes): load {:.1} s ({} check), prove {:.1} s, {}total {:.1} s",
+        "wrote {} ({} bytes): load {:.1} s ({} check{}), prove {:.1} s, {}total {:.1} s",
         a.out.display(),
         res.proof.len(),
         res.load.elapsed.as_secs_f64(),
         res.load.check.name(),
+        if res.load.digest_recorded {
+            ": the digest recorded for this file version, not hashed again"
+        } else {
+            ""
+        },
         res.prove_time.as_secs_f64(),
         match res.verify_time {
             Some(v) => format!("verified {:.2} s, ", v.as_secs_f64()),

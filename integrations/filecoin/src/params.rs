@@ -14,7 +14,12 @@
 //! Loading reads the file with core's [`ParamsFile`] (positional reads, never a memory map: a
 //! file truncated or rewritten while it is read is an error, not a SIGBUS) and decodes it with
 //! one of the [`Check`]s; the trusted-digest mode hashes the file while decoding it with curve
-//! checks only, and refuses the file unless the digest matches `parameters.json`.
+//! checks only, and refuses the file unless the digest matches `parameters.json`; with a
+//! [`DigestMemo`], a file version that matched before is not hashed again.
+
+mod memo;
+
+pub use memo::DigestMemo;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -157,8 +162,12 @@ pub struct LoadReport {
     pub points: u64,
     /// Wall time of the whole load.
     pub elapsed: Duration,
-    /// The blake2b digest (first 128 bits, hex) when the check computed it.
+    /// The blake2b digest (first 128 bits, hex) when the check computed it, or found it
+    /// recorded for this version of the file ([`LoadReport::digest_recorded`]).
     pub digest: Option<String>,
+    /// The digest was not computed: an earlier load recorded it for this version of the file
+    /// ([`DigestMemo`]).
+    pub digest_recorded: bool,
 }
 
 /// The first 128 bits of the blake2b-512 digest of `bytes`, in hex: the digest
@@ -249,7 +258,9 @@ pub fn load_with_manifest(
     manifest: Option<&Path>,
     expect: impl FnOnce(&ParamsShape) -> Result<()>,
 ) -> Result<(Parameters, LoadReport)> {
-    load_checked(path, check, manifest, expect, |file, c| file.decode(c))
+    load_checked(path, check, manifest, None, expect, |file, c| {
+        file.decode(c)
+    })
 }
 
 /// As [`load_with_manifest`], straight onto `backend` as a proving key: sections are decoded,
@@ -257,15 +268,19 @@ pub fn load_with_manifest(
 /// never holds the whole file's points, and none that the backend keeps (the G2 query stays on
 /// the host when `g2` runs the G2 MSM on CPU threads). For the digest check the file is hashed
 /// beside the loading, and the key is dropped (its device memory freed) if the digest differs.
+///
+/// With `memo`, a digest that matches is recorded for this version of the file, and a later
+/// load of the same unchanged file takes it from there instead of hashing it again.
 pub fn load_key(
     path: &Path,
     check: Check,
     manifest: Option<&Path>,
+    memo: Option<&DigestMemo>,
     expect: impl FnOnce(&ParamsShape) -> Result<()>,
     backend: std::sync::Arc<dyn bellows_core::Backend>,
     g2: G2Policy,
 ) -> Result<(ProvingKey, LoadReport)> {
-    load_checked(path, check, manifest, expect, |file, c| {
+    load_checked(path, check, manifest, memo, expect, |file, c| {
         ProvingKey::load_file(file, c, backend.clone(), g2, &|_| {})
     })
 }
@@ -305,6 +320,7 @@ fn load_checked<T: Send>(
     path: &Path,
     check: Check,
     manifest: Option<&Path>,
+    memo: Option<&DigestMemo>,
     expect: impl FnOnce(&ParamsShape) -> Result<()>,
     decode: impl Fn(&ParamsFile, PointCheck) -> Result<T> + Sync,
 ) -> Result<(T, LoadReport)> {
@@ -329,13 +345,35 @@ fn load_checked<T: Send>(
                 Some(l) => l,
                 None => manifest_entry(path, &file, manifest)?,
             };
+            if memo.is_some_and(|m| m.matches(path, &file.version(), &expected)) {
+                // This version of the file matched the digest before: not hashed again.
+                let value = decode(&file, PointCheck::CurveOnly)?;
+                file.check_unchanged()?;
+                return Ok((
+                    value,
+                    LoadReport {
+                        shape,
+                        check,
+                        points,
+                        elapsed: t0.elapsed(),
+                        digest: Some(expected),
+                        digest_recorded: true,
+                    },
+                ));
+            }
             let (digest, value) = rayon::join(
                 || file_digest(&file),
                 || decode(&file, PointCheck::CurveOnly),
             );
             let digest = digest?;
             match check_digest(&file, &name, &digest, &expected) {
-                Ok(()) => (value?, Some(digest), check),
+                Ok(()) => {
+                    let value = value?;
+                    if let Some(m) = memo {
+                        m.record(path, &file.version(), &digest);
+                    }
+                    (value, Some(digest), check)
+                }
                 Err(e) if requested == Check::Auto => {
                     // Listed by name but not the published bytes (test parameters written
                     // under Filecoin's names): what was loaded had curve checks only, so it is
@@ -356,6 +394,7 @@ fn load_checked<T: Send>(
             points,
             elapsed: t0.elapsed(),
             digest,
+            digest_recorded: false,
         },
     ))
 }
@@ -427,4 +466,69 @@ pub fn write_vk_and_meta(
     bellows_core::groth16::output::OutputFile::prepare(&paths.meta, "parameter metadata file")?
         .commit_bytes(meta.as_bytes())?;
     Ok(paths)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use bellows_core::{
+        circuits::{CircuitOptions, CircuitSpec},
+        groth16::setup::generate_random_parameters,
+        rng::ProofRng,
+    };
+
+    use super::*;
+
+    /// A digest that matched is recorded; the unchanged file is then loaded without hashing,
+    /// a rewritten one (another version) is hashed again, and a manifest that asks for another
+    /// digest is never answered from the record.
+    #[test]
+    fn a_matched_digest_is_recorded_and_the_unchanged_file_not_hashed_again() {
+        let dir = std::env::temp_dir().join(format!("bellows-digest-memo-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let spec = CircuitSpec::new("synthetic", &CircuitOptions::with_log_size(6)).unwrap();
+        let params = generate_random_parameters(spec.blank(), &mut ProofRng::seeded(5)).unwrap();
+        let name = "v28-memo-test.params";
+        let path = dir.join(name);
+        io::write_parameters_file(&params, &path).unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        let digest = filecoin_digest(&bytes);
+        let manifest = |d: &str| {
+            let m = dir.join(format!("manifest-{d}.json"));
+            let v = serde_json::json!({ name: { "cid": "Qm", "digest": d, "sector_size": 2048 } });
+            std::fs::write(&m, v.to_string()).unwrap();
+            m
+        };
+        let listed = manifest(&digest);
+        let memo = DigestMemo::new(dir.join("params-digests"));
+        let cpu: Arc<dyn bellows_core::Backend> = Arc::new(bellows_cpu::CpuBackend::new());
+        let load = |manifest: &Path, memo: Option<&DigestMemo>| {
+            load_key(
+                &path,
+                Check::TrustedDigest,
+                Some(manifest),
+                memo,
+                |_| Ok(()),
+                cpu.clone(),
+                G2Policy::Auto,
+            )
+            .map(|(_, r)| (r.digest, r.digest_recorded))
+        };
+        let hashed = (Some(digest.clone()), false);
+        let recorded = (Some(digest.clone()), true);
+        assert_eq!(load(&listed, Some(&memo)).unwrap(), hashed);
+        assert_eq!(load(&listed, Some(&memo)).unwrap(), recorded);
+        assert_eq!(load(&listed, None).unwrap(), hashed);
+        // The same bytes written again: another version of the file, hashed again.
+        std::fs::write(&path, &bytes).unwrap();
+        assert_eq!(load(&listed, Some(&memo)).unwrap(), hashed);
+        assert_eq!(load(&listed, Some(&memo)).unwrap(), recorded);
+        // Another digest asked for: hashed, and refused.
+        let other = manifest(&"0".repeat(32));
+        let e = load(&other, Some(&memo)).unwrap_err().to_string();
+        assert!(e.contains("does not match"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

@@ -49,6 +49,10 @@ pub struct ProveConfig {
     /// sparse products run on every core; the result equals direct synthesis bit for bit.
     /// Default: `None`, direct synthesis.
     pub pce_dir: Option<std::path::PathBuf>,
+    /// For [`Check::TrustedDigest`] (and `Auto` on a published file): where digests that
+    /// matched are recorded per file version ([`params::DigestMemo`]), so that the next load
+    /// of the unchanged file is not hashed again. Default: `None`, every load hashes.
+    pub digest_memo: Option<std::path::PathBuf>,
 }
 
 impl ProveConfig {
@@ -62,6 +66,7 @@ impl ProveConfig {
             g2: G2Policy::default(),
             verify: true,
             pce_dir: None,
+            digest_memo: None,
         }
     }
 }
@@ -407,11 +412,13 @@ pub fn prove_instances<C: Circuit<Fr> + Send>(
             *slot = Some((r.proofs, Instant::now()));
         }
     };
+    let memo = cfg.digest_memo.as_ref().map(params::DigestMemo::new);
     let load_key = || {
         params::load_key(
             &path,
             cfg.check,
             cfg.manifest.as_deref(),
+            memo.as_ref(),
             expect,
             cfg.backend.clone(),
             cfg.g2,

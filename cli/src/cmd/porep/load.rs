@@ -67,6 +67,7 @@ pub(super) fn load(a: &LoadArgs, g: &Globals) -> Result<()> {
                 &a.params,
                 check,
                 a.manifest.as_deref(),
+                None,
                 |_| Ok(()),
                 backend,
                 g2_policy(&arg)?,
