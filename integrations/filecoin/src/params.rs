@@ -336,11 +336,12 @@ fn load_checked<T: Send>(
     let points =
         (shape.domain_size - 1 + shape.num_inputs + shape.num_aux + shape.a_len + 2 * shape.b_len)
             as u64;
+    let mut digest_recorded = false;
     let (value, digest, check) = match check {
         Check::Auto | Check::Batched => (decode(&file, PointCheck::Batched)?, None, check),
         Check::Full => (decode(&file, PointCheck::Full)?, None, check),
         Check::CurveOnly => (decode(&file, PointCheck::CurveOnly)?, None, check),
-        Check::TrustedDigest => {
+        Check::TrustedDigest => 'digest: {
             let (name, expected) = match listed {
                 Some(l) => l,
                 None => manifest_entry(path, &file, manifest)?,
@@ -349,17 +350,8 @@ fn load_checked<T: Send>(
                 // This version of the file matched the digest before: not hashed again.
                 let value = decode(&file, PointCheck::CurveOnly)?;
                 file.check_unchanged()?;
-                return Ok((
-                    value,
-                    LoadReport {
-                        shape,
-                        check,
-                        points,
-                        elapsed: t0.elapsed(),
-                        digest: Some(expected),
-                        digest_recorded: true,
-                    },
-                ));
+                digest_recorded = true;
+                break 'digest (value, Some(expected), check);
             }
             let (digest, value) = rayon::join(
                 || file_digest(&file),
@@ -394,7 +386,7 @@ fn load_checked<T: Send>(
             points,
             elapsed: t0.elapsed(),
             digest,
-            digest_recorded: false,
+            digest_recorded,
         },
     ))
 }
