@@ -60,6 +60,18 @@ pub fn advise_huge<T>(buf: &mut [MaybeUninit<T>]) {
     let _ = buf;
 }
 
+/// `n` copies of `value`, written on every core into memory advised for huge pages: a key's
+/// section of points is gigabytes, and `vec![value; n]` backs it page by page on one thread
+/// while its decoding runs on every core (docs/benchmarks.md, "Filecoin": the load's host side
+/// with and without).
+pub fn filled<P: Copy + Send + Sync>(value: P, n: usize) -> Vec<P> {
+    use rayon::prelude::*;
+    let mut out = Vec::with_capacity(n);
+    advise_huge(out.spare_capacity_mut());
+    out.par_extend(rayon::iter::repeat_n(value, n));
+    out
+}
+
 /// Backs `bytes` bytes from `start` with memory now (see the module docs), from a thread other
 /// than the one writing them: the kernel backs the pages without reading or writing their bytes.
 ///

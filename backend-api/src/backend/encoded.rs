@@ -68,6 +68,16 @@ impl std::fmt::Display for PointDefect {
     }
 }
 
+/// p, big-endian, as an encoding writes a coordinate: the least coordinate a valid encoding
+/// cannot hold (for tests of refusals).
+pub fn modulus_be() -> [u8; 48] {
+    let mut b = [0u8; 48];
+    for (i, limb) in crate::layout::Fp::MODULUS.iter().enumerate() {
+        b[48 - 8 * (i + 1)..48 - 8 * i].copy_from_slice(&limb.to_be_bytes());
+    }
+    b
+}
+
 /// Bytes of one encoded point of `group`.
 pub fn encoded_size(group: Group) -> usize {
     match group {
@@ -215,11 +225,7 @@ fn decode_in_pieces<P: Decodable>(
 ) -> Result<std::result::Result<Vec<P>, (u64, PointDefect)>> {
     let len = usize::try_from(src.len())
         .map_err(|_| crate::Error::invalid(format!("{} points do not fit", src.len())))?;
-    // Backed on every core, in huge pages where the kernel offers them: a section's points are
-    // gigabytes.
-    let mut out = Vec::with_capacity(len);
-    crate::page_advice::advise_huge(out.spare_capacity_mut());
-    out.par_extend(rayon::iter::repeat_n(P::default(), len));
+    let mut out = crate::page_advice::filled(P::default(), len);
     let piece = per_piece.min(len) * P::SIZE;
     let (mut cur, mut next) = (vec![0u8; piece], vec![0u8; piece]);
     let pieces = len.div_ceil(per_piece);

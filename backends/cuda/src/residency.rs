@@ -106,6 +106,26 @@ impl Resident {
     }
 }
 
+/// The tier a set of `len` bases can have on the GPU of lane `dev`: what `room` allows beside
+/// the work reserve of its `streams` lanes (half the room at most).
+fn plan<G: MsmGroup>(
+    dev: &CudaDevice,
+    len: usize,
+    room: &dyn Fn() -> Result<u64>,
+    streams: usize,
+) -> Result<Tier> {
+    let size = (<G as MsmGroup>::Affine::WORDS * 8) as u64;
+    let free = room()?;
+    let reserve = (WORK_RESERVE * streams as u64).min(free / 2);
+    let min_chunk = 1024 * (G::PASS_BYTES_PER_SCALAR + size);
+    plan_tier(
+        len as u64 * size,
+        min_chunk,
+        free.saturating_sub(reserve),
+        dev.label(),
+    )
+}
+
 /// Loads a set of bases on the GPU of lane `dev` at the best tier `room` (bytes usable on that
 /// GPU now, asked again after the bases are resident) allows beside the work reserve of its
 /// `streams` lanes, a full, partial or streaming residency instead of an out-of-memory failure;
@@ -124,11 +144,7 @@ pub(crate) fn load<G: MsmGroup>(
     let points = bases.points();
     let len = points.len();
     let size = (T::<G>::WORDS * 8) as u64;
-    let full = len as u64 * size;
-    let free = room()?;
-    let reserve = (WORK_RESERVE * streams as u64).min(free / 2);
-    let min_chunk = 1024 * (G::PASS_BYTES_PER_SCALAR + size);
-    let tier = plan_tier(full, min_chunk, free.saturating_sub(reserve), dev.label())?;
+    let tier = plan::<G>(dev, len, room, streams)?;
     let resident_points = match tier {
         Tier::Full => len,
         Tier::Partial(bytes) => ((bytes / size) as usize).min(len),
@@ -252,16 +268,7 @@ pub(crate) fn load_encoded<G: MsmGroup>(
     type T<G> = <G as MsmGroup>::Affine;
     let len = usize::try_from(points.len())
         .map_err(|_| Error::invalid(format!("{} points do not fit", points.len())))?;
-    let size = (T::<G>::WORDS * 8) as u64;
-    let free = room()?;
-    let reserve = (WORK_RESERVE * streams as u64).min(free / 2);
-    let min_chunk = 1024 * (G::PASS_BYTES_PER_SCALAR + size);
-    let tier = plan_tier(
-        len as u64 * size,
-        min_chunk,
-        free.saturating_sub(reserve),
-        dev.label(),
-    )?;
+    let tier = plan::<G>(dev, len, room, streams)?;
     if tier != Tier::Full {
         return Ok(None);
     }

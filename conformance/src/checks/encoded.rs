@@ -124,15 +124,6 @@ fn loads(ctx: &Ctx) -> CheckResult {
     Ok(())
 }
 
-/// p, big-endian: a coordinate that is not below p.
-fn modulus_be() -> [u8; 48] {
-    let mut b = [0u8; 48];
-    for (i, limb) in bellows_core::layout::Fp::MODULUS.iter().enumerate() {
-        b[48 - 8 * (i + 1)..48 - 8 * i].copy_from_slice(&limb.to_be_bytes());
-    }
-    b
-}
-
 /// The shared G1 points with bad encodings planted, each expected refused at the lowest bad
 /// index: far apart, so that a backend reading in pieces is checked past its first piece.
 fn refusals(ctx: &Ctx) -> CheckResult {
@@ -165,7 +156,9 @@ fn refusals(ctx: &Ctx) -> CheckResult {
         (
             vec![(
                 n - 3,
-                Box::new(|b: &mut [u8]| b[..48].copy_from_slice(&modulus_be())),
+                Box::new(|b: &mut [u8]| {
+                    b[..48].copy_from_slice(&bellows_core::backend::encoded::modulus_be())
+                }),
             )],
             n - 3,
             PointDefect::Encoding,

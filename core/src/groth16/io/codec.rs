@@ -152,7 +152,7 @@ pub fn decode_section_with_progress<P: UncompressedPoint>(
         PointCheck::Batched => (PointCheck::CurveOnly, true),
         other => (other, false),
     };
-    let mut out = filled(identity, bytes.len() / P::SIZE);
+    let mut out = crate::page_advice::filled(identity, bytes.len() / P::SIZE);
     decode_into(bytes, &mut out, check, allow_identity, progress)?;
     if batched {
         if let Some((_, i)) = crate::groth16::subgroup::first_outside(&[&out[..]]) {
@@ -160,17 +160,6 @@ pub fn decode_section_with_progress<P: UncompressedPoint>(
         }
     }
     Ok(out)
-}
-
-/// `n` copies of `value`, written on every core into memory advised for huge pages: a
-/// section's points are gigabytes, and `vec![value; n]` backs them page by page on one thread
-/// while the decoding itself runs on every core (docs/benchmarks.md, "Filecoin": the load's
-/// host side with and without).
-pub(crate) fn filled<P: Copy + Send + Sync>(value: P, n: usize) -> Vec<P> {
-    let mut out = Vec::with_capacity(n);
-    crate::hostmem::advise_huge(out.spare_capacity_mut());
-    out.par_extend(rayon::iter::repeat_n(value, n));
-    out
 }
 
 /// Decodes the consecutive points of `bytes` into `out` (`out.len() == bytes.len() / P::SIZE`)

@@ -62,7 +62,7 @@ impl Section {
             PointCheck::Batched => (PointCheck::CurveOnly, true),
             other => (other, false),
         };
-        let mut out = codec::filled(identity, self.count);
+        let mut out = crate::page_advice::filled(identity, self.count);
         let mut done = 0;
         src.pieces(
             self.offset as u64,

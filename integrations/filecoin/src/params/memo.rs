@@ -5,16 +5,15 @@
 //! inode, length, modification and change time: a file written to since has another change
 //! time, which a user cannot set back) and its canonical path. A digest is taken from here only
 //! for the same path at the same version, and only when it is the digest the manifest asks for
-//! now. Lines that do not parse are skipped (a torn write costs one hash, never an error); the
-//! file is rewritten whole, to a temporary name then renamed.
+//! now. Lines that do not parse are skipped; the file is rewritten whole through core's output
+//! writer (a temporary file renamed over it), so a reader never sees half of it.
 
 use std::{
     collections::HashMap,
-    io::Write,
     path::{Path, PathBuf},
 };
 
-use bellows_core::groth16::io::FileVersion;
+use bellows_core::groth16::{io::FileVersion, output::OutputFile};
 
 /// The table of matched digests kept in one file.
 #[derive(Clone, Debug)]
@@ -41,11 +40,13 @@ impl DigestMemo {
     /// Records that the file at `file`, at `version`, has `digest` (replacing what was recorded
     /// for that path). A failure to write is logged: the next process hashes the file again.
     pub fn record(&self, file: &Path, version: &FileVersion, digest: &str) {
-        let result = std::fs::canonicalize(file).and_then(|file| {
-            let mut table = self.read();
-            table.insert(file, (version.to_string(), digest.to_string()));
-            self.write(&table)
-        });
+        let result = std::fs::canonicalize(file)
+            .map_err(|e| bellows_core::Error::io(format!("resolving {}", file.display()), e))
+            .and_then(|file| {
+                let mut table = self.read();
+                table.insert(file, (version.to_string(), digest.to_string()));
+                self.write(&table)
+            });
         if let Err(e) = result {
             tracing::warn!(
                 "matched parameter digests not saved to {} ({e}): the next load hashes {} again",
@@ -61,22 +62,21 @@ impl DigestMemo {
             .unwrap_or_default()
     }
 
-    fn write(&self, table: &HashMap<PathBuf, (String, String)>) -> std::io::Result<()> {
+    /// The table written whole through core's one output writer (a temporary file beside it,
+    /// renamed over it), the folder made first.
+    fn write(&self, table: &HashMap<PathBuf, (String, String)>) -> bellows_core::Result<()> {
         let mut lines: Vec<String> = table
             .iter()
             .filter_map(|(p, (v, d))| Some(format!("{d} {v} {}\n", p.to_str()?)))
             .collect();
         lines.sort();
-        if let Some(dir) = self.path.parent() {
-            std::fs::create_dir_all(dir)?;
+        if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| {
+                bellows_core::Error::io(format!("creating the folder {}", dir.display()), e)
+            })?;
         }
-        let tmp = self
-            .path
-            .with_extension(format!("tmp{}", std::process::id()));
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(lines.concat().as_bytes())?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, &self.path)
+        OutputFile::prepare(&self.path, "matched parameter digests")?
+            .commit_bytes(lines.concat().as_bytes())
     }
 }
 

@@ -6,7 +6,7 @@ use bellows_core::{
         codec::{PointDefect, UncompressedPoint},
         PointCheck,
     },
-    layout::{Fp, G1Affine, G2Affine},
+    layout::{G1Affine, G2Affine},
     Result,
 };
 use bellows_cuda::decode::{
@@ -32,20 +32,11 @@ fn host_verdict<P: UncompressedPoint>(bytes: &[u8]) -> (u8, Option<P>) {
     }
 }
 
-/// p, big-endian.
-fn modulus_be() -> [u8; 48] {
-    let mut b = [0u8; 48];
-    for (i, limb) in Fp::MODULUS.iter().enumerate() {
-        b[48 - 8 * (i + 1)..48 - 8 * i].copy_from_slice(&limb.to_be_bytes());
-    }
-    b
-}
-
 /// Encodings of `size` bytes beside `valid` points' own (at least two): the identity, every
 /// flag combination, each coordinate at p and p − 1, points moved off the curve, (0, 2) on G1's
 /// curve, and random bytes with the flags clear.
 pub fn decode_cases(valid: Vec<Vec<u8>>, size: usize, rng: &mut ChaCha8Rng) -> Vec<Vec<u8>> {
-    let p = modulus_be();
+    let p = bellows_core::backend::encoded::modulus_be();
     let mut cases = valid.clone();
     let mut identity = vec![0u8; size];
     identity[0] = 0x40;
