@@ -4,8 +4,8 @@
 //! engine reads them directly ([`crate::CudaDevice::upload_staged`] skips its staging copy for
 //! any range [`is_pinned`] knows) and the writer takes no page faults (pinned pages are backed).
 //!
-//! Page-locking is slow (the driver zeroes, pins and maps every page, holding its locks
-//! meanwhile: docs/benchmarks.md has the cost per GiB), and a prover asks for blocks of the same few sizes
+//! Page-locking is slow (every page is backed, pinned and mapped for the GPU; [`PinMethod`] says
+//! how, docs/benchmarks.md what it costs), and a prover asks for blocks of the same few sizes
 //! proof after proof, so a returned block is kept idle and handed out again for a request of its
 //! size (up to a quarter smaller). A size over [`SYNC_MAX`] is declined until it is asked for
 //! again [`REPEAT_AFTER`] later (the caller uses its heap meanwhile, exactly as without the
@@ -14,15 +14,18 @@
 //! half of the host's memory, as pinned pages cannot be swapped); past it, idle blocks are
 //! released and, if that is not enough, the request is declined. An idle block not reused for
 //! [`IDLE_KEEP`] is released at the lender's next call (a block reserved ahead of need, not before
-//! [`RESERVED_KEEP`]), and `trim` releases every idle block. Blocks are allocated portable
-//! (`CU_MEMHOSTALLOC_PORTABLE`), so every GPU of the process reads them at full speed.
+//! [`RESERVED_KEEP`]), and `trim` releases every idle block. Blocks are pinned portable, so every
+//! GPU of the process reads them at full speed.
 //!
 //! [`MemoryPool::alloc_host`]: bellows_backend_api::backend::MemoryPool::alloc_host
 
 use std::{
-    collections::{BTreeMap, HashMap},
+    collections::{BTreeMap, HashMap, HashSet},
     ptr::NonNull,
-    sync::{Arc, Mutex, MutexGuard},
+    sync::{
+        atomic::{AtomicBool, Ordering},
+        Arc, Mutex, MutexGuard,
+    },
     time::{Duration, Instant},
 };
 
@@ -64,13 +67,14 @@ pub trait RawHost: Send + Sync {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum PinMethod {
     /// `cuMemHostAlloc` (portable): the driver allocates, zeroes, pins and maps each block
-    /// itself, one page at a time on the calling thread.
-    #[default]
+    /// itself, one page at a time on the calling thread. A 32 GiB key's load stalls behind it
+    /// (docs/benchmarks.md, "32 GiB PoRep C2").
     Alloc,
-    /// Memory of this process, advised for huge pages and backed on every core
-    /// (`MADV_POPULATE_WRITE`), then `cuMemHostRegister` (portable): the backing is spread
-    /// over the cores and runs under the kernel's shared lock on the address space, so other
-    /// threads' page faults are not held up behind it (`bellows-cuda-pin` compares the two).
+    /// The default: memory of this process, advised for huge pages and backed on every core
+    /// (`MADV_POPULATE_WRITE`), then `cuMemHostRegister` (portable). The backing is spread over
+    /// the cores, and a load running beside it goes on (docs/benchmarks.md, "32 GiB PoRep
+    /// C2"). A block the driver refuses to register is allocated as `Alloc` does instead.
+    #[default]
     Register,
 }
 
@@ -98,12 +102,26 @@ const POPULATE_STEP: usize = 64 << 20;
 pub struct DriverHost {
     ctx: Arc<CudaContext>,
     method: PinMethod,
+    /// Under [`PinMethod::Register`], the blocks the driver allocated instead (it refused to
+    /// register them), which `free` releases as the driver's.
+    allocated: Mutex<HashSet<usize>>,
+    /// Whether a refused registration was logged at warn (once per source).
+    warned: AtomicBool,
 }
 
 impl DriverHost {
     /// Blocks page-locked in `ctx` (kept alive while the source is) by `method`.
     pub fn new(ctx: Arc<CudaContext>, method: PinMethod) -> Self {
-        Self { ctx, method }
+        Self {
+            ctx,
+            method,
+            allocated: Mutex::new(HashSet::new()),
+            warned: AtomicBool::new(false),
+        }
+    }
+
+    fn allocated(&self) -> MutexGuard<'_, HashSet<usize>> {
+        self.allocated.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// A registered block: see [`PinMethod::Register`].
@@ -159,8 +177,17 @@ impl RawHost for DriverHost {
             reason: format!("page-locking {bytes} bytes of host memory: {e}"),
         };
         self.ctx.bind_to_thread().map_err(err)?;
-        if self.method == PinMethod::Register {
-            return self.register(bytes);
+        let fallback = self.method == PinMethod::Register;
+        if fallback {
+            match self.register(bytes) {
+                Ok(p) => return Ok(p),
+                // Logged at warn once: on a host that refuses every registration, each
+                // block would say the same.
+                Err(e) if !self.warned.swap(true, Ordering::Relaxed) => tracing::warn!(
+                    "{e}; the driver allocates such blocks instead (as pin-method=alloc)"
+                ),
+                Err(e) => tracing::debug!("{e}; the driver allocates the block instead"),
+            }
         }
         // SAFETY: a plain allocation call with the portable flag (1); the result is checked.
         let p = unsafe {
@@ -176,12 +203,16 @@ impl RawHost for DriverHost {
         })?;
         // Driver allocations are page-aligned.
         debug_assert_eq!(p.as_ptr() as usize % HOST_ALIGN, 0);
+        if fallback {
+            self.allocated().insert(p.as_ptr() as usize);
+        }
         Ok(p)
     }
 
     unsafe fn free(&self, ptr: NonNull<u8>, bytes: usize) {
         let _ = self.ctx.bind_to_thread();
-        if self.method == PinMethod::Register {
+        if self.method == PinMethod::Register && !self.allocated().remove(&(ptr.as_ptr() as usize))
+        {
             // SAFETY: per the contract, registered by `register` in this context with this
             // size and layout, released once.
             unsafe {

@@ -23,7 +23,7 @@ pub(crate) struct Options {
     pub budget: Option<u64>,
     /// Most pinned host memory lent (`pinned-host-limit`; None: half the host's memory).
     pub host_limit: Option<u64>,
-    /// How pinned host blocks are made (`pin-method`, default `alloc`).
+    /// How pinned host blocks are made (`pin-method`, default `register`).
     pub pin_method: PinMethod,
     /// The MSM's tuning.
     pub msm: MsmConfig,
@@ -169,7 +169,7 @@ mod tests {
             Options::parse(&BackendConfig::default())
                 .unwrap()
                 .pin_method,
-            PinMethod::Alloc
+            PinMethod::Register
         );
         assert_eq!(parse("alloc").unwrap().pin_method, PinMethod::Alloc);
         assert_eq!(parse(" register").unwrap().pin_method, PinMethod::Register);

@@ -12,9 +12,9 @@
 //!
 //! The methods are the host pool's own (`bellows_cuda::host_pool::DriverHost`, option
 //! `pin-method`):
-//! - `alloc`: `cuMemHostAlloc` (portable), the default;
-//! - `register`: memory of the process, advised for huge pages and backed on every core
-//!   (`MADV_POPULATE_WRITE`), then `cuMemHostRegister` (portable).
+//! - `alloc`: `cuMemHostAlloc` (portable);
+//! - `register`, the default: memory of the process, advised for huge pages and backed on
+//!   every core (`MADV_POPULATE_WRITE`), then `cuMemHostRegister` (portable).
 //!
 //! ```text
 //! bellows-cuda-pin [--params FILE | --log K] [--gib 32] [--block-gib 4] [--rounds 2]
