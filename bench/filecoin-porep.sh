@@ -15,7 +15,7 @@
 #   c2-32   waits for setup32, then `porep c2 --reps REPS32` on the 32 GiB C1 (all ten
 #           partitions, each proof verified), with its peak RSS and the GPU's busy share, and
 #           filecoin-proofs' verify_seal on the proof written.
-#           RUNS32="new base new-cold new+pin-method=register" adds the binaries in BASE_BIN
+#           RUNS32="new base new-cold new+pin-method=alloc" adds the binaries in BASE_BIN
 #           side by side, a run from an empty page cache and one with a backend option (see
 #           the step).
 #   peer32  filecoin-proofs' C2 with SupraSeal on the same 32 GiB C1 and parameters (its memory
@@ -210,7 +210,7 @@ if has c2-32; then
   # RUNS32 (default "new"): the proofs' runs in order; `base` runs the binaries in BASE_BIN
   # (same arguments, its own plugins) for a side-by-side, a `-cold` suffix empties the page
   # cache first (the load reads the file from disk), and a `+KEY=VALUE` suffix passes
-  # `--backend-opt KEY=VALUE` (e.g. new+pin-method=register). Logs: bellows-c2-32 for the first
+  # `--backend-opt KEY=VALUE` (e.g. new+pin-method=alloc). Logs: bellows-c2-32 for the first
   # `new`, bellows-c2-32-WORD for the others (`+` and `=` written as `-`).
   first=1
   for r in ${RUNS32:-new}; do
