@@ -20,20 +20,16 @@
 //! [`MemoryPool::alloc_host`]: bellows_backend_api::backend::MemoryPool::alloc_host
 
 use std::{
-    collections::{BTreeMap, HashMap, HashSet},
+    collections::{BTreeMap, HashMap},
     ptr::NonNull,
-    sync::{
-        atomic::{AtomicBool, Ordering},
-        Arc, Mutex, MutexGuard,
-    },
+    sync::{Mutex, MutexGuard},
     time::{Duration, Instant},
 };
 
-use bellows_backend_api::{backend::HOST_ALIGN, page_advice, Error, Result};
-use cudarc::driver::CudaContext;
-use rayon::prelude::*;
+use bellows_backend_api::{Error, Result};
 
-use crate::error::NAME;
+mod driver;
+pub use driver::{DriverHost, PinMethod};
 
 /// Every pinned block of the process (start → bytes), lent or idle, from every lender.
 static PINNED: Mutex<BTreeMap<usize, usize>> = Mutex::new(BTreeMap::new());
@@ -55,183 +51,14 @@ pub fn is_pinned(ptr: *const u8, bytes: usize) -> bool {
 /// Where the blocks come from: the driver on a GPU machine, the heap in tests.
 pub trait RawHost: Send + Sync {
     /// `bytes` of host memory aligned to [`HOST_ALIGN`].
+    ///
+    /// [`HOST_ALIGN`]: bellows_backend_api::backend::HOST_ALIGN
     fn alloc(&self, bytes: usize) -> Result<NonNull<u8>>;
     /// Releases a block.
     ///
     /// # Safety
     /// `ptr` came from `alloc(bytes)` on this source and is released once.
     unsafe fn free(&self, ptr: NonNull<u8>, bytes: usize);
-}
-
-/// How [`DriverHost`] page-locks a block (option `pin-method`, docs/cuda.md).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum PinMethod {
-    /// `cuMemHostAlloc` (portable): the driver allocates, zeroes, pins and maps each block
-    /// itself, one page at a time on the calling thread. A 32 GiB key's load stalls behind it
-    /// (docs/benchmarks.md, "32 GiB PoRep C2").
-    Alloc,
-    /// The default: memory of this process, advised for huge pages and backed on every core
-    /// (`MADV_POPULATE_WRITE`), then `cuMemHostRegister` (portable). The backing is spread over
-    /// the cores, and a load running beside it goes on (docs/benchmarks.md, "32 GiB PoRep
-    /// C2"). A block the driver refuses to register is allocated as `Alloc` does instead.
-    #[default]
-    Register,
-}
-
-impl std::str::FromStr for PinMethod {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        match s.trim() {
-            "alloc" => Ok(PinMethod::Alloc),
-            "register" => Ok(PinMethod::Register),
-            other => Err(Error::invalid(format!(
-                "option pin-method={other:?}: expected `alloc` (the driver allocates each \
-                 pinned block) or `register` (blocks backed on every core, then registered)"
-            ))),
-        }
-    }
-}
-
-/// Alignment of a registered block: a transparent huge page.
-const HUGE_PAGE: usize = 2 << 20;
-
-/// Bytes each core backs at a time when a block is registered.
-const POPULATE_STEP: usize = 64 << 20;
-
-/// Page-locked memory from the driver, by [`PinMethod`].
-pub struct DriverHost {
-    ctx: Arc<CudaContext>,
-    method: PinMethod,
-    /// Under [`PinMethod::Register`], the blocks the driver allocated instead (it refused to
-    /// register them), which `free` releases as the driver's.
-    allocated: Mutex<HashSet<usize>>,
-    /// Whether a refused registration was logged at warn (once per source).
-    warned: AtomicBool,
-}
-
-impl DriverHost {
-    /// Blocks page-locked in `ctx` (kept alive while the source is) by `method`.
-    pub fn new(ctx: Arc<CudaContext>, method: PinMethod) -> Self {
-        Self {
-            ctx,
-            method,
-            allocated: Mutex::new(HashSet::new()),
-            warned: AtomicBool::new(false),
-        }
-    }
-
-    fn allocated(&self) -> MutexGuard<'_, HashSet<usize>> {
-        self.allocated.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// A registered block: see [`PinMethod::Register`].
-    fn register(&self, bytes: usize) -> Result<NonNull<u8>> {
-        let layout = std::alloc::Layout::from_size_align(bytes, HUGE_PAGE)
-            .map_err(|e| Error::invalid(format!("a pinned block of {bytes} bytes: {e}")))?;
-        // SAFETY: bytes > 0 (the lender never asks for none); the result is checked.
-        let p =
-            NonNull::new(unsafe { std::alloc::alloc(layout) }).ok_or_else(|| Error::Backend {
-                name: NAME.into(),
-                reason: format!("allocating {bytes} bytes of host memory to page-lock"),
-            })?;
-        // SAFETY: [p, p + bytes) is the allocation just made, not yet shared.
-        let buf = unsafe {
-            std::slice::from_raw_parts_mut(p.as_ptr().cast::<std::mem::MaybeUninit<u8>>(), bytes)
-        };
-        page_advice::advise_huge(buf);
-        let start = p.as_ptr() as usize;
-        (0..bytes.div_ceil(POPULATE_STEP))
-            .into_par_iter()
-            .for_each(|i| {
-                let at = i * POPULATE_STEP;
-                // SAFETY: inside the allocation (at < bytes, the length clamped to it), which
-                // lives until this function returns it or frees it.
-                unsafe {
-                    page_advice::populate((start + at) as *const u8, POPULATE_STEP.min(bytes - at))
-                };
-            });
-        // SAFETY: the range is this process's allocation, alive until unregistered in `free`.
-        let r = unsafe {
-            cudarc::driver::sys::cuMemHostRegister_v2(
-                p.as_ptr().cast(),
-                bytes,
-                cudarc::driver::sys::CU_MEMHOSTREGISTER_PORTABLE,
-            )
-        };
-        if r != cudarc::driver::sys::CUresult::CUDA_SUCCESS {
-            // SAFETY: allocated above with this layout, not registered, released once.
-            unsafe { std::alloc::dealloc(p.as_ptr(), layout) };
-            return Err(Error::Backend {
-                name: NAME.into(),
-                reason: format!("registering {bytes} bytes of host memory: {r:?}"),
-            });
-        }
-        Ok(p)
-    }
-}
-
-impl RawHost for DriverHost {
-    fn alloc(&self, bytes: usize) -> Result<NonNull<u8>> {
-        let err = |e: cudarc::driver::DriverError| Error::Backend {
-            name: NAME.into(),
-            reason: format!("page-locking {bytes} bytes of host memory: {e}"),
-        };
-        self.ctx.bind_to_thread().map_err(err)?;
-        let fallback = self.method == PinMethod::Register;
-        if fallback {
-            match self.register(bytes) {
-                Ok(p) => return Ok(p),
-                // Logged at warn once: on a host that refuses every registration, each
-                // block would say the same.
-                Err(e) if !self.warned.swap(true, Ordering::Relaxed) => tracing::warn!(
-                    "{e}; the driver allocates such blocks instead (as pin-method=alloc)"
-                ),
-                Err(e) => tracing::debug!("{e}; the driver allocates the block instead"),
-            }
-        }
-        // SAFETY: a plain allocation call with the portable flag (1); the result is checked.
-        let p = unsafe {
-            cudarc::driver::result::malloc_host(
-                bytes,
-                cudarc::driver::sys::CU_MEMHOSTALLOC_PORTABLE,
-            )
-        }
-        .map_err(err)?;
-        let p = NonNull::new(p.cast::<u8>()).ok_or_else(|| Error::Backend {
-            name: NAME.into(),
-            reason: "cuMemHostAlloc returned null".into(),
-        })?;
-        // Driver allocations are page-aligned.
-        debug_assert_eq!(p.as_ptr() as usize % HOST_ALIGN, 0);
-        if fallback {
-            self.allocated().insert(p.as_ptr() as usize);
-        }
-        Ok(p)
-    }
-
-    unsafe fn free(&self, ptr: NonNull<u8>, bytes: usize) {
-        let _ = self.ctx.bind_to_thread();
-        if self.method == PinMethod::Register && !self.allocated().remove(&(ptr.as_ptr() as usize))
-        {
-            // SAFETY: per the contract, registered by `register` in this context with this
-            // size and layout, released once.
-            unsafe {
-                let r = cudarc::driver::sys::cuMemHostUnregister(ptr.as_ptr().cast());
-                if r != cudarc::driver::sys::CUresult::CUDA_SUCCESS {
-                    tracing::warn!("unregistering {bytes} bytes of pinned host memory: {r:?}");
-                }
-                std::alloc::dealloc(
-                    ptr.as_ptr(),
-                    std::alloc::Layout::from_size_align_unchecked(bytes, HUGE_PAGE),
-                );
-            }
-            return;
-        }
-        // SAFETY: per the contract, from cuMemHostAlloc in this context, released once.
-        if let Err(e) = unsafe { cudarc::driver::result::free_host(ptr.as_ptr().cast()) } {
-            tracing::warn!("releasing {bytes} bytes of pinned host memory: {e}");
-        }
-    }
 }
 
 #[derive(Default)]
@@ -551,6 +378,8 @@ impl<R: RawHost> Drop for HostLender<R> {
 #[cfg(test)]
 mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use bellows_backend_api::backend::HOST_ALIGN;
 
     use super::*;
 
