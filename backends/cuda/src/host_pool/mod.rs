@@ -120,16 +120,16 @@ impl<R: RawHost> Shared<R> {
     }
 }
 
-/// Largest block allocated on its first request (default of [`HostLender::with_sync_max`]).
+/// Largest block allocated on its first request (default of [`HostLender::with_first_use`]).
 pub const SYNC_MAX: usize = 64 << 20;
 
 /// A larger size is declined (the caller uses its heap, as it would without this lender) until
 /// it is asked for again at least this long after its first request; then it is allocated. A
 /// one-off proof, and every proof of a first batch (which ask within milliseconds of each
-/// other), never wait for pinning: pinning a batch's blocks as they are asked for makes its first
-/// call wait for the pinning, and pinning them on a background thread stalls the device calls
-/// (the driver holds its locks while it pins); the second batch of the shape pays the pinning
-/// once and later ones reuse the blocks.
+/// other), never wait for pinning: pinning a batch's blocks as they are asked for makes its
+/// first call wait for the pinning, and pinning them on a background thread stalled the device
+/// calls (measured with `pin-method=alloc`: the driver holds its locks while it pins); the
+/// second batch of the shape pays the pinning once and later ones reuse the blocks.
 pub const REPEAT_AFTER: Duration = Duration::from_secs(1);
 
 /// An idle block not reused for this long is released at the lender's next call: a daemon that
