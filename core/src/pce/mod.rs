@@ -11,9 +11,10 @@
 //!    that keeps A, B and C as compressed sparse rows with interned coefficients (id 0 is 1, id 1
 //!    is −1; most coefficients are one of these or a small power of two), packs each non-zero into
 //!    one 32-bit word where the circuit allows (column | coefficient id), and derives the A/B
-//!    densities the parameters' queries need. The recording is a byte image ([`format`]) with a
-//!    SHA-256 shape digest; [`cache`] keeps images on disk, written atomically, authenticated by
-//!    a key kept in the folder, and read back with checked reads. One recording serves every proof and every partition of that shape.
+//!    densities the parameters' queries need. The recording is a byte image
+//!    ([`format`](mod@format)) with a SHA-256 shape digest; [`cache`] keeps images on disk,
+//!    written atomically, authenticated by a key kept in the folder, and read back with checked
+//!    reads. One recording serves every proof and every partition of that shape.
 //! 2. **Prove** ([`Pce::synthesize`]): run the circuit through a witness-only constraint system
 //!    ([`witness`]) on a thread of its own: allocation closures run, `enforce` builds nothing (one
 //!    constraint in 512, eight per row block, is built and compared with the recording, a cheap

@@ -42,7 +42,7 @@ pub struct ProveConfig {
     /// none). Default: true.
     pub verify: bool,
     /// Pre-compiled synthesis for every kind (PoRep C2, PoSt, SnapDeals): the folder of
-    /// recordings ([`bellows_core::pce::PceCache`]) where the partition circuit's constraint
+    /// recordings ([`bellows_core::pce::cache::PceCache`]) where the partition circuit's constraint
     /// system is kept, recorded there on first use (one run of the circuit's constraint code,
     /// about one direct synthesis) under `filecoin-` and the parameter-cache id. Every partition
     /// is then synthesised with it: its witness code runs, its constraint code does not, and the

@@ -6,7 +6,7 @@
 //! - [`test_kernels`]: the test and benchmark kernels (`kernels/testing.cu`, a fatbin of their
 //!   own, built by this crate's build script) loaded into a device of the backend;
 //! - [`elementwise`]: one field or curve operation per GPU thread, for bit-exact comparisons
-//!   with blst; [`bench`]: arithmetic throughput;
+//!   with blst; [`bench`](mod@bench): arithmetic throughput;
 //! - [`testing`]: test vectors, blst reference results, the host reference NTT, shared by the
 //!   device check program and the host emulation test;
 //! - programs: `bellows-cuda-check` (every kernel against blst on a GPU, throughput, NTT times),

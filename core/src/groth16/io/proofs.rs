@@ -147,7 +147,8 @@ pub fn write_proof<W: Write>(proof: &Proof, mut w: W) -> Result<()> {
         .map_err(|e| Error::io("writing a proof", e))
 }
 
-/// Writes proofs, concatenated, to a file safely (see [`write_parameters_file`]).
+/// Writes proofs, concatenated, to a file safely (see
+/// [`write_parameters_file`](super::write::write_parameters_file)).
 pub fn write_proofs_file(proofs: &[Proof], path: impl AsRef<Path>) -> Result<()> {
     OutputFile::prepare(path, "proof file")?
         .commit(|w| proofs.iter().try_for_each(|p| write_proof(p, &mut *w)))
