@@ -261,6 +261,11 @@ pub struct ParamsCache {
     known: Option<KnownDigests>,
     /// Files hashed by this cache.
     hashes: AtomicU64,
+    /// A turn to hash each file (by canonical path): requests that name a file being hashed
+    /// wait for that hash instead of reading the file again beside it (a fleet's queued
+    /// submissions after a start all name the same 47 GB file; from disk, each extra reader
+    /// would slow them all).
+    hashing: Mutex<HashMap<PathBuf, Arc<Mutex<()>>>>,
     /// Digests files are published with, if any.
     published: Option<Arc<dyn Published>>,
 }
@@ -277,6 +282,7 @@ impl ParamsCache {
             check: PointCheck::Batched,
             known: None,
             hashes: AtomicU64::new(0),
+            hashing: Mutex::new(HashMap::new()),
             published: None,
         }
     }
@@ -298,6 +304,22 @@ impl ParamsCache {
     /// How many files this cache has hashed.
     pub fn hashes(&self) -> u64 {
         self.hashes.load(Ordering::Relaxed)
+    }
+
+    /// The lock whose holder hashes the file at `canon` (one per file, kept: a daemon reads a
+    /// handful of files).
+    fn turn_to_hash(&self, canon: &Path) -> Arc<Mutex<()>> {
+        let mut turns = self.hashing.lock().unwrap_or_else(|e| e.into_inner());
+        turns.entry(canon.to_path_buf()).or_default().clone()
+    }
+
+    /// The digests this run has of the file at `canon` at `version`.
+    fn hashed(&self, canon: &Path, version: FileVersion) -> Option<Hashed> {
+        self.by_file
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&(canon.to_path_buf(), version))
+            .cloned()
     }
 
     /// The same cache, whose loads that ask for more than curve checks check points with
@@ -329,12 +351,7 @@ impl ParamsCache {
     ) -> Result<Arc<ParamsEntry>> {
         let canon = self.dirs.resolve(path)?;
         let version = FileVersion::of_path(&canon)?;
-        let known = self
-            .by_file
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&(canon.clone(), version))
-            .cloned();
+        let known = self.hashed(&canon, version);
         let known_entry = known.as_ref().and_then(|h| {
             self.entries
                 .lock()
@@ -359,9 +376,18 @@ impl ParamsCache {
                 });
                 // A digest from earlier serves unless the file is listed and the earlier
                 // hashing did not compute the listed form.
-                let earlier = known
+                let usable = |h: &Hashed| listed.is_none() || h.published.is_some();
+                let mut earlier = known
                     .or_else(|| self.known.as_ref()?.get(&canon, &version))
-                    .filter(|h| listed.is_none() || h.published.is_some());
+                    .filter(usable);
+                // Held until the digest is in `by_file`, where a request that waited finds it.
+                let turn = earlier.is_none().then(|| self.turn_to_hash(&canon));
+                let _turn = turn
+                    .as_ref()
+                    .map(|t| t.lock().unwrap_or_else(|e| e.into_inner()));
+                if earlier.is_none() {
+                    earlier = self.hashed(&canon, version).filter(usable);
+                }
                 let hashed = match &earlier {
                     Some(h) => {
                         file.check_first_points()?;
@@ -369,6 +395,12 @@ impl ParamsCache {
                     }
                     None => {
                         self.hashes.fetch_add(1, Ordering::Relaxed);
+                        tracing::info!(
+                            "parameters file {}: hashing its {:.1} GB before its first job \
+                             (once per file and version)",
+                            path.display(),
+                            version.bytes() as f64 / 1e9
+                        );
                         hash_file(&file, listed.as_ref().map(|(p, _)| p.hasher()))?
                     }
                 };

@@ -170,6 +170,60 @@ fn a_listed_file_with_the_published_digest_gets_curve_checks_only() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// A listing whose hasher takes its time, so that requests started together overlap its hash.
+#[derive(Debug)]
+struct SlowListing(Listing);
+
+struct Slow(HexSha);
+
+impl PieceHasher for Slow {
+    fn update(&mut self, bytes: &[u8]) {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        self.0.update(bytes);
+    }
+    fn finish(&self) -> String {
+        self.0.finish()
+    }
+}
+
+impl Published for SlowListing {
+    fn listed(&self, name: &str) -> Option<String> {
+        self.0.listed(name)
+    }
+    fn hasher(&self) -> Box<dyn PieceHasher> {
+        Box::new(Slow(HexSha(Sha256::new())))
+    }
+}
+
+/// Requests that name the same new file at once hash it once: the others wait for that hash
+/// and take its digests (the published form too).
+#[test]
+fn requests_for_a_file_being_hashed_wait_for_that_hash() {
+    let d = fresh_dir("one-hash");
+    let p = write_params(&d, "p.params", 5, 9);
+    let listed = hex(&Sha256::digest(std::fs::read(&p).unwrap()));
+    let cache = ParamsCache::new(1 << 30, ParamsDirs::new(std::slice::from_ref(&d)))
+        .with_published(Arc::new(SlowListing(Listing(vec![("p.params", listed)]))));
+    let any = |_: &ParamsShape| Ok(());
+    let together = std::sync::Barrier::new(4);
+    let entries: Vec<Arc<ParamsEntry>> = std::thread::scope(|s| {
+        let requests: Vec<_> = (0..4)
+            .map(|_| {
+                s.spawn(|| {
+                    together.wait();
+                    cache.resolve(&p, None, &any).unwrap()
+                })
+            })
+            .collect();
+        requests.into_iter().map(|r| r.join().unwrap()).collect()
+    });
+    assert_eq!(cache.hashes(), 1);
+    assert!(entries
+        .iter()
+        .all(|e| Arc::ptr_eq(e, &entries[0]) && e.is_published()));
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 /// `params_check`: `auto` (the default) gives the batched check and, with Filecoin support,
 /// the published list; a named check gives that check alone; anything else is refused.
 #[test]

@@ -69,6 +69,11 @@ impl FileVersion {
         }
     }
 
+    /// The file's length in bytes.
+    pub fn bytes(&self) -> u64 {
+        self.len
+    }
+
     /// The version of the regular file at `path` now (following links); anything else is an
     /// error naming the path and what it is.
     pub fn of_path(path: &Path) -> Result<Self> {
