@@ -55,11 +55,3 @@ pub mod pipeline;
 pub mod plugin;
 pub mod registry;
 pub mod rng;
-
-// The modules' old names, which said less about their jobs; kept while their users name them:
-// groth16/prover.rs, groth16/synthesis.rs and pce/stream.rs here, conformance's
-// checks/g1_phase.rs and core's tests/integration/host_vec.rs.
-#[doc(hidden)]
-pub use host_buffer as host_vec;
-#[doc(hidden)]
-pub use page_advice as hostmem;

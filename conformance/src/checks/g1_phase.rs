@@ -14,7 +14,7 @@ use bellows_core::{
         synthesis::{synthesize_batch, Synthesized},
         Parameters,
     },
-    host_vec::HostVec,
+    host_buffer::HostVec,
     layout::{fr_slice, G1Jacobian, G2Jacobian},
     Backend, Result,
 };

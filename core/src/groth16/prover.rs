@@ -36,7 +36,7 @@ use super::{
 };
 use crate::{
     backend::{Backend, G1PhaseInput, ProofAssignment},
-    host_vec::HostVec,
+    host_buffer::HostVec,
     layout::{fr_slice, fr_slice_mut, g2_affine_slice, G1Jacobian},
     Error, Result,
 };
@@ -131,7 +131,7 @@ fn concat_padded(
     let total = n * parts.len();
     let mut out: HostVec<Scalar> = HostVec::with_capacity_in(total, Some(backend));
     if !out.is_backend_memory() {
-        crate::hostmem::advise_huge(out.spare_capacity_mut());
+        crate::page_advice::advise_huge(out.spare_capacity_mut());
     }
     out.spare_capacity_mut()[..total]
         .par_chunks_mut(n)

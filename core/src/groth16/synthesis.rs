@@ -35,7 +35,7 @@ use ff::Field;
 use rayon::prelude::*;
 
 use super::constraint_system::{next_index, BuildLc, Cs, Lc, Name, Record, Value};
-use crate::{host_vec::HostVec, Error, Result};
+use crate::{host_buffer::HostVec, Error, Result};
 
 /// Which variables of one kind (inputs or aux) occur in a query, as a bitmap of `u64` words in
 /// the layout of [`crate::backend::MsmJob`]'s density: bit `i % 64` of word `i / 64` is variable

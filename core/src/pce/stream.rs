@@ -27,7 +27,7 @@ use blstrs::Scalar;
 use ff::Field;
 
 use super::{eval, witness, Pce, PceTimings};
-use crate::{host_vec::HostVec, Backend, Error, Result};
+use crate::{host_buffer::HostVec, Backend, Error, Result};
 
 /// Stack of the witness thread: circuits recurse little, but generously more than the 2 MiB a
 /// spawned thread gets by default, as their code may have been written for a main thread's.
@@ -39,7 +39,7 @@ const POPULATE_CHUNK: usize = 32 << 20;
 /// The aux buffer's address for the populating thread.
 #[derive(Clone, Copy)]
 struct Populate(*const u8);
-// SAFETY: only handed to `hostmem::populate`, which reads and writes no byte through it.
+// SAFETY: only handed to `page_advice::populate`, which reads and writes no byte through it.
 unsafe impl Send for Populate {}
 
 /// How far the witness has got: values [0, inputs) and [0, aux) are written for good.
@@ -258,7 +258,7 @@ pub(super) fn synthesize<C: Circuit<Scalar> + Send>(
     // better). A backend's (pinned) memory is backed already.
     let heap_aux = !aux.is_backend_memory();
     if heap_aux {
-        crate::hostmem::advise_huge(aux.spare_capacity_mut());
+        crate::page_advice::advise_huge(aux.spare_capacity_mut());
     }
     let in_sink = Sink::new(&mut inputs.spare_capacity_mut()[..pce.num_inputs()]);
     let aux_sink = Sink::new(&mut aux.spare_capacity_mut()[..pce.num_aux()]);
@@ -300,7 +300,7 @@ pub(super) fn synthesize<C: Circuit<Scalar> + Send>(
                     // SAFETY: [off, off + len) lies inside the aux buffer's capacity (aux_bytes
                     // bytes), alive until the scope ends.
                     unsafe {
-                        crate::hostmem::populate(
+                        crate::page_advice::populate(
                             ahead.0.add(off),
                             POPULATE_CHUNK.min(aux_bytes - off),
                         )

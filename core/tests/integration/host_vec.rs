@@ -5,7 +5,7 @@ use crate::common;
 
 use std::sync::{atomic::Ordering, Arc};
 
-use bellows_core::{host_vec::HostVec, Backend};
+use bellows_core::{host_buffer::HostVec, Backend};
 use common::lending::Lending;
 
 #[test]

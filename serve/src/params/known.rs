@@ -7,17 +7,16 @@
 //! version (device, inode, length, modification and change time: a file written to since has
 //! another change time, which a user cannot set back), the rule the in-memory table already
 //! follows within one run. Lines that do not parse are skipped, so a torn last line after a crash
-//! costs one hash, never an error; the file is rewritten whole (to a temporary name, then
-//! renamed) so a reader never sees a half-written table.
+//! costs one hash, never an error; the file is rewritten whole through core's output writer
+//! (a temporary file renamed over it), so a reader never sees a half-written table.
 
 use std::{
     collections::HashMap,
-    io::Write,
     path::{Path, PathBuf},
     sync::Mutex,
 };
 
-use bellows_core::groth16::io::FileVersion;
+use bellows_core::groth16::{io::FileVersion, output::OutputFile};
 
 use super::{hex, Hashed};
 
@@ -74,7 +73,9 @@ impl KnownDigests {
         }
     }
 
-    fn write(&self, table: &HashMap<(PathBuf, String), Hashed>) -> std::io::Result<()> {
+    /// The table written whole through core's output writer (a temporary file beside it,
+    /// renamed over it).
+    fn write(&self, table: &HashMap<(PathBuf, String), Hashed>) -> bellows_core::Result<()> {
         let mut lines: Vec<String> = table
             .iter()
             .filter_map(|((p, v), h)| {
@@ -83,11 +84,8 @@ impl KnownDigests {
             })
             .collect();
         lines.sort();
-        let tmp = self.path.with_extension("tmp");
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(lines.concat().as_bytes())?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, &self.path)
+        OutputFile::prepare(&self.path, "known parameter digests")?
+            .commit_bytes(lines.concat().as_bytes())
     }
 }
 

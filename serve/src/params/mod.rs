@@ -247,11 +247,18 @@ impl ParamsEntry {
     }
 }
 
+/// One file version's digests, once hashed ([`ParamsCache::by_file`]).
+type Slot = Arc<Mutex<Option<Hashed>>>;
+
 /// The daemon's parameters (see the module docs).
 #[derive(Debug)]
 pub struct ParamsCache {
     entries: Mutex<HashMap<ParamsDigest, Arc<ParamsEntry>>>,
-    by_file: Mutex<HashMap<(PathBuf, FileVersion), Hashed>>,
+    /// Each file's digests by canonical path and version, a slot each. A request that names a
+    /// version being hashed waits on its slot for that one hash instead of reading and hashing
+    /// the file again beside it (submissions queued while a daemon was down arrive together and
+    /// name the same file).
+    by_file: Mutex<HashMap<(PathBuf, FileVersion), Slot>>,
     budget: u64,
     dirs: ParamsDirs,
     tick: AtomicU64,
@@ -261,11 +268,6 @@ pub struct ParamsCache {
     known: Option<KnownDigests>,
     /// Files hashed by this cache.
     hashes: AtomicU64,
-    /// A turn to hash each file (by canonical path): requests that name a file being hashed
-    /// wait for that hash instead of reading the file again beside it (a fleet's queued
-    /// submissions after a start all name the same 47 GB file; from disk, each extra reader
-    /// would slow them all).
-    hashing: Mutex<HashMap<PathBuf, Arc<Mutex<()>>>>,
     /// Digests files are published with, if any.
     published: Option<Arc<dyn Published>>,
 }
@@ -282,7 +284,6 @@ impl ParamsCache {
             check: PointCheck::Batched,
             known: None,
             hashes: AtomicU64::new(0),
-            hashing: Mutex::new(HashMap::new()),
             published: None,
         }
     }
@@ -306,20 +307,14 @@ impl ParamsCache {
         self.hashes.load(Ordering::Relaxed)
     }
 
-    /// The lock whose holder hashes the file at `canon` (one per file, kept: a daemon reads a
-    /// handful of files).
-    fn turn_to_hash(&self, canon: &Path) -> Arc<Mutex<()>> {
-        let mut turns = self.hashing.lock().unwrap_or_else(|e| e.into_inner());
-        turns.entry(canon.to_path_buf()).or_default().clone()
-    }
-
-    /// The digests this run has of the file at `canon` at `version`.
-    fn hashed(&self, canon: &Path, version: FileVersion) -> Option<Hashed> {
-        self.by_file
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&(canon.to_path_buf(), version))
-            .cloned()
+    /// The slot of the file at `canon` at `version` in [`ParamsCache::by_file`] (empty the
+    /// first time).
+    fn slot(&self, canon: &Path, version: FileVersion) -> Slot {
+        let mut slots = self.by_file.lock().unwrap_or_else(|e| e.into_inner());
+        slots
+            .entry((canon.to_path_buf(), version))
+            .or_default()
+            .clone()
     }
 
     /// The same cache, whose loads that ask for more than curve checks check points with
@@ -351,7 +346,10 @@ impl ParamsCache {
     ) -> Result<Arc<ParamsEntry>> {
         let canon = self.dirs.resolve(path)?;
         let version = FileVersion::of_path(&canon)?;
-        let known = self.hashed(&canon, version);
+        let cell = self.slot(&canon, version);
+        // Held until this version's digests are in the slot.
+        let mut slot = cell.lock().unwrap_or_else(|e| e.into_inner());
+        let known = slot.clone();
         let known_entry = known.as_ref().and_then(|h| {
             self.entries
                 .lock()
@@ -377,17 +375,9 @@ impl ParamsCache {
                 // A digest from earlier serves unless the file is listed and the earlier
                 // hashing did not compute the listed form.
                 let usable = |h: &Hashed| listed.is_none() || h.published.is_some();
-                let mut earlier = known
+                let earlier = known
                     .or_else(|| self.known.as_ref()?.get(&canon, &version))
                     .filter(usable);
-                // Held until the digest is in `by_file`, where a request that waited finds it.
-                let turn = earlier.is_none().then(|| self.turn_to_hash(&canon));
-                let _turn = turn
-                    .as_ref()
-                    .map(|t| t.lock().unwrap_or_else(|e| e.into_inner()));
-                if earlier.is_none() {
-                    earlier = self.hashed(&canon, version).filter(usable);
-                }
                 let hashed = match &earlier {
                     Some(h) => {
                         file.check_first_points()?;
@@ -427,13 +417,11 @@ impl ParamsCache {
                     }
                     (None, _) => false,
                 };
-                self.by_file
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .insert((canon.clone(), version), hashed.clone());
+                *slot = Some(hashed.clone());
                 (hashed.sha256, shape, published)
             }
         };
+        drop(slot);
         if let Some(want) = expect {
             if want != &digest {
                 // The file's own digest is not sent back: only that it is not the one asked for.
