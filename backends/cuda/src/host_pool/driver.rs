@@ -26,7 +26,8 @@ pub enum PinMethod {
     /// The default: memory of this process, advised for huge pages and backed on every core
     /// (`MADV_POPULATE_WRITE`), then `cuMemHostRegister` (portable). The backing is spread over
     /// the cores, and a load running beside it goes on (docs/benchmarks.md, "32 GiB PoRep
-    /// C2"). A block the driver refuses to register is allocated as `Alloc` does instead.
+    /// C2"). Once the driver refuses to register a block, that block and every later one are
+    /// allocated as `Alloc` does.
     #[default]
     Register,
 }
@@ -76,15 +77,17 @@ impl RawHost for DriverHost {
     }
 }
 
-/// Blocks from `first`, else (it refused one) from `then`; each block goes back to its source.
+/// Blocks from `first` until it refuses one, then from `then`; each block goes back to its
+/// source. A refusal is taken as the host's answer for the rest of the run: on a host that
+/// refuses every registration, asking again would back each block twice (once for the refused
+/// registration, once by `then`).
 struct OrElse<A, B> {
     first: A,
     then: B,
     /// Blocks that came from `then`.
     from_then: Mutex<HashSet<usize>>,
-    /// Whether a refusal of `first` was logged at warn (once per source: on a host that
-    /// refuses every block, each would say the same).
-    warned: AtomicBool,
+    /// Whether `first` refused a block (logged at warn once).
+    refused: AtomicBool,
 }
 
 impl<A: RawHost, B: RawHost> OrElse<A, B> {
@@ -94,7 +97,7 @@ impl<A: RawHost, B: RawHost> OrElse<A, B> {
             first,
             then,
             from_then: Mutex::new(HashSet::new()),
-            warned: AtomicBool::new(false),
+            refused: AtomicBool::new(false),
         }
     }
 
@@ -105,12 +108,16 @@ impl<A: RawHost, B: RawHost> OrElse<A, B> {
 
 impl<A: RawHost, B: RawHost> RawHost for OrElse<A, B> {
     fn alloc(&self, bytes: usize) -> Result<NonNull<u8>> {
-        match self.first.alloc(bytes) {
-            Ok(p) => return Ok(p),
-            Err(e) if !self.warned.swap(true, Ordering::Relaxed) => {
-                tracing::warn!("{e}; such blocks are allocated the other way (pin-method=alloc)")
+        if !self.refused.load(Ordering::Relaxed) {
+            match self.first.alloc(bytes) {
+                Ok(p) => return Ok(p),
+                // Two blocks asked for at once may both be refused: one warning.
+                Err(e) if !self.refused.swap(true, Ordering::Relaxed) => tracing::warn!(
+                    "{e}; this block and the later ones are allocated the other way \
+                     (pin-method=alloc)"
+                ),
+                Err(e) => tracing::debug!("{e}; allocated the other way"),
             }
-            Err(e) => tracing::debug!("{e}; allocated the other way"),
         }
         let p = self.then.alloc(bytes)?;
         self.others().insert(p.as_ptr() as usize);
@@ -245,6 +252,7 @@ mod tests {
     struct Counted {
         refuse: Vec<usize>,
         live: Mutex<HashSet<usize>>,
+        asked: AtomicUsize,
         frees: AtomicUsize,
     }
 
@@ -253,6 +261,7 @@ mod tests {
             Self {
                 refuse: refuse.to_vec(),
                 live: Mutex::new(HashSet::new()),
+                asked: AtomicUsize::new(0),
                 frees: AtomicUsize::new(0),
             }
         }
@@ -263,6 +272,7 @@ mod tests {
 
     impl RawHost for Counted {
         fn alloc(&self, bytes: usize) -> Result<NonNull<u8>> {
+            self.asked.fetch_add(1, Ordering::SeqCst);
             if self.refuse.contains(&bytes) {
                 return Err(Error::invalid(format!("refused {bytes}")));
             }
@@ -285,18 +295,20 @@ mod tests {
     }
 
     #[test]
-    fn a_refused_block_comes_from_the_other_source_and_goes_back_there() {
+    fn after_a_refusal_blocks_come_from_the_other_source_and_go_back_there() {
         let host = OrElse::new(Counted::refusing(&[3000]), Counted::refusing(&[]));
         let a = host.alloc(1000).unwrap();
         let b = host.alloc(3000).unwrap();
-        let c = host.alloc(3000).unwrap();
+        let c = host.alloc(1000).unwrap();
         assert!(host.first.owns(a) && !host.then.owns(a));
         assert!(host.then.owns(b) && host.then.owns(c) && !host.first.owns(b));
+        // The refused source is not asked again after its refusal.
+        assert_eq!(host.first.asked.load(Ordering::SeqCst), 2);
         // SAFETY: each block from `alloc` above with its size, freed once.
         unsafe {
             host.free(b, 3000);
             host.free(a, 1000);
-            host.free(c, 3000);
+            host.free(c, 1000);
         }
         assert_eq!(host.first.frees.load(Ordering::SeqCst), 1);
         assert_eq!(host.then.frees.load(Ordering::SeqCst), 2);
