@@ -298,7 +298,7 @@ impl ParamsCache {
     /// The same cache, keeping the files' digests in `path` across restarts ([`known`]): a
     /// restarted daemon reads an unchanged file's digest there instead of hashing the file.
     pub fn with_known_digests(mut self, path: &Path) -> Self {
-        self.known = Some(KnownDigests::open(path));
+        self.known = Some(KnownDigests::new(path, known::WHAT));
         self
     }
 
@@ -401,7 +401,7 @@ impl ParamsCache {
                     )));
                 }
                 if let (Some(k), None) = (&self.known, &earlier) {
-                    k.insert(&canon, &version, hashed.clone());
+                    k.record(&canon, &version, &hashed);
                 }
                 let published = match (&listed, &hashed.published) {
                     (Some((_, want)), Some(got)) if want == got => true,

@@ -37,7 +37,8 @@
 //! One file a job: `layout.rs` walks the length fields, `params_file.rs` opens and decodes whole
 //! parameters files, `vk.rs` verifying keys, `proofs.rs` proofs, `inputs.rs` public inputs,
 //! `write.rs` the writers, `files.rs` opens regular files, pipes and devices, `source.rs` reads
-//! bytes from memory or from an open file at offsets; point encodings are [`codec`]'s.
+//! bytes from memory or from an open file at offsets, `version_table.rs` keeps what was learned
+//! of a file version (its digests) across processes; point encodings are [`codec`]'s.
 
 pub mod codec;
 mod files;
@@ -46,6 +47,7 @@ mod layout;
 mod params_file;
 mod proofs;
 mod source;
+mod version_table;
 mod vk;
 mod write;
 
@@ -62,6 +64,7 @@ pub use params_file::{
 pub use proofs::{proofs_from_bytes, read_proof, read_proofs, write_proof, write_proofs_file};
 pub(crate) use source::read_whole_into;
 pub use source::FileVersion;
+pub use version_table::{TableRow, VersionTable};
 pub use vk::{read_verifying_key, read_verifying_key_or_params, verifying_key_from_bytes};
 pub use write::{
     write_parameters, write_parameters_file, write_verifying_key, write_verifying_key_file,
