@@ -8,8 +8,9 @@
 //! what `await` may replace. A result is marked fetched on the daemon only once it is written.
 
 use std::{
+    future::Future,
     path::{Path, PathBuf},
-    time::Instant,
+    time::{Duration, Instant},
 };
 
 use bellows_serve::{
@@ -304,7 +305,32 @@ fn write(
 
 /// Submits `req` and returns the job id the daemon gave it.
 async fn submit_on(c: &mut Client, req: proto::SubmitRequest) -> Result<u64> {
-    Ok(c.submit(req).await.map_err(rpc_error)?.into_inner().job_id)
+    let reply = noticed(c.submit(req), SLOW_SUBMIT, || {
+        errln!(
+            "the daemon has not accepted the job yet: the first job naming a parameters file \
+             the daemon has not seen waits for the file's SHA-256 (about half a minute for a \
+             32 GiB PoRep's 47 GB), once per file: the daemon keeps it across restarts, and \
+             `bellows serve --preload FILE` hashes it at start"
+        )
+    })
+    .await;
+    Ok(reply.map_err(rpc_error)?.into_inner().job_id)
+}
+
+/// How long a submission waits before the client says why it may wait longer.
+const SLOW_SUBMIT: Duration = Duration::from_secs(5);
+
+/// `fut`'s output; `notice` is called once if it takes longer than `after`, so that a long
+/// wait is explained while it lasts.
+async fn noticed<F: Future>(fut: F, after: Duration, notice: impl FnOnce()) -> F::Output {
+    tokio::pin!(fut);
+    tokio::select! {
+        out = &mut fut => out,
+        () = tokio::time::sleep(after) => {
+            notice();
+            fut.await
+        }
+    }
 }
 
 /// Follows job `id` to its final event, leaving it unfetched (the caller writes the results,
@@ -527,4 +553,29 @@ pub fn cancel(a: &CancelArgs) -> Result<()> {
     })?;
     outln!("job {}: {}", a.job, state_name(st));
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+
+    use super::*;
+
+    #[test]
+    fn a_slow_call_is_explained_once_and_a_quick_one_not_at_all() {
+        let rt = runtime().unwrap();
+        let said = Cell::new(0);
+        let slow = async {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            7
+        };
+        let got = rt.block_on(noticed(slow, Duration::from_millis(20), || {
+            said.set(said.get() + 1)
+        }));
+        assert_eq!((got, said.get()), (7, 1));
+        let got = rt.block_on(noticed(async { 8 }, Duration::from_secs(5), || {
+            said.set(said.get() + 1)
+        }));
+        assert_eq!((got, said.get()), (8, 1));
+    }
 }
