@@ -308,8 +308,9 @@ async fn submit_on(c: &mut Client, req: proto::SubmitRequest) -> Result<u64> {
     let reply = noticed(c.submit(req), SLOW_SUBMIT, || {
         errln!(
             "the daemon has not accepted the job yet: the first job naming a parameters file \
-             the daemon has not seen waits for the file's SHA-256 (about half a minute for a \
-             32 GiB PoRep's 47 GB), once per file: the daemon keeps it across restarts, and \
+             the daemon has not seen waits for the file to be hashed (its SHA-256, and a \
+             published file's blake2b beside it: up to about a minute for a 32 GiB PoRep's \
+             47 GB), once per file: the daemon keeps the digests across restarts, and \
              `bellows serve --preload FILE` hashes it at start"
         )
     })

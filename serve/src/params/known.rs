@@ -57,7 +57,7 @@ mod tests {
             sha256: [b; 32],
             published: second.map(str::to_string),
         };
-        KnownDigests::new(&path, WHAT).record(&file, &v, &h(7, Some("00ff")));
+        KnownDigests::new(&path, WHAT).record(&file, &v, h(7, Some("00ff")));
         // `HEX VERSION SECOND PATH`, as the daemon wrote it before the table moved to core: a
         // state folder of an earlier release keeps its digests.
         let line = format!("{} {v} 00ff {}\n", hex(&[7; 32]), file.display());

@@ -374,10 +374,9 @@ impl ParamsCache {
                 });
                 // A digest from earlier serves unless the file is listed and the earlier
                 // hashing did not compute the listed form.
-                let usable = |h: &Hashed| listed.is_none() || h.published.is_some();
                 let earlier = known
                     .or_else(|| self.known.as_ref()?.get(&canon, &version))
-                    .filter(usable);
+                    .filter(|h| listed.is_none() || h.published.is_some());
                 let hashed = match &earlier {
                     Some(h) => {
                         file.check_first_points()?;
@@ -401,7 +400,7 @@ impl ParamsCache {
                     )));
                 }
                 if let (Some(k), None) = (&self.known, &earlier) {
-                    k.record(&canon, &version, &hashed);
+                    k.record(&canon, &version, hashed.clone());
                 }
                 let published = match (&listed, &hashed.published) {
                     (Some((_, want)), Some(got)) if want == got => true,

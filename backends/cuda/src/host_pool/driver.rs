@@ -244,66 +244,19 @@ impl RawHost for Registered {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::atomic::AtomicUsize;
-
+    use super::super::tests::Heap;
     use super::*;
-
-    /// Heap blocks, counted; sizes in `refuse` are refused.
-    struct Counted {
-        refuse: Vec<usize>,
-        live: Mutex<HashSet<usize>>,
-        asked: AtomicUsize,
-        frees: AtomicUsize,
-    }
-
-    impl Counted {
-        fn refusing(refuse: &[usize]) -> Self {
-            Self {
-                refuse: refuse.to_vec(),
-                live: Mutex::new(HashSet::new()),
-                asked: AtomicUsize::new(0),
-                frees: AtomicUsize::new(0),
-            }
-        }
-        fn owns(&self, p: NonNull<u8>) -> bool {
-            self.live.lock().unwrap().contains(&(p.as_ptr() as usize))
-        }
-    }
-
-    impl RawHost for Counted {
-        fn alloc(&self, bytes: usize) -> Result<NonNull<u8>> {
-            self.asked.fetch_add(1, Ordering::SeqCst);
-            if self.refuse.contains(&bytes) {
-                return Err(Error::invalid(format!("refused {bytes}")));
-            }
-            let layout = std::alloc::Layout::from_size_align(bytes, HOST_ALIGN).unwrap();
-            // SAFETY: bytes > 0 in these tests.
-            let p = NonNull::new(unsafe { std::alloc::alloc(layout) }).unwrap();
-            self.live.lock().unwrap().insert(p.as_ptr() as usize);
-            Ok(p)
-        }
-        unsafe fn free(&self, ptr: NonNull<u8>, bytes: usize) {
-            assert!(
-                self.live.lock().unwrap().remove(&(ptr.as_ptr() as usize)),
-                "a block freed by a source that did not make it"
-            );
-            self.frees.fetch_add(1, Ordering::SeqCst);
-            let layout = std::alloc::Layout::from_size_align(bytes, HOST_ALIGN).unwrap();
-            // SAFETY: allocated above with this layout.
-            unsafe { std::alloc::dealloc(ptr.as_ptr(), layout) };
-        }
-    }
 
     #[test]
     fn after_a_refusal_blocks_come_from_the_other_source_and_go_back_there() {
-        let host = OrElse::new(Counted::refusing(&[3000]), Counted::refusing(&[]));
+        let host = OrElse::new(Heap::refusing(&[3000]), Heap::refusing(&[]));
         let a = host.alloc(1000).unwrap();
         let b = host.alloc(3000).unwrap();
         let c = host.alloc(1000).unwrap();
         assert!(host.first.owns(a) && !host.then.owns(a));
         assert!(host.then.owns(b) && host.then.owns(c) && !host.first.owns(b));
         // The refused source is not asked again after its refusal.
-        assert_eq!(host.first.asked.load(Ordering::SeqCst), 2);
+        assert_eq!(host.first.allocs.load(Ordering::SeqCst), 2);
         // SAFETY: each block from `alloc` above with its size, freed once.
         unsafe {
             host.free(b, 3000);
@@ -314,7 +267,7 @@ mod tests {
         assert_eq!(host.then.frees.load(Ordering::SeqCst), 2);
         assert!(host.others().is_empty());
         // Both refusing: the second source's error.
-        let host = OrElse::new(Counted::refusing(&[8]), Counted::refusing(&[8]));
+        let host = OrElse::new(Heap::refusing(&[8]), Heap::refusing(&[8]));
         assert!(host.alloc(8).is_err() && host.others().is_empty());
     }
 }

@@ -383,21 +383,46 @@ mod tests {
 
     use super::*;
 
-    /// Heap blocks, counted.
+    /// Heap blocks, counted; sizes in `refuse` are refused (driver.rs's tests too).
     #[derive(Default)]
-    struct Heap {
-        allocs: AtomicUsize,
-        frees: AtomicUsize,
+    pub(super) struct Heap {
+        refuse: Vec<usize>,
+        live: Mutex<std::collections::HashSet<usize>>,
+        pub(super) allocs: AtomicUsize,
+        pub(super) frees: AtomicUsize,
+    }
+
+    impl Heap {
+        pub(super) fn refusing(refuse: &[usize]) -> Self {
+            Self {
+                refuse: refuse.to_vec(),
+                ..Self::default()
+            }
+        }
+
+        /// Whether `p` is a live block of this source.
+        pub(super) fn owns(&self, p: NonNull<u8>) -> bool {
+            self.live.lock().unwrap().contains(&(p.as_ptr() as usize))
+        }
     }
 
     impl RawHost for Heap {
         fn alloc(&self, bytes: usize) -> Result<NonNull<u8>> {
             self.allocs.fetch_add(1, Ordering::SeqCst);
+            if self.refuse.contains(&bytes) {
+                return Err(Error::invalid(format!("refused {bytes}")));
+            }
             let layout = std::alloc::Layout::from_size_align(bytes, HOST_ALIGN).unwrap();
-            // SAFETY: bytes > 0 (the lender never asks for none).
-            Ok(NonNull::new(unsafe { std::alloc::alloc(layout) }).unwrap())
+            // SAFETY: bytes > 0 (the lender never asks for none, nor do the tests).
+            let p = NonNull::new(unsafe { std::alloc::alloc(layout) }).unwrap();
+            self.live.lock().unwrap().insert(p.as_ptr() as usize);
+            Ok(p)
         }
         unsafe fn free(&self, ptr: NonNull<u8>, bytes: usize) {
+            assert!(
+                self.live.lock().unwrap().remove(&(ptr.as_ptr() as usize)),
+                "a block freed by a source that did not make it"
+            );
             self.frees.fetch_add(1, Ordering::SeqCst);
             let layout = std::alloc::Layout::from_size_align(bytes, HOST_ALIGN).unwrap();
             // SAFETY: allocated above with this layout.

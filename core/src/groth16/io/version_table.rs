@@ -55,30 +55,22 @@ impl<R: TableRow> VersionTable<R> {
         }
     }
 
-    /// The file the table is kept in.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
     /// The row recorded for the file at `file` (any path to it) at `version`.
     pub fn get(&self, file: &Path, version: &FileVersion) -> Option<R> {
         let file = std::fs::canonicalize(file).ok()?;
-        let (v, words) = self.read().remove(&file)?;
-        let words: Vec<&str> = words.split(' ').collect();
-        (v == version.to_string())
-            .then(|| R::from_words(&words))
-            .flatten()
+        let (v, row) = self.read().remove(&file)?;
+        (v == version.to_string()).then_some(row)
     }
 
     /// Records `row` for the file at `file` at `version`, replacing what was recorded for that
     /// file. A failure to write is logged: the next lookup finds nothing.
-    pub fn record(&self, file: &Path, version: &FileVersion, row: &R) {
+    pub fn record(&self, file: &Path, version: &FileVersion, row: R) {
         let _writing = self.writing.lock().unwrap_or_else(|e| e.into_inner());
         let result = std::fs::canonicalize(file)
             .map_err(|e| crate::Error::io(format!("resolving {}", file.display()), e))
             .and_then(|file| {
                 let mut table = self.read();
-                table.insert(file, (version.to_string(), row.to_words().join(" ")));
+                table.insert(file, (version.to_string(), row));
                 self.write(&table)
             });
         if let Err(e) = result {
@@ -91,9 +83,9 @@ impl<R: TableRow> VersionTable<R> {
         }
     }
 
-    /// Each recorded path's version and words (joined by spaces). A missing file is an empty
-    /// table; an unreadable one too, with a warning.
-    fn read(&self) -> HashMap<PathBuf, (String, String)> {
+    /// Each recorded path's version and row. A missing file is an empty table; an unreadable
+    /// one too, with a warning.
+    fn read(&self) -> HashMap<PathBuf, (String, R)> {
         match std::fs::read_to_string(&self.path) {
             Ok(text) => text.lines().filter_map(parse_line::<R>).collect(),
             Err(e) => {
@@ -106,17 +98,14 @@ impl<R: TableRow> VersionTable<R> {
     }
 
     /// The table written whole, sorted, the folder made first.
-    fn write(&self, table: &HashMap<PathBuf, (String, String)>) -> crate::Result<()> {
+    fn write(&self, table: &HashMap<PathBuf, (String, R)>) -> crate::Result<()> {
         let mut lines: Vec<String> = table
             .iter()
-            .filter_map(|(p, (v, words))| {
-                let (first, rest) = words.split_once(' ').unwrap_or((words, ""));
-                let rest = if rest.is_empty() {
-                    String::new()
-                } else {
-                    format!("{rest} ")
-                };
-                Some(format!("{first} {v} {rest}{}\n", p.to_str()?))
+            .filter_map(|(p, (v, row))| {
+                let mut words = row.to_words();
+                // The version goes after the first word (the line form's order).
+                words.insert(1.min(words.len()), v.clone());
+                Some(format!("{} {}\n", words.join(" "), p.to_str()?))
             })
             .collect();
         lines.sort();
@@ -129,8 +118,8 @@ impl<R: TableRow> VersionTable<R> {
     }
 }
 
-/// `FIRST VERSION REST… PATH`, the row's words checked by `R`: (path, (version, words)).
-fn parse_line<R: TableRow>(line: &str) -> Option<(PathBuf, (String, String))> {
+/// `FIRST VERSION REST… PATH`, the row's words read by `R`: (path, (version, row)).
+fn parse_line<R: TableRow>(line: &str) -> Option<(PathBuf, (String, R))> {
     let mut parts = line.splitn(R::WORDS + 2, ' ');
     let first = parts.next()?;
     let version = parts.next()?;
@@ -142,8 +131,8 @@ fn parse_line<R: TableRow>(line: &str) -> Option<(PathBuf, (String, String))> {
     if version.split(':').count() != 5 || path.is_empty() || words.iter().any(|w| w.is_empty()) {
         return None;
     }
-    R::from_words(&words)?;
-    Some((PathBuf::from(path), (version.to_string(), words.join(" "))))
+    let row = R::from_words(&words)?;
+    Some((PathBuf::from(path), (version.to_string(), row)))
 }
 
 #[cfg(test)]
@@ -178,7 +167,7 @@ mod tests {
         let table = VersionTable::<Pair>::new(&path, "test digests");
         assert_eq!(table.get(&file, &v1), None);
         let row = Pair("00ff".into(), Some("0a".into()));
-        table.record(&file, &v1, &row);
+        table.record(&file, &v1, row.clone());
         // A torn line after a crash, a line of another shape and a row its type refuses are
         // skipped.
         let mut text = std::fs::read_to_string(&path).unwrap();
@@ -195,7 +184,7 @@ mod tests {
         let v2 = FileVersion::of_path(&file).unwrap();
         assert_ne!(v1, v2);
         assert_eq!(table.get(&file, &v2), None);
-        table.record(&file, &v2, &Pair("0b".into(), None));
+        table.record(&file, &v2, Pair("0b".into(), None));
         assert_eq!(table.get(&file, &v2), Some(Pair("0b".into(), None)));
         assert_eq!(table.get(&file, &v1), None);
         assert_eq!(std::fs::read_to_string(&path).unwrap().lines().count(), 1);

@@ -44,7 +44,7 @@ impl DigestMemo {
     /// Records that the file at `file`, at `version`, has `digest` (replacing what was recorded
     /// for that file). A failure to write is logged: the next process hashes the file again.
     pub fn record(&self, file: &Path, version: &FileVersion, digest: &str) {
-        self.0.record(file, version, &Matched(digest.to_string()))
+        self.0.record(file, version, Matched(digest.to_string()))
     }
 }
 
