@@ -40,3 +40,78 @@ pub fn spinner(what: &str) -> ProgressBar {
     pb.enable_steady_tick(Duration::from_millis(120));
     pb
 }
+
+/// Says the steps of a setup as they end: a line each on stderr (above the bar on a terminal),
+/// and on a terminal a bar over the steps naming the one under way. A 32 GiB PoRep's setup
+/// takes minutes; without this it is silent until done.
+pub struct SetupLines {
+    pb: ProgressBar,
+}
+
+impl SetupLines {
+    /// Over `of` steps, `first` the one that starts now.
+    pub fn new(of: usize, first: &str) -> Self {
+        let pb = if progress_enabled() {
+            let pb = ProgressBar::new(of as u64);
+            // No ETA: the steps are far from equal (the queries take most of the time).
+            if let Ok(style) = ProgressStyle::with_template(
+                "{prefix:>10} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}",
+            ) {
+                pb.set_style(style);
+            }
+            pb.set_prefix("setup");
+            pb.enable_steady_tick(Duration::from_millis(200));
+            pb
+        } else {
+            ProgressBar::hidden()
+        };
+        pb.set_message(first.to_string());
+        SetupLines { pb }
+    }
+
+    /// Says that step `s` ended.
+    pub fn report(&self, s: &bellows_core::groth16::setup::SetupStep) {
+        let line = step_line(s);
+        if self.pb.is_hidden() {
+            crate::errln!("{line}");
+        } else {
+            self.pb.println(line);
+        }
+        self.pb.set_position(s.index as u64);
+        self.pb.set_message(s.next.unwrap_or("writing").to_string());
+    }
+
+    /// Takes the bar away (the lines stay).
+    pub fn finish(&self) {
+        self.pb.finish_and_clear();
+    }
+}
+
+/// The line said when setup step `s` ends.
+fn step_line(s: &bellows_core::groth16::setup::SetupStep) -> String {
+    format!(
+        "setup step {}/{}: {} in {:.1} s",
+        s.index,
+        s.of,
+        s.name,
+        s.took.as_secs_f64()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bellows_core::groth16::setup::SetupStep;
+
+    #[test]
+    fn a_setup_step_line_names_its_place_and_time() {
+        let s = SetupStep {
+            index: 5,
+            of: 8,
+            name: "h query",
+            next: Some("ic and l queries"),
+            took: Duration::from_millis(52_140),
+        };
+        assert_eq!(step_line(&s), "setup step 5/8: h query in 52.1 s");
+    }
+}

@@ -16,6 +16,7 @@ use crate::cli::Globals;
 use crate::errln;
 use crate::error::{CliError, Result};
 use crate::output::{self, Out};
+use crate::progress::SetupLines;
 
 mod load;
 use load::{load, LoadArgs, LOAD_ABOUT};
@@ -586,22 +587,31 @@ fn setup(a: &SetupArgs) -> Result<()> {
             }
         }
     };
-    let (paths, report) = match a.seed {
+    let lines = SetupLines::new(
+        bellows_core::groth16::setup::SETUP_STEPS.len() + 1,
+        bellows_filecoin::prove::RECORDING_STEP,
+    );
+    let said = |s: &bellows_core::groth16::setup::SetupStep| lines.report(s);
+    let done = match a.seed {
         Some(s) => porep::setup_with(
             proof,
             &a.params_dir,
             &mut rand_chacha::ChaCha20Rng::seed_from_u64(s),
             a.force,
             pce_dir.as_deref(),
-        )?,
+            &said,
+        ),
         None => porep::setup_with(
             proof,
             &a.params_dir,
             &mut rand_core::OsRng,
             a.force,
             pce_dir.as_deref(),
-        )?,
+            &said,
+        ),
     };
+    lines.finish();
+    let (paths, report) = done?;
     errln!(
         "setup {:.1} s (2^{} domain, {} inputs, {} private variables, {}), written in {:.1} s:",
         report.setup_time.as_secs_f64(),

@@ -33,6 +33,10 @@ use super::io::ParamsWriter;
 use super::{Parameters, VerifyingKey};
 use crate::{pce::Pce, Error, Result};
 
+mod steps;
+use steps::Steps;
+pub use steps::{quiet, SetupStep, SETUP_STEPS};
+
 /// Marker α of benchmark-only parameters: a fixed point nobody knows the discrete log of.
 pub fn benchmark_marker_g1() -> blstrs::G1Affine {
     blstrs::G1Projective::hash_to_curve(
@@ -176,26 +180,28 @@ pub fn generate_parameters<C: Circuit<Scalar>>(
     circuit: C,
     waste: &ToxicWaste,
 ) -> Result<Parameters> {
-    let clock = PhaseClock::start();
+    let steps = Steps::start(&quiet);
     let m = ConstraintMatrices::of(circuit)?;
-    clock.lap("circuit synthesised into its matrices");
+    steps.lap("circuit synthesised into its matrices");
     let mut sink = Collect::default();
-    run_setup(&Constraints::Matrices(m), waste, &mut sink, &clock)?;
+    run_setup(&Constraints::Matrices(m), waste, &mut sink, &steps)?;
     sink.into_parameters()
 }
 
 /// The setup of the circuit recorded in `pce` (see [`generate_parameters`]; the same
 /// parameters, byte for byte), written section by section into `w` in bellperson's format as
 /// each is computed, instead of held in memory: what a circuit of 2^27 constraints needs, whose
-/// parameters alone fill half of a large host's memory. Returns the verifying key.
+/// parameters alone fill half of a large host's memory. Each of [`SETUP_STEPS`] is handed to
+/// `report` as it ends ([`quiet`]: nothing said). Returns the verifying key.
 pub fn write_parameters_from_pce<W: Write>(
     pce: &Pce,
     waste: &ToxicWaste,
     w: W,
+    report: &dyn Fn(&SetupStep),
 ) -> Result<VerifyingKey> {
-    let clock = PhaseClock::start();
+    let steps = Steps::start(report);
     let mut sink = ParamsWriter::new(w);
-    run_setup(&Constraints::Recording(pce), waste, &mut sink, &clock)?;
+    run_setup(&Constraints::Recording(pce), waste, &mut sink, &steps)?;
     sink.finish()
 }
 
@@ -204,8 +210,9 @@ pub fn write_random_parameters_from_pce<W: Write, R: RngCore + ?Sized>(
     pce: &Pce,
     rng: &mut R,
     w: W,
+    report: &dyn Fn(&SetupStep),
 ) -> Result<VerifyingKey> {
-    write_parameters_from_pce(pce, &ToxicWaste::random(rng), w)
+    write_parameters_from_pce(pce, &ToxicWaste::random(rng), w, report)
 }
 
 /// The size in bytes of the parameters file the setup of `pce`'s circuit writes (bellperson's
@@ -342,7 +349,7 @@ fn run_setup(
     constraints: &Constraints<'_>,
     waste: &ToxicWaste,
     sink: &mut dyn Sink,
-    clock: &PhaseClock,
+    steps: &Steps<'_>,
 ) -> Result<()> {
     let (n, log_n) = constraints.domain()?;
     if bool::from(waste.g1.is_identity()) || bool::from(waste.g2.is_identity()) {
@@ -376,7 +383,7 @@ fn run_setup(
     // Window tables sized for every product of the setup (only speed depends on the sizing).
     let g1_table = FixedBaseTable::new(g1, (n - 1) + 3 * vars, normalize_g1_into);
     let g2_table = FixedBaseTable::new(g2, vars, normalize_g2_into);
-    clock.lap("window tables built");
+    steps.end("window tables");
     let mul_g1 = |scalars: &[Scalar]| -> Vec<G1Affine> { g1_table.mul_many(scalars) };
 
     k[COEFF] = k[Z] * k[DELTA_INV];
@@ -386,10 +393,10 @@ fn run_setup(
     let h_scalars = Secret(powers[..n - 1].par_iter().map(|p| *p * coeff).collect());
     let mut lagrange = powers;
     inverse_fft(&mut lagrange, log_n);
-    clock.lap("Lagrange coefficients");
+    steps.end("Lagrange coefficients");
     let [u, v, w] = constraints.evaluate(&lagrange)?;
     drop(lagrange);
-    clock.lap("u, v, w evaluated");
+    steps.end("u, v, w at τ");
     let ext = |range: std::ops::Range<usize>, inv: Scalar| -> Secret {
         Secret(
             (&u[range.clone()], &v[range.clone()], &w[range])
@@ -411,7 +418,7 @@ fn run_setup(
     })?;
     sink.g1("h", mul_g1(&h_scalars))?;
     drop(h_scalars);
-    clock.lap("h query");
+    steps.end("h query");
     let l = mul_g1(&ext(num_inputs..vars, k[DELTA_INV]));
     if let Some(j) = l.iter().position(|p| bool::from(p.is_identity())) {
         return Err(Error::Synthesis(format!(
@@ -419,35 +426,17 @@ fn run_setup(
         )));
     }
     sink.g1("l", l)?;
-    clock.lap("ic and l queries");
+    steps.end("ic and l queries");
     drop(w);
     sink.g1("a", drop_identity(mul_g1(&u)))?;
     drop(u);
     sink.g1("b_g1", drop_identity(mul_g1(&v)))?;
-    clock.lap("a and b_g1 queries");
+    steps.end("a and b_g1 queries");
     sink.g2("b_g2", drop_identity(g2_table.mul_many(&v)))?;
-    clock.lap("b_g2 query");
+    steps.end("b_g2 query");
     drop(v);
     drop(k);
     Ok(())
-}
-
-/// Logs the time of each setup phase (at debug level: `-vv` on the command line).
-struct PhaseClock(std::cell::Cell<std::time::Instant>);
-
-impl PhaseClock {
-    fn start() -> Self {
-        PhaseClock(std::cell::Cell::new(std::time::Instant::now()))
-    }
-
-    fn lap(&self, what: &str) {
-        let now = std::time::Instant::now();
-        tracing::debug!(
-            "setup: {what} in {:.2} s",
-            (now - self.0.get()).as_secs_f64()
-        );
-        self.0.set(now);
-    }
 }
 
 fn drop_identity<P: PrimeCurveAffine>(points: Vec<P>) -> Vec<P> {
@@ -696,7 +685,7 @@ mod tests {
             super::super::io::write_parameters(&params, &mut expect).unwrap();
             let pce = Pce::record(circuit(), "setup-test").unwrap();
             let mut got = Vec::new();
-            let vk = write_parameters_from_pce(&pce, &waste, &mut got).unwrap();
+            let vk = write_parameters_from_pce(&pce, &waste, &mut got, &quiet).unwrap();
             assert!(got == expect, "2^{log}, {bits} % bits: files differ");
             assert_eq!(vk, params.vk);
             assert_eq!(parameters_file_size(&pce).unwrap(), got.len() as u64);

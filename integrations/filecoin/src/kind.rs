@@ -106,7 +106,14 @@ macro_rules! kind_api {
             rng: &mut R,
             force: bool,
         ) -> bellows_core::Result<($crate::params::CachePaths, $crate::prove::SetupReport)> {
-            $crate::kind::setup::<$kind>(proof, dir, rng, force, None)
+            $crate::kind::setup::<$kind>(
+                proof,
+                dir,
+                rng,
+                force,
+                None,
+                &bellows_core::groth16::setup::quiet,
+            )
         }
     };
 }
@@ -178,12 +185,14 @@ pub(crate) fn setup<K: ProofKind>(
     rng: &mut dyn rand_core::RngCore,
     force: bool,
     pce_dir: Option<&Path>,
+    report: &dyn Fn(&bellows_core::groth16::setup::SetupStep),
 ) -> Result<(CachePaths, SetupReport)> {
     let to = SetupTo {
         dir,
         rng,
         force,
         pce_dir,
+        report,
     };
     with_sector_shape!(proof.sector_bytes(), setup_shaped::<K>, proof, to)
 }
@@ -194,6 +203,7 @@ struct SetupTo<'a> {
     rng: &'a mut dyn rand_core::RngCore,
     force: bool,
     pce_dir: Option<&'a Path>,
+    report: &'a dyn Fn(&bellows_core::groth16::setup::SetupStep),
 }
 
 fn setup_shaped<Tree: Shape, K: ProofKind>(
@@ -203,7 +213,9 @@ fn setup_shaped<Tree: Shape, K: ProofKind>(
     let id = K::cache_id::<Tree>(proof)?;
     let size = proof.sector_bytes();
     let record = |pid: &str| K::recording::<Tree>(proof, pid);
-    prove::setup_circuit(record, &id, to.dir, size, to.rng, to.force, to.pce_dir)
+    prove::setup_circuit(
+        record, &id, to.dir, size, to.rng, to.force, to.pce_dir, to.report,
+    )
 }
 
 /// `vanilla`, each decoded from bincode as a `T` (a `what` of the proof type `proof`, as

@@ -478,15 +478,17 @@ pub fn filecoin_parameter_cache() -> std::path::PathBuf {
 
 /// [`setup`], keeping the circuit's recording in the PCE folder `pce_dir` (or taking it from
 /// there), where `porep c2` finds it: a 32 GiB partition is then recorded once, not again by
-/// the first C2 (see [`prove::setup_circuit`]).
+/// the first C2 (see [`prove::setup_circuit`]), handing `report` each step as it ends (its
+/// recording, then the setup's: minutes at 32 GiB).
 pub fn setup_with<R: rand_core::RngCore>(
     proof: RegisteredSealProof,
     dir: &Path,
     rng: &mut R,
     force: bool,
     pce_dir: Option<&Path>,
+    report: &dyn Fn(&bellows_core::groth16::setup::SetupStep),
 ) -> Result<(CachePaths, SetupReport)> {
-    kind::setup::<Porep>(proof, dir, rng, force, pce_dir)
+    kind::setup::<Porep>(proof, dir, rng, force, pce_dir, report)
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use bellows_core::groth16::io::{read_verifying_key, ParamsShape, PointCheck};
 use bellows_core::groth16::prover::{G2Policy, ProvingKey, QueryLens};
+use bellows_core::groth16::setup::{SetupStep, SETUP_STEPS};
 use bellows_core::groth16::{
     prepare_verifying_key, verify_proof, Parameters, PreparedVerifyingKey, Proof, VerifyingKey,
 };
@@ -587,6 +588,10 @@ pub fn check_partition(
 /// fraction of the memory its parameters take. Before any point is computed, the file's exact
 /// size is checked against the free space of `dir`, and the setup's working memory against the
 /// host's available memory: either short is an error naming both numbers, with nothing written.
+///
+/// `report` is handed each step as it ends: the circuit's recording (read from the PCE folder,
+/// or made), then the setup's own ([`SETUP_STEPS`]), [`SETUP_STEPS`]`.len() + 1` in all.
+#[allow(clippy::too_many_arguments)]
 pub fn setup_circuit(
     record: impl FnOnce(&str) -> Result<Pce>,
     cache_id: &str,
@@ -595,8 +600,10 @@ pub fn setup_circuit(
     rng: &mut dyn rand_core::RngCore,
     force: bool,
     pce_dir: Option<&Path>,
+    report: &dyn Fn(&SetupStep),
 ) -> Result<(CachePaths, SetupReport)> {
     use bellows_core::groth16::setup::{parameters_file_size, write_random_parameters_from_pce};
+    let of = SETUP_STEPS.len() + 1;
     let paths = CachePaths::new(dir, cache_id);
     // Refuse before the (long) setup rather than after it.
     paths.make_room(dir, force)?;
@@ -606,6 +613,13 @@ pub fn setup_circuit(
         None => Arc::new(record(&pce_id(cache_id))?),
     };
     let record_time = t.elapsed();
+    report(&SetupStep {
+        index: 1,
+        of,
+        name: RECORDING_STEP,
+        next: Some(SETUP_STEPS[0]),
+        took: record_time,
+    });
     let file_bytes = parameters_file_size(&pce)?;
     let free_disk = fs2::available_space(dir)
         .map_err(|e| Error::io(format!("the free space of {}", dir.display()), e))?;
@@ -621,7 +635,9 @@ pub fn setup_circuit(
     let mut vk = None;
     bellows_core::groth16::output::OutputFile::prepare(&paths.params, "parameters file")?.commit(
         |w| {
-            vk = Some(write_random_parameters_from_pce(&pce, rng, w)?);
+            vk = Some(write_random_parameters_from_pce(&pce, rng, w, &|s| {
+                report(&s.within(1, of))
+            })?);
             Ok(())
         },
     )?;
@@ -645,6 +661,9 @@ pub fn setup_circuit(
         },
     ))
 }
+
+/// The first step [`setup_circuit`] reports, before the setup's own.
+pub const RECORDING_STEP: &str = "the circuit's recording";
 
 /// Refuses a setup whose file (`needed` bytes) does not fit in the `free` bytes of `dir`.
 fn check_setup_disk(cache_id: &str, dir: &Path, needed: u64, free: u64) -> Result<()> {
