@@ -26,6 +26,9 @@
 #           --daemon --submit`), each awaited; the seconds between consecutive proofs (the
 #           steady state), the daemon's peak RSS, GPU busy. Then the daemon is restarted on the
 #           same state folder and proves one sector: the first proof after a restart.
+# BIG=64GiB runs setup32, c2-32 and daemon32 on a 64 GiB sector instead (files under
+# $WORK/params-64GiB; the single-GPU host's disk holds one size's parameters and recording:
+# remove $WORK/params-32GiB and $WORK/pce first).
 # c2-32 also reads 8 GiB of the parameters file past the page cache (the disk's rate, the floor
 # of a load from disk); DROP_CACHES=1 empties the page cache before its proofs, and LOAD32=1
 # times the load's host side alone first (`porep load`: read and decode). Every step's
@@ -176,6 +179,8 @@ if has setup32; then
   mkdir -p "$p32"
   watch synth-32 "$B/bellows" porep synth-c1 --sector-size "$big" --seed 7 --out "$c32" --force
   ls -la "$c32" >> "$summary"
+  # The mark of an earlier setup (another BIG) must not let c2-32 start before this one ends.
+  rm -f "$work/setup32.done"
   # In the background, in a session of its own, so that it outlives this call.
   setsid bash -c "cd '$PWD'; OUT='$work/setup32-out' STEPS=setup32-run bash bench/filecoin-porep.sh" > "$work/setup32.log" 2>&1 < /dev/null &
   note "setup32: started in the background ($work/setup32.log)"
