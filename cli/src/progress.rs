@@ -13,13 +13,29 @@ fn progress_enabled() -> bool {
 
 /// A progress bar over `len` steps on stderr, hidden when stderr is not a terminal.
 pub fn progress(len: u64, what: &str) -> ProgressBar {
+    bar(
+        len,
+        what,
+        "{prefix:>10} [{elapsed_precise}] {bar:30} {pos}/{len} {msg} (eta {eta})",
+    )
+}
+
+/// [`progress`] without an estimate of the time left: for steps far from equal, or a count
+/// whose first step waits for something else (a parameter load).
+pub fn count(len: u64, what: &str) -> ProgressBar {
+    bar(
+        len,
+        what,
+        "{prefix:>10} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}",
+    )
+}
+
+fn bar(len: u64, what: &str, template: &str) -> ProgressBar {
     if !progress_enabled() {
         return ProgressBar::hidden();
     }
     let pb = ProgressBar::new(len);
-    if let Ok(style) = ProgressStyle::with_template(
-        "{prefix:>10} [{elapsed_precise}] {bar:30} {pos}/{len} {msg} (eta {eta})",
-    ) {
+    if let Ok(style) = ProgressStyle::with_template(template) {
         pb.set_style(style);
     }
     pb.set_prefix(what.to_string());
@@ -42,8 +58,8 @@ pub fn spinner(what: &str) -> ProgressBar {
 }
 
 /// Says the steps of a setup as they end: a line each on stderr (above the bar on a terminal),
-/// and on a terminal a bar over the steps naming the one under way. A 32 GiB PoRep's setup
-/// takes minutes; without this it is silent until done.
+/// and on a terminal a bar over the steps naming the one under way (a 32 GiB PoRep's setup
+/// takes minutes).
 pub struct SetupLines {
     pb: ProgressBar,
 }
@@ -51,20 +67,7 @@ pub struct SetupLines {
 impl SetupLines {
     /// Over `of` steps, `first` the one that starts now.
     pub fn new(of: usize, first: &str) -> Self {
-        let pb = if progress_enabled() {
-            let pb = ProgressBar::new(of as u64);
-            // No ETA: the steps are far from equal (the queries take most of the time).
-            if let Ok(style) = ProgressStyle::with_template(
-                "{prefix:>10} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}",
-            ) {
-                pb.set_style(style);
-            }
-            pb.set_prefix("setup");
-            pb.enable_steady_tick(Duration::from_millis(200));
-            pb
-        } else {
-            ProgressBar::hidden()
-        };
+        let pb = count(of as u64, "setup");
         pb.set_message(first.to_string());
         SetupLines { pb }
     }

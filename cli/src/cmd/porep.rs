@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use bellows_core::pce::cache::PceCache;
+use bellows_core::pipeline::PartitionHook;
 use bellows_core::Error;
 use bellows_filecoin::filecoin_proofs_api::RegisteredSealProof;
 use bellows_filecoin::{porep, C1Output, Check, ProveConfig};
@@ -16,7 +17,7 @@ use crate::cli::Globals;
 use crate::errln;
 use crate::error::{CliError, Result};
 use crate::output::{self, Out};
-use crate::progress::SetupLines;
+use crate::progress::{count, SetupLines};
 
 mod load;
 use load::{load, LoadArgs, LOAD_ABOUT};
@@ -316,9 +317,15 @@ fn c2(a: &C2Args, g: &Globals) -> Result<()> {
         c1.partitions(),
         backend.info().name
     );
+    // On a terminal, a bar over the partitions of every proof (the first waits for the load).
+    let pb = count(u64::from(a.reps) * c1.partitions() as u64, "partitions");
+    let bar = pb.clone();
+    cfg.pipeline.on_partition = Some(PartitionHook::new(move |_, _| bar.inc(1)));
     let t = Instant::now();
     let c1s = vec![c1.clone(); a.reps as usize];
-    let batch = bellows_filecoin::porep::prove_c2_batch(&c1s, &params_dir(&a.params_dir), &cfg)?;
+    let batch = bellows_filecoin::porep::prove_c2_batch(&c1s, &params_dir(&a.params_dir), &cfg);
+    pb.finish_and_clear();
+    let batch = batch?;
     let total = t.elapsed();
     let stats = batch.stats;
     let done: Vec<f64> = batch

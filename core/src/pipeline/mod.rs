@@ -62,7 +62,37 @@ pub struct PipelineConfig {
     /// runs on every core (Filecoin PoRep partitions), two are enough to keep a device busy: one
     /// on the device, the next being synthesised. Default: `None`, the budget alone decides.
     pub partitions_in_flight: Option<usize>,
+    /// Told of each partition proved, as it is (a job's `on_done` waits for all of them): a
+    /// caller's progress over a long job. Default: `None`.
+    pub on_partition: Option<PartitionHook>,
 }
+
+/// A hook called with (job id, partition index) as each partition is proved, on the thread
+/// that runs the pipeline ([`PipelineConfig::on_partition`]). Two hooks are equal when they
+/// are the same closure.
+#[derive(Clone)]
+pub struct PartitionHook(pub Arc<dyn Fn(u64, usize) + Send + Sync>);
+
+impl PartitionHook {
+    /// A hook calling `f`.
+    pub fn new(f: impl Fn(u64, usize) + Send + Sync + 'static) -> Self {
+        PartitionHook(Arc::new(f))
+    }
+}
+
+impl std::fmt::Debug for PartitionHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PartitionHook(..)")
+    }
+}
+
+impl PartialEq for PartitionHook {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for PartitionHook {}
 
 impl PipelineConfig {
     /// The bytes synthesised partitions of `per_partition` bytes may hold at once:
@@ -140,6 +170,7 @@ impl Default for PipelineConfig {
             memory_budget: None,
             seed: None,
             partitions_in_flight: None,
+            on_partition: None,
         }
     }
 }

@@ -299,7 +299,13 @@ where
             });
         }
         drop((syn_tx, syn_rx, done_tx));
-        finalise(done_rx, &states, &mut stats, &mut on_done);
+        finalise(
+            done_rx,
+            &states,
+            &mut stats,
+            &mut on_done,
+            plan.config.on_partition.as_ref(),
+        );
         // It caught the load's panics; device workers' panics end the scope as before.
         let _ = loader.join();
     });
@@ -377,6 +383,7 @@ fn finalise(
     states: &Mutex<HashMap<u64, JobState>>,
     stats: &mut PipelineStats,
     on_done: &mut impl FnMut(JobResult),
+    on_partition: Option<&super::PartitionHook>,
 ) {
     for msg in done_rx {
         let (job, outcome) = match msg {
@@ -398,6 +405,9 @@ fn finalise(
             Ok((index, proof)) => {
                 state.proofs[index] = Some(proof);
                 stats.partitions += 1;
+                if let Some(hook) = on_partition {
+                    (hook.0)(job, index);
+                }
             }
             Err(e) => {
                 if state.error.is_none() {

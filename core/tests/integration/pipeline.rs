@@ -112,6 +112,42 @@ fn proofs_verify_are_deterministic_and_equal_the_direct_prover() {
     }
 }
 
+/// The partition hook is told of every partition proved, once each, each before its job's
+/// `on_done`.
+#[test]
+fn the_partition_hook_hears_each_partition_before_its_job_is_done() {
+    use bellows_core::pipeline::PartitionHook;
+    use std::sync::Mutex;
+    let (spec, params) = setup(8);
+    let (js, _) = jobs(&spec, 2, 3);
+    let heard = Arc::new(Mutex::new(Vec::new()));
+    let mut cfg = config(3, None);
+    let h = heard.clone();
+    cfg.on_partition = Some(PartitionHook::new(move |job, index| {
+        h.lock().unwrap().push((job, index))
+    }));
+    let pipeline = Pipeline::new(vec![key(&params)], cfg).unwrap();
+    pipeline
+        .run(js, |r| {
+            let of_job = heard
+                .lock()
+                .unwrap()
+                .iter()
+                .filter(|(j, _)| *j == r.id)
+                .count();
+            assert_eq!(
+                of_job, 3,
+                "job {} done before its partitions were heard",
+                r.id
+            );
+        })
+        .unwrap();
+    let mut heard = heard.lock().unwrap().clone();
+    heard.sort_unstable();
+    let want: Vec<(u64, usize)> = (0..2).flat_map(|j| (0..3).map(move |i| (j, i))).collect();
+    assert_eq!(heard, want);
+}
+
 /// A key loaded from a file section by section keeps no G1 points on the host (the CPU backend
 /// holds its own), proves exactly what a key made from the whole Parameters proves, and
 /// shares a pipeline with such a key.
