@@ -595,7 +595,7 @@ fn setup(a: &SetupArgs) -> Result<()> {
         }
     };
     let lines = SetupLines::new(
-        bellows_core::groth16::setup::SETUP_STEPS.len() + 1,
+        bellows_filecoin::prove::SETUP_CIRCUIT_STEPS,
         bellows_filecoin::prove::RECORDING_STEP,
     );
     let said = |s: &bellows_core::groth16::setup::SetupStep| lines.report(s);

@@ -401,24 +401,27 @@ fn finalise(
         let Some(state) = st.get_mut(&job) else {
             continue;
         };
-        match outcome {
+        let proved = match outcome {
             Ok((index, proof)) => {
                 state.proofs[index] = Some(proof);
                 stats.partitions += 1;
-                if let Some(hook) = on_partition {
-                    (hook.0)(job, index);
-                }
+                Some(index)
             }
             Err(e) => {
                 if state.error.is_none() {
                     state.error = Some(e);
                 }
+                None
             }
-        }
+        };
         state.remaining -= 1;
-        if state.remaining == 0 {
-            let state = st.remove(&job).expect("present");
-            drop(st);
+        let finished = (state.remaining == 0).then(|| st.remove(&job).expect("present"));
+        // The caller's hook and `on_done` run outside the lock the synthesis workers take.
+        drop(st);
+        if let (Some(hook), Some(index)) = (on_partition, proved) {
+            (hook.0)(job, index);
+        }
+        if let Some(state) = finished {
             stats.jobs += 1;
             let proofs = match state.error {
                 Some(e) => Err(e),

@@ -590,7 +590,7 @@ pub fn check_partition(
 /// host's available memory: either short is an error naming both numbers, with nothing written.
 ///
 /// `report` is handed each step as it ends: the circuit's recording (read from the PCE folder,
-/// or made), then the setup's own ([`SETUP_STEPS`]), [`SETUP_STEPS`]`.len() + 1` in all.
+/// or made), then the setup's own ([`SETUP_STEPS`]): [`SETUP_CIRCUIT_STEPS`] in all.
 #[allow(clippy::too_many_arguments)]
 pub fn setup_circuit(
     record: impl FnOnce(&str) -> Result<Pce>,
@@ -603,7 +603,7 @@ pub fn setup_circuit(
     report: &dyn Fn(&SetupStep),
 ) -> Result<(CachePaths, SetupReport)> {
     use bellows_core::groth16::setup::{parameters_file_size, write_random_parameters_from_pce};
-    let of = SETUP_STEPS.len() + 1;
+    let of = SETUP_CIRCUIT_STEPS;
     let paths = CachePaths::new(dir, cache_id);
     // Refuse before the (long) setup rather than after it.
     paths.make_room(dir, force)?;
@@ -664,6 +664,9 @@ pub fn setup_circuit(
 
 /// The first step [`setup_circuit`] reports, before the setup's own.
 pub const RECORDING_STEP: &str = "the circuit's recording";
+
+/// How many steps [`setup_circuit`] reports: the recording, then the setup's.
+pub const SETUP_CIRCUIT_STEPS: usize = SETUP_STEPS.len() + 1;
 
 /// Refuses a setup whose file (`needed` bytes) does not fit in the `free` bytes of `dir`.
 fn check_setup_disk(cache_id: &str, dir: &Path, needed: u64, free: u64) -> Result<()> {
